@@ -1,0 +1,192 @@
+//! Errors of the engine: one enum a caller can match on, and a stable [`ErrorCode`] that a UI
+//! switches on instead of parsing message text.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// A Python exception raised by executed code.
+///
+/// Mirrors Jupyter's [`error` message](https://jupyter-client.readthedocs.io/en/stable/messaging.html#execution-errors):
+/// `ename`, `evalue` and the traceback, kept both ANSI-free (for text) and raw (for a UI that
+/// renders colours).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PythonError {
+    /// Exception class name, e.g. `ZeroDivisionError`.
+    pub name: String,
+    /// Exception value, e.g. `division by zero`.
+    pub value: String,
+    /// The traceback as plain text (ANSI escapes removed), lines joined by `\n`.
+    pub traceback: String,
+    /// The traceback lines as the kernel sent them, ANSI colours included.
+    pub raw_traceback: Vec<String>,
+}
+
+impl std::fmt::Display for PythonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.value)?;
+        if !self.traceback.is_empty() {
+            write!(f, "\n{}", self.traceback)?;
+        }
+        Ok(())
+    }
+}
+
+/// What an execution produced before it ended abnormally (raised, timed out, lost its kernel).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PartialOutput {
+    /// Text printed or displayed before the failure, if any.
+    pub text: Option<String>,
+    /// Images saved before the failure.
+    pub images: Vec<PathBuf>,
+}
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The code raised a Python exception. The kernel and its state are intact.
+    #[error("{error}")]
+    CodeExecution {
+        /// The exception.
+        error: PythonError,
+        /// Output produced before the exception.
+        output: PartialOutput,
+    },
+    /// The execution ran past its timeout. The kernel was interrupted; its state is kept
+    /// (unless `kernel_restarted`, when the kernel ignored the interrupt and was replaced).
+    #[error("execution timed out after {:.1} s{}", timeout.as_secs_f64(), if *kernel_restarted { "; the kernel did not respond to the interrupt and was replaced by a fresh one" } else { "; the kernel was interrupted and keeps its state" })]
+    Timeout {
+        /// The timeout that expired.
+        timeout: Duration,
+        /// Output produced before the timeout.
+        output: PartialOutput,
+        /// The kernel ignored the interrupt and had to be replaced.
+        kernel_restarted: bool,
+    },
+    /// The kernel process died during the execution (crash, `os._exit`, out of memory). The
+    /// next execution runs on a fresh kernel.
+    #[error("the kernel died while executing ({reason}); its state is lost and the next execution starts a fresh kernel")]
+    KernelDied {
+        /// What was observed.
+        reason: String,
+        /// Output produced before the kernel died.
+        output: PartialOutput,
+    },
+    /// The Kernel Gateway could not be started or reached.
+    #[error("{0}")]
+    Gateway(String),
+    /// The Kernel Gateway answered a request with an error.
+    #[error("the Kernel Gateway answered {method} {path} with HTTP {status}: {body}")]
+    GatewayHttp {
+        /// HTTP method of the request.
+        method: &'static str,
+        /// Path of the request.
+        path: String,
+        /// HTTP status code.
+        status: u16,
+        /// Response body (truncated).
+        body: String,
+    },
+    /// A kernel could not be started or initialised.
+    #[error("{0}")]
+    KernelStart(String),
+    /// The Python environment could not be found or provisioned.
+    #[error("{0}")]
+    PythonEnv(String),
+    /// An image the code displayed could not be decoded and was not saved.
+    #[error("could not save image: {0}")]
+    Image(String),
+    /// The executor is not running (never started, or stopped).
+    #[error("the executor is not running; call start() first")]
+    NotRunning,
+    /// Invalid configuration (builder or command line).
+    #[error("{0}")]
+    Config(String),
+    /// An I/O error with the action that failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Stable error codes for UIs and the MCP server: switch on these, never on message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// See [`Error::CodeExecution`].
+    CodeExecutionError,
+    /// See [`Error::Timeout`].
+    Timeout,
+    /// See [`Error::KernelDied`].
+    KernelDied,
+    /// See [`Error::Gateway`] and [`Error::GatewayHttp`].
+    GatewayError,
+    /// See [`Error::KernelStart`].
+    KernelStartFailed,
+    /// See [`Error::PythonEnv`].
+    PythonEnvError,
+    /// See [`Error::Image`].
+    ImageError,
+    /// See [`Error::NotRunning`].
+    NotRunning,
+    /// See [`Error::Config`].
+    InvalidConfig,
+    /// See [`Error::Io`].
+    IoError,
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::CodeExecution { .. } => ErrorCode::CodeExecutionError,
+            Error::Timeout { .. } => ErrorCode::Timeout,
+            Error::KernelDied { .. } => ErrorCode::KernelDied,
+            Error::Gateway(_) | Error::GatewayHttp { .. } => ErrorCode::GatewayError,
+            Error::KernelStart(_) => ErrorCode::KernelStartFailed,
+            Error::PythonEnv(_) => ErrorCode::PythonEnvError,
+            Error::Image(_) => ErrorCode::ImageError,
+            Error::NotRunning => ErrorCode::NotRunning,
+            Error::Config(_) => ErrorCode::InvalidConfig,
+            Error::Io { .. } => ErrorCode::IoError,
+        }
+    }
+
+    /// Output produced before the failure, for errors that end an execution.
+    pub fn partial_output(&self) -> Option<&PartialOutput> {
+        match self {
+            Error::CodeExecution { output, .. }
+            | Error::Timeout { output, .. }
+            | Error::KernelDied { output, .. } => Some(output),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { context: context.into(), source }
+    }
+}
+
+/// The `{ code, message }` form a UI or a JSON API receives.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorReport {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Human-readable message.
+    pub message: String,
+}
+
+impl From<&Error> for ErrorReport {
+    fn from(e: &Error) -> Self {
+        ErrorReport { code: e.code(), message: e.to_string() }
+    }
+}
+
+/// Result alias of the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

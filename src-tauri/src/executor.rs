@@ -1,0 +1,723 @@
+//! [`CodeExecutor`]: the public API for running code in a stateful IPython kernel.
+//!
+//! Mirrors the Python ipybox's `CodeExecutor`: a builder, `start()`/`stop()`, `execute()`,
+//! `stream()` with chunk events and the result last, `reset()`. One kernel is active at a
+//! time; executions queue in call order (a fair lock) and never interleave. A spare kernel
+//! is started in the background so `reset()` and recovery from a dead kernel are a swap.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_util::Stream;
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, PartialOutput, PythonError, Result};
+use crate::kernel::api::{Endpoint, GatewayApi};
+use crate::kernel::connector::{HostConnector, SharedConnector};
+use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
+use crate::kernel::messages::{Content, ErrorContent, ExecuteRequest};
+use crate::kernel::output::{OutputCollector, python_error};
+use crate::kernel::session::{KernelEvent, KernelSession};
+use crate::pyenv::{self, Progress};
+
+const KERNEL_INIT: &str = include_str!("../python/kernel_init.py");
+
+/// Default execution timeout, as in the Python ipybox.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The result of a successful execution.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CodeExecutionResult {
+    /// Everything printed or displayed as text, in order, trimmed; `None` when there was none.
+    pub text: Option<String>,
+    /// Images the code displayed, saved in `images_dir`.
+    pub images: Vec<PathBuf>,
+}
+
+/// An event of [`CodeExecutor::stream`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// Text output as it arrives (only when [`StreamOptions::chunks`] is set).
+    Chunk(String),
+    /// The final result; always the last event of a successful execution.
+    Result(CodeExecutionResult),
+}
+
+/// Options of [`CodeExecutor::stream`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamOptions {
+    /// Interrupt the code after this long; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// Emit [`Event::Chunk`]s as output arrives.
+    pub chunks: bool,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions { timeout: Some(DEFAULT_TIMEOUT), chunks: false }
+    }
+}
+
+/// Configuration of a [`CodeExecutor`]; see [`CodeExecutorBuilder`].
+#[derive(Debug, Clone)]
+struct Config {
+    kernel_env: BTreeMap<String, String>,
+    images_dir: Option<PathBuf>,
+    working_dir: Option<PathBuf>,
+    log_level: String,
+    gateway_host: String,
+    gateway_port: Option<u16>,
+    external_gateway: Option<(String, Option<String>)>,
+    python: Option<PathBuf>,
+    startup_timeout: Duration,
+    kernel_ready_timeout: Duration,
+    interrupt_grace: Duration,
+    spare_kernel: bool,
+    connector: SharedConnector,
+    wrapper: Vec<OsString>,
+    progress: Progress,
+}
+
+/// Builds a [`CodeExecutor`].
+#[derive(Debug, Clone)]
+pub struct CodeExecutorBuilder {
+    config: Config,
+}
+
+impl Default for CodeExecutorBuilder {
+    fn default() -> Self {
+        CodeExecutorBuilder {
+            config: Config {
+                kernel_env: BTreeMap::new(),
+                images_dir: None,
+                working_dir: None,
+                log_level: "WARN".into(),
+                gateway_host: "127.0.0.1".into(),
+                gateway_port: None,
+                external_gateway: None,
+                python: None,
+                startup_timeout: Duration::from_secs(30),
+                kernel_ready_timeout: Duration::from_secs(30),
+                interrupt_grace: Duration::from_secs(5),
+                spare_kernel: true,
+                connector: Arc::new(HostConnector),
+                wrapper: Vec::new(),
+                progress: Progress::Quiet,
+            },
+        }
+    }
+}
+
+impl CodeExecutorBuilder {
+    /// Environment variables of the kernel. The kernel does not inherit ipybox's environment:
+    /// it sees `PATH`, `HOME`, the locale, its Jupyter directories and these.
+    pub fn kernel_env<K: Into<String>, V: Into<String>>(mut self, env: impl IntoIterator<Item = (K, V)>) -> Self {
+        self.config.kernel_env.extend(env.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// Where images are saved (default: `images/` in the working directory).
+    pub fn images_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.images_dir = Some(dir.into());
+        self
+    }
+
+    /// The kernel's working directory (default: the current directory).
+    pub fn working_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.working_dir = Some(dir.into());
+        self
+    }
+
+    /// The Kernel Gateway's log level (`DEBUG`, `INFO`, `WARN`, `ERROR`; default `WARN`).
+    pub fn log_level(mut self, level: impl Into<String>) -> Self {
+        self.config.log_level = level.into();
+        self
+    }
+
+    /// Address the gateway binds (default `127.0.0.1`).
+    pub fn gateway_host(mut self, host: impl Into<String>) -> Self {
+        self.config.gateway_host = host.into();
+        self
+    }
+
+    /// Port the gateway binds (default: a free one).
+    pub fn gateway_port(mut self, port: u16) -> Self {
+        self.config.gateway_port = Some(port);
+        self
+    }
+
+    /// Use an already running Kernel Gateway or Jupyter Server at `url` (e.g.
+    /// `http://127.0.0.1:8888`) instead of starting one.
+    pub fn gateway_url(mut self, url: impl Into<String>, token: Option<String>) -> Self {
+        self.config.external_gateway = Some((url.into(), token));
+        self
+    }
+
+    /// Python interpreter of an existing environment (default: `$IPYBOX_PYTHON`, else the
+    /// environment ipybox manages).
+    pub fn python(mut self, python: impl Into<PathBuf>) -> Self {
+        self.config.python = Some(python.into());
+        self
+    }
+
+    /// How long the gateway may take to start (default 30 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.config.startup_timeout = timeout;
+        self
+    }
+
+    /// How long a new kernel may take to answer (default 30 s).
+    pub fn kernel_ready_timeout(mut self, timeout: Duration) -> Self {
+        self.config.kernel_ready_timeout = timeout;
+        self
+    }
+
+    /// After a timeout, how long the interrupted kernel may take to finish before it is
+    /// replaced (default 5 s).
+    pub fn interrupt_grace(mut self, grace: Duration) -> Self {
+        self.config.interrupt_grace = grace;
+        self
+    }
+
+    /// Keep a spare kernel started in the background for instant `reset()` (default on).
+    pub fn spare_kernel(mut self, on: bool) -> Self {
+        self.config.spare_kernel = on;
+        self
+    }
+
+    /// Show Python environment provisioning progress on stderr (default off).
+    pub fn show_progress(mut self, on: bool) -> Self {
+        self.config.progress = if on { Progress::Terminal } else { Progress::Quiet };
+        self
+    }
+
+    /// Where TCP connections to the gateway come from (the sandbox's seam).
+    pub fn connector(mut self, connector: SharedConnector) -> Self {
+        self.config.connector = connector;
+        self
+    }
+
+    /// Run the gateway under this program and arguments (the sandbox's seam, e.g.
+    /// `srt --settings FILE`).
+    pub fn gateway_wrapper(mut self, wrapper: Vec<OsString>) -> Self {
+        self.config.wrapper = wrapper;
+        self
+    }
+
+    /// The executor (not started yet).
+    pub fn build(self) -> CodeExecutor {
+        CodeExecutor {
+            shared: Arc::new(Shared { config: self.config, state: tokio::sync::Mutex::new(None) }),
+        }
+    }
+}
+
+/// Runs code in a stateful IPython kernel. Cheap to clone; clones share the kernel.
+#[derive(Debug, Clone)]
+pub struct CodeExecutor {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    config: Config,
+    /// `None` while stopped. The lock is fair: executions run in call order.
+    state: tokio::sync::Mutex<Option<Running>>,
+}
+
+#[derive(Debug)]
+struct Running {
+    api: GatewayApi,
+    /// `None` for an external gateway.
+    gateway: Option<Gateway>,
+    kernel: Option<KernelSession>,
+    spare: Option<JoinHandle<Result<KernelSession>>>,
+    kernel_spec: KernelSpec,
+    images_dir: PathBuf,
+    state_dir: Option<PathBuf>,
+}
+
+/// What it takes to start one kernel.
+#[derive(Debug, Clone)]
+struct KernelSpec {
+    name: Option<String>,
+    env: BTreeMap<String, String>,
+    init_code: String,
+    ready_timeout: Duration,
+    spare: bool,
+}
+
+impl KernelSpec {
+    async fn start(&self, api: &GatewayApi) -> Result<KernelSession> {
+        let session = KernelSession::start(api, self.name.as_deref(), &self.env, self.ready_timeout).await?;
+        let (msg_id, mut events) = session.execute(&ExecuteRequest {
+            silent: true,
+            store_history: false,
+            ..ExecuteRequest::new(&self.init_code)
+        })?;
+        let init = async {
+            let (mut reply, mut idle) = (None, false);
+            while reply.is_none() || !idle {
+                match events.recv().await {
+                    Some(KernelEvent::Reply(r)) => reply = Some(r),
+                    Some(KernelEvent::Idle) => idle = true,
+                    Some(KernelEvent::Output(_)) => {}
+                    Some(KernelEvent::Died(reason)) => return Err(reason),
+                    None => return Err("connection closed".to_owned()),
+                }
+            }
+            match reply {
+                Some(r) if r.status == "ok" => Ok(()),
+                Some(r) => Err(format!("{}: {}", r.ename.unwrap_or_default(), r.evalue.unwrap_or_default())),
+                None => Err("no reply".to_owned()),
+            }
+        };
+        let outcome = tokio::time::timeout(self.ready_timeout, init).await;
+        session.forget(&msg_id);
+        let failure = match outcome {
+            Ok(Ok(())) => return Ok(session),
+            Ok(Err(reason)) => format!("initialising the kernel failed: {reason}"),
+            Err(_) => "initialising the kernel timed out".to_owned(),
+        };
+        session.shutdown().await;
+        Err(Error::KernelStart(failure))
+    }
+}
+
+impl Running {
+    /// Start a spare kernel in the background if there is none.
+    fn ensure_spare(&mut self) {
+        if self.kernel_spec.spare && self.spare.is_none() {
+            let spec = self.kernel_spec.clone();
+            let api = self.api.clone();
+            self.spare = Some(tokio::spawn(async move { spec.start(&api).await }));
+        }
+    }
+
+    /// A live kernel: the spare if it is ready and alive, else a new one.
+    async fn fresh_kernel(&mut self) -> Result<KernelSession> {
+        if let Some(spare) = self.spare.take() {
+            match spare.await {
+                Ok(Ok(k)) if !k.is_dead() => return Ok(k),
+                Ok(Ok(k)) => discard(k),
+                Ok(Err(e)) => tracing::warn!(error = %e, "the spare kernel failed to start"),
+                Err(e) => tracing::warn!(error = %e, "the spare kernel task failed"),
+            }
+        }
+        self.kernel_spec.start(&self.api).await
+    }
+
+    /// The active kernel, replacing a dead one.
+    async fn kernel(&mut self) -> Result<&KernelSession> {
+        if self.kernel.as_ref().is_some_and(KernelSession::is_dead) {
+            if let Some(old) = self.kernel.take() {
+                discard(old);
+            }
+        }
+        if self.kernel.is_none() {
+            let k = self.fresh_kernel().await?;
+            self.kernel = Some(k);
+            self.ensure_spare();
+        }
+        self.kernel.as_ref().ok_or(Error::NotRunning)
+    }
+
+    /// Drop the active kernel (it died or ignored an interrupt); the next execution uses a
+    /// fresh one.
+    fn retire_kernel(&mut self) {
+        if let Some(k) = self.kernel.take() {
+            discard(k);
+        }
+        self.ensure_spare();
+    }
+
+    async fn shutdown(mut self) {
+        if let Some(k) = self.kernel.take() {
+            k.shutdown().await;
+        }
+        if let Some(spare) = self.spare.take() {
+            spare.abort();
+            if let Ok(Ok(k)) = spare.await {
+                k.shutdown().await;
+            }
+        }
+        if let Some(mut gw) = self.gateway.take() {
+            gw.stop().await;
+        }
+        if let Some(dir) = self.state_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Delete a kernel in the background.
+fn discard(kernel: KernelSession) {
+    tokio::spawn(kernel.shutdown());
+}
+
+impl CodeExecutor {
+    /// A builder with defaults.
+    pub fn builder() -> CodeExecutorBuilder {
+        CodeExecutorBuilder::default()
+    }
+
+    /// Start the gateway (or connect to the external one) and the first kernel.
+    pub async fn start(&self) -> Result<()> {
+        let mut state = self.shared.state.lock().await;
+        if state.is_some() {
+            return Ok(());
+        }
+        *state = Some(self.launch().await?);
+        Ok(())
+    }
+
+    async fn launch(&self) -> Result<Running> {
+        let c = &self.shared.config;
+        let working_dir = match &c.working_dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?,
+        };
+        let working_dir = std::fs::canonicalize(&working_dir).map_err(|e| {
+            Error::Config(format!("the working directory {} is not usable: {e}", working_dir.display()))
+        })?;
+        let images_dir = match &c.images_dir {
+            Some(d) if d.is_relative() => working_dir.join(d),
+            Some(d) => d.clone(),
+            None => working_dir.join("images"),
+        };
+        let mut env = c.kernel_env.clone();
+        env.entry("MPLBACKEND".into()).or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
+        let init_code = KERNEL_INIT
+            .replace("@@ENV@@", &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()))
+            .replace("@@WORKING_DIR@@", &serde_json::to_string(&working_dir).unwrap_or_else(|_| "None".into()));
+        let mut spec = KernelSpec {
+            name: None,
+            env,
+            init_code,
+            ready_timeout: c.kernel_ready_timeout,
+            spare: c.spare_kernel,
+        };
+
+        let (api, gateway, state_dir) = match &c.external_gateway {
+            Some((url, token)) => {
+                let api = GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
+                api.info().await.map_err(|e| Error::Gateway(format!("the gateway at {url} is not reachable: {e}")))?;
+                (api, None, None)
+            }
+            None => {
+                let python = c.python.clone();
+                let progress = c.progress;
+                let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
+                    .await
+                    .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
+                let home = pyenv::ipybox_home()?;
+                let state_dir = new_state_dir(&home)?;
+                let launch = self.gateway_launch(&env, &home, &working_dir, &state_dir, &spec);
+                let gateway = match Gateway::start(launch).await {
+                    Ok(g) => g,
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&state_dir);
+                        return Err(e);
+                    }
+                };
+                spec.name = Some(KERNEL_NAME.to_owned());
+                (gateway.api().clone(), Some(gateway), Some(state_dir))
+            }
+        };
+        let mut running = Running { api, gateway, kernel: None, spare: None, kernel_spec: spec, images_dir, state_dir };
+        match running.kernel_spec.start(&running.api).await {
+            Ok(k) => running.kernel = Some(k),
+            Err(e) => {
+                let detail = running.gateway.as_ref().map(|g| g.log_tail(2000));
+                running.shutdown().await;
+                return Err(match detail {
+                    Some(log) => Error::KernelStart(format!("{e}. The gateway's log:\n{log}")),
+                    None => e,
+                });
+            }
+        }
+        running.ensure_spare();
+        Ok(running)
+    }
+
+    fn gateway_launch(
+        &self,
+        env: &pyenv::PythonEnv,
+        home: &Path,
+        working_dir: &Path,
+        state_dir: &Path,
+        spec: &KernelSpec,
+    ) -> GatewayLaunch {
+        let c = &self.shared.config;
+        let mut gw_env = BTreeMap::new();
+        let mut path = env.bin_dir().into_os_string();
+        if let Some(p) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(p);
+        }
+        gw_env.insert("PATH".to_owned(), path.to_string_lossy().into_owned());
+        for key in ["HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"] {
+            if let Ok(v) = std::env::var(key) {
+                gw_env.insert(key.to_owned(), v);
+            }
+        }
+        gw_env.entry("LANG".to_owned()).or_insert_with(|| "C.UTF-8".to_owned());
+        let dirs = [
+            ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
+            ("JUPYTER_DATA_DIR", state_dir.join("data")),
+            ("JUPYTER_RUNTIME_DIR", state_dir.join("runtime")),
+            ("IPYTHONDIR", state_dir.join("ipython")),
+            // Shared across sessions: matplotlib builds its font cache here once.
+            ("MPLCONFIGDIR", home.join("mplconfig")),
+        ];
+        for (k, v) in dirs {
+            gw_env.insert(k.to_owned(), v.to_string_lossy().into_owned());
+        }
+        gw_env.insert("JUPYTER_PLATFORM_DIRS".into(), "1".into());
+        gw_env.insert("PYTHONUNBUFFERED".into(), "1".into());
+        let process_env_whitelist = gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
+        GatewayLaunch {
+            python: env.python().to_path_buf(),
+            host: c.gateway_host.clone(),
+            port: c.gateway_port,
+            working_dir: working_dir.to_path_buf(),
+            state_dir: state_dir.to_path_buf(),
+            env: gw_env,
+            process_env_whitelist,
+            kernel_env_whitelist: spec.env.keys().cloned().collect(),
+            startup_timeout: c.startup_timeout,
+            log_level: c.log_level.clone(),
+            wrapper: c.wrapper.clone(),
+            connector: c.connector.clone(),
+        }
+    }
+
+    /// Stop the kernels and the gateway. The executor can be started again.
+    pub async fn stop(&self) -> Result<()> {
+        let running = self.shared.state.lock().await.take();
+        if let Some(r) = running {
+            r.shutdown().await;
+        }
+        Ok(())
+    }
+
+    /// Is the executor started?
+    pub async fn is_running(&self) -> bool {
+        self.shared.state.lock().await.is_some()
+    }
+
+    /// Replace the kernel with a fresh one: no variables, no imports. Near-instant when the
+    /// spare kernel is ready; the old kernel is deleted in the background.
+    pub async fn reset(&self) -> Result<()> {
+        let mut state = self.shared.state.lock().await;
+        let running = state.as_mut().ok_or(Error::NotRunning)?;
+        let fresh = running.fresh_kernel().await?;
+        if let Some(old) = running.kernel.replace(fresh) {
+            discard(old);
+        }
+        running.ensure_spare();
+        Ok(())
+    }
+
+    /// Run `code` and wait for its result. `timeout: None` waits forever.
+    pub async fn execute(&self, code: &str, timeout: Option<Duration>) -> Result<CodeExecutionResult> {
+        use futures_util::StreamExt;
+        let mut stream = self.stream(code, StreamOptions { timeout, chunks: false });
+        while let Some(event) = stream.next().await {
+            if let Event::Result(r) = event? {
+                return Ok(r);
+            }
+        }
+        Err(Error::KernelDied { reason: "the execution ended without a result".into(), output: Default::default() })
+    }
+
+    /// Run `code`, streaming events: [`Event::Chunk`]s (when asked for) and the
+    /// [`Event::Result`] last, or an error. Dropping the stream interrupts the execution.
+    pub fn stream(&self, code: &str, options: StreamOptions) -> ExecutionStream {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = self.shared.clone();
+        let code = code.to_owned();
+        tokio::spawn(async move {
+            let outcome = run_execution(&shared, &code, &options, &tx).await;
+            let _ = tx.send(outcome.map(Event::Result));
+        });
+        ExecutionStream { rx }
+    }
+}
+
+/// The events of one execution; see [`CodeExecutor::stream`].
+#[derive(Debug)]
+pub struct ExecutionStream {
+    rx: mpsc::UnboundedReceiver<Result<Event>>,
+}
+
+impl Stream for ExecutionStream {
+    type Item = Result<Event>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+enum Stop {
+    Finished,
+    Died(String),
+    TimedOut,
+    Cancelled,
+}
+
+async fn run_execution(
+    shared: &Shared,
+    code: &str,
+    options: &StreamOptions,
+    out: &mpsc::UnboundedSender<Result<Event>>,
+) -> Result<CodeExecutionResult> {
+    let mut state = shared.state.lock().await;
+    let running = state.as_mut().ok_or(Error::NotRunning)?;
+    let mut collector = OutputCollector::new(running.images_dir.clone());
+    let kernel = running.kernel().await?;
+    let (msg_id, mut events) = kernel.execute(&ExecuteRequest::new(code))?;
+    let mut reply = None;
+    let mut idle = false;
+    let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+    let stop = loop {
+        if reply.is_some() && idle {
+            break Stop::Finished;
+        }
+        let event = tokio::select! {
+            e = events.recv() => e,
+            _ = sleep_until(deadline) => break Stop::TimedOut,
+            _ = out.closed() => break Stop::Cancelled,
+        };
+        match event {
+            Some(KernelEvent::Output(content)) => {
+                if let Some(text) = collector.push(content)
+                    && options.chunks
+                {
+                    let _ = out.send(Ok(Event::Chunk(text)));
+                }
+            }
+            Some(KernelEvent::Reply(r)) => reply = Some(r),
+            Some(KernelEvent::Idle) => idle = true,
+            Some(KernelEvent::Died(reason)) => break Stop::Died(reason),
+            None => break Stop::Died("the connection to the kernel closed".into()),
+        }
+    };
+    let finished_cleanly = match stop {
+        Stop::Finished => true,
+        Stop::Died(reason) => {
+            kernel.forget(&msg_id);
+            running.retire_kernel();
+            return Err(Error::KernelDied { reason, output: collector.finish() });
+        }
+        Stop::TimedOut | Stop::Cancelled => {
+            // Interrupt, then let the kernel finish the request so its output and state stay
+            // consistent; a kernel that ignores the interrupt is replaced.
+            if let Err(e) = kernel.interrupt().await {
+                tracing::warn!(error = %e, "interrupting the kernel failed");
+            }
+            let grace = tokio::time::Instant::now() + shared.config.interrupt_grace;
+            while reply.is_none() || !idle {
+                match tokio::time::timeout_at(grace, events.recv()).await {
+                    Ok(Some(KernelEvent::Output(c))) => {
+                        collector.push(c);
+                    }
+                    Ok(Some(KernelEvent::Reply(r))) => reply = Some(r),
+                    Ok(Some(KernelEvent::Idle)) => idle = true,
+                    Ok(Some(KernelEvent::Died(_))) | Ok(None) | Err(_) => break,
+                }
+            }
+            let settled = reply.is_some() && idle;
+            kernel.forget(&msg_id);
+            if !settled {
+                running.retire_kernel();
+            }
+            if matches!(stop, Stop::Cancelled) {
+                return Err(Error::Config("the execution was cancelled".into()));
+            }
+            return Err(Error::Timeout {
+                timeout: options.timeout.unwrap_or_default(),
+                output: collector.finish(),
+                kernel_restarted: !settled,
+            });
+        }
+    };
+    debug_assert!(finished_cleanly);
+    kernel.forget(&msg_id);
+    let reply = reply.unwrap_or_else(|| unreachable_reply());
+    let output = collector.finish();
+    match reply.status.as_str() {
+        "ok" => Ok(CodeExecutionResult { text: output.text, images: output.images }),
+        _ => {
+            let error = collector.take_error().unwrap_or_else(|| reply_error(&reply));
+            Err(Error::CodeExecution { error, output: PartialOutput { ..output } })
+        }
+    }
+}
+
+fn unreachable_reply() -> crate::kernel::messages::ExecuteReply {
+    crate::kernel::messages::ExecuteReply {
+        status: "error".into(),
+        execution_count: None,
+        ename: Some("IpyboxError".into()),
+        evalue: Some("no execute_reply".into()),
+        traceback: None,
+    }
+}
+
+fn reply_error(reply: &crate::kernel::messages::ExecuteReply) -> PythonError {
+    if reply.status == "aborted" {
+        return PythonError {
+            name: "ExecutionAborted".into(),
+            value: "the kernel aborted the execution".into(),
+            traceback: String::new(),
+            raw_traceback: Vec::new(),
+        };
+    }
+    python_error(&ErrorContent {
+        ename: reply.ename.clone().unwrap_or_default(),
+        evalue: reply.evalue.clone().unwrap_or_default(),
+        traceback: reply.traceback.clone().unwrap_or_default(),
+    })
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A fresh per-session state directory under `home/sessions`, removing those of ipybox
+/// processes that are gone.
+fn new_state_dir(home: &Path) -> Result<PathBuf> {
+    let sessions = home.join("sessions");
+    if let Ok(entries) = std::fs::read_dir(&sessions) {
+        for entry in entries.flatten() {
+            let pid = std::fs::read_to_string(entry.path().join("pid")).ok().and_then(|p| p.trim().parse::<u32>().ok());
+            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = sessions.join(uuid::Uuid::new_v4().simple().to_string());
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    std::fs::write(dir.join("pid"), std::process::id().to_string())
+        .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
+    Ok(dir)
+}
+
+#[allow(dead_code)]
+fn _assert_send() {
+    fn is_send<T: Send + Sync>() {}
+    is_send::<CodeExecutor>();
+    is_send::<Content>();
+}

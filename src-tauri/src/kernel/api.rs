@@ -1,0 +1,278 @@
+//! The Kernel Gateway's REST and WebSocket API, as spoken to a gateway ipybox started or to
+//! an already running Kernel Gateway or Jupyter Server.
+//!
+//! API: <https://jupyter-kernel-gateway.readthedocs.io/en/latest/websocket-mode.html> (a
+//! superset of Jupyter Server's `/api/kernels`). Connections come from a [`Connector`], so
+//! the sandbox can route them into its network namespace.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use super::connector::{self, QuickAck, SharedConnector};
+use crate::error::{Error, Result};
+
+/// Where a gateway listens and how to authenticate to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Host name or address.
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// Base path without a trailing slash (`""` for the root).
+    pub base_path: String,
+    /// Token sent as `Authorization: token …`, if any.
+    pub token: Option<String>,
+}
+
+impl Endpoint {
+    /// Parse `http://host:port[/base]`. Only plain HTTP is supported.
+    pub fn parse(url: &str, token: Option<String>) -> Result<Self> {
+        let uri: hyper::Uri = url
+            .parse()
+            .map_err(|e| Error::Config(format!("invalid gateway URL {url:?}: {e}")))?;
+        match uri.scheme_str() {
+            Some("http") | Some("ws") => {}
+            Some(other) => {
+                return Err(Error::Config(format!(
+                    "gateway URL {url:?} uses {other}://; ipybox connects to gateways over http:// (run it behind a local tunnel for TLS)"
+                )));
+            }
+            None => return Err(Error::Config(format!("gateway URL {url:?} needs http://"))),
+        }
+        let host = uri
+            .host()
+            .ok_or_else(|| Error::Config(format!("gateway URL {url:?} has no host")))?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let base_path = uri.path().trim_end_matches('/').to_owned();
+        Ok(Endpoint { host, port: uri.port_u16().unwrap_or(80), base_path, token })
+    }
+
+    fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// A kernel as the REST API describes it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct KernelModel {
+    /// Kernel id.
+    pub id: String,
+    /// Kernel spec name.
+    #[serde(default)]
+    pub name: String,
+    /// Execution state as the server last saw it.
+    #[serde(default)]
+    pub execution_state: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct CreateKernel<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    env: &'a BTreeMap<String, String>,
+}
+
+/// A channels WebSocket to one kernel.
+pub type KernelSocket = WebSocketStream<QuickAck>;
+
+/// Client for one gateway.
+#[derive(Debug, Clone)]
+pub struct GatewayApi {
+    endpoint: Endpoint,
+    connector: SharedConnector,
+}
+
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl GatewayApi {
+    /// A client for `endpoint` whose connections come from `connector`.
+    pub fn new(endpoint: Endpoint, connector: SharedConnector) -> Self {
+        GatewayApi { endpoint, connector }
+    }
+
+    /// The endpoint this client talks to.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    async fn request(
+        &self,
+        method: &'static str,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<(u16, Bytes)> {
+        let full_path = format!("{}{}", self.endpoint.base_path, path);
+        let send = async {
+            let stream =
+                connector::connect(self.connector.as_ref(), &self.endpoint.host, self.endpoint.port)
+                    .await
+                    .map_err(|e| {
+                        Error::Gateway(format!(
+                            "cannot connect to the Kernel Gateway at {}: {e}",
+                            self.endpoint.authority()
+                        ))
+                    })?;
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| Error::Gateway(format!("HTTP handshake with the gateway failed: {e}")))?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            let mut req = Request::builder()
+                .method(method)
+                .uri(&full_path)
+                .header(HOST, self.endpoint.authority());
+            if let Some(token) = &self.endpoint.token {
+                req = req.header(AUTHORIZATION, format!("token {token}"));
+            }
+            if body.is_some() {
+                req = req.header(CONTENT_TYPE, "application/json");
+            }
+            let req = req
+                .body(Full::new(Bytes::from(body.unwrap_or_default())))
+                .map_err(|e| Error::Gateway(format!("invalid request to the gateway: {e}")))?;
+            let resp = sender
+                .send_request(req)
+                .await
+                .map_err(|e| Error::Gateway(format!("{method} {full_path} failed: {e}")))?;
+            let status = resp.status().as_u16();
+            let bytes = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| Error::Gateway(format!("reading the gateway's answer failed: {e}")))?
+                .to_bytes();
+            Ok((status, bytes))
+        };
+        tokio::time::timeout(REQUEST_TIMEOUT, send).await.map_err(|_| {
+            Error::Gateway(format!(
+                "{method} {full_path}: the gateway did not answer within {} s",
+                REQUEST_TIMEOUT.as_secs()
+            ))
+        })?
+    }
+
+    fn check(method: &'static str, path: &str, status: u16, body: &Bytes, ok: &[u16]) -> Result<()> {
+        if ok.contains(&status) {
+            return Ok(());
+        }
+        let mut text = String::from_utf8_lossy(body).into_owned();
+        text.truncate(500);
+        Err(Error::GatewayHttp { method, path: path.to_owned(), status, body: text })
+    }
+
+    /// `GET /api`: answers once the server is up.
+    pub async fn info(&self) -> Result<serde_json::Value> {
+        let (status, body) = self.request("GET", "/api", None).await?;
+        Self::check("GET", "/api", status, &body, &[200])?;
+        serde_json::from_slice(&body)
+            .map_err(|e| Error::Gateway(format!("the gateway's /api answer is not JSON: {e}")))
+    }
+
+    /// `POST /api/kernels`: start a kernel of spec `name` (the server's default when `None`)
+    /// with `env` (a Kernel Gateway passes `KERNEL_*` and whitelisted names).
+    pub async fn create_kernel(
+        &self,
+        name: Option<&str>,
+        env: &BTreeMap<String, String>,
+    ) -> Result<KernelModel> {
+        let body = serde_json::to_vec(&CreateKernel { name, env }).unwrap_or_default();
+        let (status, bytes) = self.request("POST", "/api/kernels", Some(body)).await?;
+        Self::check("POST", "/api/kernels", status, &bytes, &[200, 201])?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Error::KernelStart(format!("unexpected answer to POST /api/kernels: {e}")))
+    }
+
+    /// `GET /api/kernels/{id}`; `None` when the kernel is gone.
+    pub async fn kernel(&self, id: &str) -> Result<Option<KernelModel>> {
+        let path = format!("/api/kernels/{id}");
+        let (status, bytes) = self.request("GET", &path, None).await?;
+        if status == 404 {
+            return Ok(None);
+        }
+        Self::check("GET", &path, status, &bytes, &[200])?;
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| Error::Gateway(format!("unexpected answer to GET {path}: {e}")))
+    }
+
+    /// `DELETE /api/kernels/{id}`. A kernel that is already gone is not an error.
+    pub async fn delete_kernel(&self, id: &str) -> Result<()> {
+        let path = format!("/api/kernels/{id}");
+        let (status, bytes) = self.request("DELETE", &path, None).await?;
+        Self::check("DELETE", &path, status, &bytes, &[200, 204, 404])
+    }
+
+    /// `POST /api/kernels/{id}/interrupt`: SIGINT to the kernel.
+    pub async fn interrupt_kernel(&self, id: &str) -> Result<()> {
+        let path = format!("/api/kernels/{id}/interrupt");
+        let (status, bytes) = self.request("POST", &path, Some(b"{}".to_vec())).await?;
+        Self::check("POST", &path, status, &bytes, &[200, 204])
+    }
+
+    /// Open `/api/kernels/{id}/channels` (JSON frames).
+    pub async fn connect_channels(&self, id: &str, session_id: &str) -> Result<KernelSocket> {
+        let url = format!(
+            "ws://{}{}/api/kernels/{id}/channels?session_id={session_id}",
+            self.endpoint.authority(),
+            self.endpoint.base_path
+        );
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| Error::KernelStart(format!("invalid channels URL {url}: {e}")))?;
+        if let Some(token) = &self.endpoint.token {
+            let value = format!("token {token}")
+                .parse()
+                .map_err(|_| Error::Config("the gateway token contains invalid characters".into()))?;
+            request.headers_mut().insert(AUTHORIZATION, value);
+        }
+        let stream =
+            connector::connect(self.connector.as_ref(), &self.endpoint.host, self.endpoint.port)
+                .await
+                .map_err(|e| Error::Gateway(format!("cannot connect to the Kernel Gateway: {e}")))?;
+        // Images and large outputs arrive as single frames: no practical size limit.
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(1 << 30))
+            .max_frame_size(Some(1 << 30));
+        let (socket, _) = tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            tokio_tungstenite::client_async_with_config(request, stream, Some(config)),
+        )
+        .await
+        .map_err(|_| Error::KernelStart("the kernel's channels WebSocket did not open in time".into()))?
+        .map_err(|e| Error::KernelStart(format!("cannot open the kernel's channels WebSocket: {e}")))?;
+        Ok(socket)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_gateway_urls() {
+        let e = Endpoint::parse("http://127.0.0.1:8888/", Some("t".into())).expect("valid");
+        assert_eq!((e.host.as_str(), e.port, e.base_path.as_str()), ("127.0.0.1", 8888, ""));
+        let e = Endpoint::parse("http://localhost:9000/jupyter/", None).expect("valid");
+        assert_eq!(e.base_path, "/jupyter", "base path is kept without trailing slash");
+        let err = Endpoint::parse("https://example.org", None).expect_err("https is refused");
+        assert!(err.to_string().contains("https"), "{err}");
+    }
+}

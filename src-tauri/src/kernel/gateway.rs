@@ -1,0 +1,276 @@
+//! The Kernel Gateway process: start, readiness, logs, stop.
+//!
+//! ipybox runs `python -m kernel_gateway` bound to 127.0.0.1 with a random token, its
+//! Jupyter and IPython directories in a per-session state directory (so it writes nothing
+//! to the user's home and a sandbox can allow exactly that directory), a kernelspec whose
+//! kernels die with the gateway, and the TCP_NODELAY patch from `gateway_config.py`.
+//! The command can be wrapped (the sandbox puts `srt --settings …` in front) and the
+//! readiness probe uses the same [`Connector`](super::connector::Connector) as the client.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::api::{Endpoint, GatewayApi};
+use super::connector::SharedConnector;
+use crate::error::{Error, Result};
+use crate::process;
+
+const CONFIG_TEMPLATE: &str = include_str!("../../python/gateway_config.py");
+const KERNEL_LAUNCHER: &str = include_str!("../../python/kernel_launcher.py");
+
+/// The name of the kernelspec ipybox installs in the session's Jupyter data directory.
+pub const KERNEL_NAME: &str = "ipybox";
+
+/// How to launch a gateway.
+#[derive(Debug, Clone)]
+pub struct GatewayLaunch {
+    /// Python interpreter of the environment with `jupyter-kernel-gateway` and `ipykernel`.
+    pub python: PathBuf,
+    /// Address to bind (`127.0.0.1` unless the user asks otherwise).
+    pub host: String,
+    /// Port to bind; a free one when `None`.
+    pub port: Option<u16>,
+    /// Working directory of the gateway and its kernels.
+    pub working_dir: PathBuf,
+    /// Per-session state directory (Jupyter/IPython dirs, config, log).
+    pub state_dir: PathBuf,
+    /// The gateway's whole environment: nothing of ipybox's own environment leaks in
+    /// unless it is listed here.
+    pub env: BTreeMap<String, String>,
+    /// Names of variables the gateway passes from its own environment to kernels.
+    pub process_env_whitelist: Vec<String>,
+    /// Names of variables kernels may receive from a create-kernel request.
+    pub kernel_env_whitelist: Vec<String>,
+    /// Give up when `/api` does not answer within this time.
+    pub startup_timeout: Duration,
+    /// The gateway's log level (`DEBUG`, `INFO`, `WARN`, `ERROR`).
+    pub log_level: String,
+    /// Program and arguments to run the gateway command under (e.g. `srt --settings F`).
+    pub wrapper: Vec<OsString>,
+    /// Where TCP connections to the gateway come from.
+    pub connector: SharedConnector,
+}
+
+/// A running gateway owned by ipybox.
+#[derive(Debug)]
+pub struct Gateway {
+    child: Option<Child>,
+    api: GatewayApi,
+    log_path: PathBuf,
+}
+
+impl Gateway {
+    /// Start a gateway and wait until `GET /api` answers.
+    pub async fn start(launch: GatewayLaunch) -> Result<Gateway> {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        prepare_state_dir(&launch, &token)?;
+        let log_path = launch.state_dir.join("gateway.log");
+        // A port picked by binding port 0 can be taken before the gateway binds it; retry
+        // with a fresh one when that happens.
+        let attempts = if launch.port.is_some() { 1 } else { 3 };
+        let mut last_err = None;
+        for _ in 0..attempts {
+            let port = match launch.port {
+                Some(p) => p,
+                None => free_port(&launch.host)?,
+            };
+            let endpoint = Endpoint {
+                host: launch.host.clone(),
+                port,
+                base_path: String::new(),
+                token: Some(token.clone()),
+            };
+            let api = GatewayApi::new(endpoint, launch.connector.clone());
+            let child = spawn(&launch, port, &log_path)?;
+            let mut gateway = Gateway { child: Some(child), api, log_path: log_path.clone() };
+            match gateway.wait_ready(launch.startup_timeout).await {
+                Ok(()) => return Ok(gateway),
+                Err(e) => {
+                    let port_taken = gateway.log_tail(4000).contains("Address already in use");
+                    gateway.stop().await;
+                    if !port_taken {
+                        return Err(e);
+                    }
+                    last_err = Some(e);
+                }
+            }
+        }
+        Err(last_err.unwrap_or_else(|| Error::Gateway("the Kernel Gateway did not start".into())))
+    }
+
+    async fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(10);
+        loop {
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                return Err(Error::Gateway(format!(
+                    "the Kernel Gateway exited during start-up ({status}). Its log:\n{}",
+                    self.log_tail(3000)
+                )));
+            }
+            if self.api.info().await.is_ok() {
+                tracing::debug!(elapsed = ?started.elapsed(), "gateway ready");
+                return Ok(());
+            }
+            if started.elapsed() >= timeout {
+                return Err(Error::Gateway(format!(
+                    "the Kernel Gateway did not answer within {:.0} s. Its log:\n{}",
+                    timeout.as_secs_f64(),
+                    self.log_tail(3000)
+                )));
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 3 / 2).min(Duration::from_millis(50));
+        }
+    }
+
+    /// The client for this gateway.
+    pub fn api(&self) -> &GatewayApi {
+        &self.api
+    }
+
+    /// The process id of the gateway (or of its wrapper), while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The last `max` bytes of the gateway's log.
+    pub fn log_tail(&self, max: u64) -> String {
+        read_tail(&self.log_path, max)
+    }
+
+    /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 5 s).
+    pub async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = tokio::task::spawn_blocking(move || {
+                process::terminate_tree(&mut child, Duration::from_secs(5));
+            })
+            .await;
+        }
+    }
+
+    /// Best-effort synchronous stop, for `Drop`.
+    pub fn stop_blocking(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            process::terminate_tree(&mut child, Duration::from_secs(2));
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.stop_blocking();
+    }
+}
+
+fn free_port(host: &str) -> Result<u16> {
+    let listener = TcpListener::bind((host, 0))
+        .map_err(|e| Error::Gateway(format!("cannot find a free port on {host}: {e}")))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| Error::io("reading a bound address", e))
+}
+
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
+    let state = &launch.state_dir;
+    for sub in ["config", "data/kernels/ipybox", "runtime", "ipython"] {
+        std::fs::create_dir_all(state.join(sub))
+            .map_err(|e| Error::io(format!("creating {}", state.join(sub).display()), e))?;
+    }
+    let config = CONFIG_TEMPLATE
+        .replace("@@TOKEN@@", &serde_json::to_string(token).unwrap_or_default())
+        .replace("@@PROCESS_ENV@@", &json_list(&launch.process_env_whitelist))
+        .replace("@@KERNEL_ENV@@", &json_list(&launch.kernel_env_whitelist));
+    write_private(&state.join("config/jupyter_kernel_gateway_config.py"), &config)?;
+    let spec = serde_json::json!({
+        "argv": [launch.python, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipybox)",
+        "language": "python",
+        "interrupt_mode": "signal",
+        "metadata": { "debugger": false },
+    });
+    write_private(
+        &state.join("data/kernels/ipybox/kernel.json"),
+        &serde_json::to_string_pretty(&spec).unwrap_or_default(),
+    )
+}
+
+fn write_private(path: &Path, contents: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    f.write_all(contents.as_bytes())
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .map_err(|e| Error::io(format!("opening {}", log_path.display()), e))?;
+    let log_err = log.try_clone().map_err(|e| Error::io("duplicating the log file", e))?;
+    let mut args: Vec<OsString> = Vec::new();
+    args.push(launch.python.clone().into_os_string());
+    args.extend(
+        [
+            "-m".to_owned(),
+            "kernel_gateway".to_owned(),
+            format!("--KernelGatewayApp.ip={}", launch.host),
+            format!("--KernelGatewayApp.port={port}"),
+            format!("--KernelGatewayApp.log_level={}", launch.log_level),
+        ]
+        .map(OsString::from),
+    );
+    let (program, rest) = if launch.wrapper.is_empty() {
+        (args[0].clone(), args[1..].to_vec())
+    } else {
+        let mut all = launch.wrapper.clone();
+        all.extend(args);
+        (all[0].clone(), all[1..].to_vec())
+    };
+    let mut cmd = Command::new(&program);
+    cmd.args(&rest)
+        .current_dir(&launch.working_dir)
+        .env_clear()
+        .envs(&launch.env)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err);
+    process::spawn_supervised(cmd, libc::SIGTERM).map_err(|e| {
+        Error::Gateway(format!(
+            "cannot start the Kernel Gateway ({}): {e}",
+            PathBuf::from(&program).display()
+        ))
+    })
+}
+
+fn read_tail(path: &Path, max: u64) -> String {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return String::from("(no log)");
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf).trim().to_owned();
+    if text.is_empty() { String::from("(empty log)") } else { text }
+}

@@ -1,0 +1,394 @@
+//! Typed Jupyter messages (protocol 5.3) as they travel over the Kernel Gateway's channels
+//! WebSocket in JSON mode.
+//!
+//! Spec: <https://jupyter-client.readthedocs.io/en/stable/messaging.html>. Only what ipybox
+//! reads is typed; any other message parses to [`Content::Unknown`] instead of failing.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// Protocol version ipybox speaks.
+pub const PROTOCOL_VERSION: &str = "5.3";
+
+/// Which kernel socket a message belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    /// Requests and replies (execute, kernel_info).
+    Shell,
+    /// Broadcast side effects: output, status.
+    Iopub,
+    /// Input requests from the kernel.
+    Stdin,
+    /// Priority requests (interrupt, shutdown).
+    Control,
+    /// Heartbeat.
+    Heartbeat,
+}
+
+/// A message header ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#message-header)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Unique id of the message.
+    pub msg_id: String,
+    /// Client session id.
+    #[serde(default)]
+    pub session: String,
+    /// User name.
+    #[serde(default)]
+    pub username: String,
+    /// ISO 8601 creation time.
+    #[serde(default)]
+    pub date: String,
+    /// Message type, e.g. `execute_request`.
+    pub msg_type: String,
+    /// Protocol version.
+    #[serde(default)]
+    pub version: String,
+}
+
+impl Header {
+    /// A new header for a request of `msg_type` in `session`.
+    pub fn new(msg_type: &str, session: &str) -> Self {
+        Header {
+            msg_id: uuid::Uuid::new_v4().simple().to_string(),
+            session: session.to_owned(),
+            username: "ipybox".to_owned(),
+            date: iso8601_now(),
+            msg_type: msg_type.to_owned(),
+            version: PROTOCOL_VERSION.to_owned(),
+        }
+    }
+}
+
+/// A message received from the gateway. The content stays raw until [`Incoming::content`]
+/// is asked for it, so routing a message costs one parse of its envelope.
+#[derive(Debug, Deserialize)]
+pub struct Incoming {
+    /// The channel the message came from.
+    #[serde(default)]
+    pub channel: Option<Channel>,
+    /// The message's own header.
+    pub header: Header,
+    /// The header of the request this message answers; `None` when empty.
+    #[serde(default, deserialize_with = "empty_header_as_none")]
+    pub parent_header: Option<Header>,
+    /// The message content, parsed on demand.
+    pub content: Box<RawValue>,
+}
+
+impl Incoming {
+    /// The id of the request this message belongs to.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent_header.as_ref().map(|h| h.msg_id.as_str())
+    }
+
+    /// The typed content. Content that does not match its declared type is `Unknown`.
+    pub fn content(&self) -> Content {
+        Content::parse(&self.header.msg_type, self.content.get())
+    }
+}
+
+fn empty_header_as_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Header>, D::Error> {
+    let v = Option::<Value>::deserialize(d)?;
+    match v {
+        Some(Value::Object(map)) if map.contains_key("msg_id") => {
+            serde_json::from_value(Value::Object(map)).map(Some).map_err(serde::de::Error::custom)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Typed content of the messages ipybox handles.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// `status` (iopub).
+    Status(Status),
+    /// `stream` (iopub).
+    Stream(Stream),
+    /// `execute_result` (iopub).
+    ExecuteResult(DisplayData),
+    /// `display_data` (iopub).
+    DisplayData(DisplayData),
+    /// `update_display_data` (iopub).
+    UpdateDisplayData(DisplayData),
+    /// `clear_output` (iopub).
+    ClearOutput(ClearOutput),
+    /// `error` (iopub).
+    Error(ErrorContent),
+    /// `execute_reply` (shell).
+    ExecuteReply(ExecuteReply),
+    /// `kernel_info_reply` (shell).
+    KernelInfoReply(Value),
+    /// `input_request` (stdin): the code called `input()`.
+    InputRequest(InputRequest),
+    /// Anything else (`execute_input`, comm messages, …).
+    Unknown,
+}
+
+impl Content {
+    fn parse(msg_type: &str, raw: &str) -> Content {
+        fn p<T: for<'a> Deserialize<'a>>(raw: &str, f: fn(T) -> Content) -> Content {
+            serde_json::from_str(raw).map(f).unwrap_or(Content::Unknown)
+        }
+        match msg_type {
+            "status" => p(raw, Content::Status),
+            "stream" => p(raw, Content::Stream),
+            "execute_result" => p(raw, Content::ExecuteResult),
+            "display_data" => p(raw, Content::DisplayData),
+            "update_display_data" => p(raw, Content::UpdateDisplayData),
+            "clear_output" => p(raw, Content::ClearOutput),
+            "error" => p(raw, Content::Error),
+            "execute_reply" => p(raw, Content::ExecuteReply),
+            "kernel_info_reply" => p(raw, Content::KernelInfoReply),
+            "input_request" => p(raw, Content::InputRequest),
+            _ => Content::Unknown,
+        }
+    }
+}
+
+/// Kernel execution state ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#kernel-status)).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Status {
+    /// `busy`, `idle`, `starting`, and from the server side `restarting`, `dead`, …
+    pub execution_state: String,
+}
+
+/// Output on stdout or stderr.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Stream {
+    /// `stdout` or `stderr`.
+    pub name: String,
+    /// The text.
+    pub text: String,
+}
+
+/// A MIME bundle (`execute_result`, `display_data`, `update_display_data`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct DisplayData {
+    /// MIME type → data (base64 for binary types).
+    #[serde(default)]
+    pub data: BTreeMap<String, Value>,
+    /// MIME type → metadata.
+    #[serde(default)]
+    pub metadata: Value,
+    /// `display_id` lives here.
+    #[serde(default)]
+    pub transient: Option<Transient>,
+}
+
+impl DisplayData {
+    /// The display id, if the output can be updated later.
+    pub fn display_id(&self) -> Option<&str> {
+        self.transient.as_ref().and_then(|t| t.display_id.as_deref())
+    }
+
+    /// A string-valued entry (Jupyter allows multi-line strings as lists of lines).
+    pub fn text(&self, mime: &str) -> Option<String> {
+        match self.data.get(mime)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(lines) => Some(lines.iter().filter_map(Value::as_str).collect()),
+            _ => None,
+        }
+    }
+}
+
+/// Transient fields of a display message.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Transient {
+    /// Id used by `update_display_data`.
+    #[serde(default)]
+    pub display_id: Option<String>,
+}
+
+/// `clear_output`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ClearOutput {
+    /// Wait until the next output before clearing.
+    #[serde(default)]
+    pub wait: bool,
+}
+
+/// `error`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ErrorContent {
+    /// Exception name.
+    #[serde(default)]
+    pub ename: String,
+    /// Exception value.
+    #[serde(default)]
+    pub evalue: String,
+    /// Traceback lines (with ANSI colours).
+    #[serde(default)]
+    pub traceback: Vec<String>,
+}
+
+/// `execute_reply`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ExecuteReply {
+    /// `ok`, `error` or `aborted`.
+    pub status: String,
+    /// The execution counter.
+    #[serde(default)]
+    pub execution_count: Option<i64>,
+    /// Exception name when `status == "error"`.
+    #[serde(default)]
+    pub ename: Option<String>,
+    /// Exception value when `status == "error"`.
+    #[serde(default)]
+    pub evalue: Option<String>,
+    /// Traceback when `status == "error"`.
+    #[serde(default)]
+    pub traceback: Option<Vec<String>>,
+}
+
+/// `input_request`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InputRequest {
+    /// The prompt shown to the user.
+    #[serde(default)]
+    pub prompt: String,
+    /// Whether the input is a password.
+    #[serde(default)]
+    pub password: bool,
+}
+
+/// An outgoing request.
+#[derive(Debug, Serialize)]
+pub struct Request<'a, C: Serialize> {
+    /// Header of the request.
+    pub header: &'a Header,
+    /// Always empty for requests.
+    pub parent_header: BTreeMap<String, Value>,
+    /// Always empty here.
+    pub metadata: BTreeMap<String, Value>,
+    /// The request content.
+    pub content: C,
+    /// The channel to route to.
+    pub channel: Channel,
+    /// No binary buffers.
+    pub buffers: [u8; 0],
+}
+
+impl<'a, C: Serialize> Request<'a, C> {
+    /// A request on `channel`.
+    pub fn new(header: &'a Header, channel: Channel, content: C) -> Self {
+        Request {
+            header,
+            parent_header: BTreeMap::new(),
+            metadata: BTreeMap::new(),
+            content,
+            channel,
+            buffers: [],
+        }
+    }
+
+    /// Serialized as one WebSocket text frame.
+    pub fn to_json(&self) -> String {
+        // Serializing plain strings and maps cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// `execute_request` content ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#execute)).
+#[derive(Debug, Serialize)]
+pub struct ExecuteRequest<'a> {
+    /// Source code.
+    pub code: &'a str,
+    /// Silent requests produce no output and do not bump the counter.
+    pub silent: bool,
+    /// Record in history.
+    pub store_history: bool,
+    /// Always empty.
+    pub user_expressions: BTreeMap<String, String>,
+    /// `input()` is not supported: it raises in the kernel instead of hanging.
+    pub allow_stdin: bool,
+    /// Abort queued executions after an error.
+    pub stop_on_error: bool,
+}
+
+impl<'a> ExecuteRequest<'a> {
+    /// A normal, visible execution.
+    pub fn new(code: &'a str) -> Self {
+        ExecuteRequest {
+            code,
+            silent: false,
+            store_history: true,
+            user_expressions: BTreeMap::new(),
+            allow_stdin: false,
+            stop_on_error: true,
+        }
+    }
+}
+
+/// `kernel_info_request` has empty content.
+#[derive(Debug, Serialize)]
+pub struct Empty {}
+
+/// Current UTC time as ISO 8601 with microseconds, as Jupyter headers carry it.
+pub fn iso8601_now() -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_micros()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stream_and_routes_by_parent() {
+        let raw = r#"{"channel":"iopub","header":{"msg_id":"a","msg_type":"stream","session":"s","username":"u","date":"","version":"5.3"},
+            "parent_header":{"msg_id":"req1","msg_type":"execute_request"},"metadata":{},"content":{"name":"stdout","text":"hi\n"},"buffers":[],"msg_id":"a","msg_type":"stream"}"#;
+        let m: Incoming = serde_json::from_str(raw).expect("valid message");
+        assert_eq!(m.channel, Some(Channel::Iopub));
+        assert_eq!(m.parent_id(), Some("req1"), "parent id routes the message");
+        assert_eq!(
+            m.content(),
+            Content::Stream(Stream { name: "stdout".into(), text: "hi\n".into() })
+        );
+    }
+
+    #[test]
+    fn empty_parent_header_is_none_and_unknown_types_do_not_fail() {
+        let raw = r#"{"channel":"iopub","header":{"msg_id":"b","msg_type":"comm_open"},"parent_header":{},"content":{"x":1}}"#;
+        let m: Incoming = serde_json::from_str(raw).expect("valid message");
+        assert_eq!(m.parent_id(), None, "an empty parent header means no parent");
+        assert_eq!(m.content(), Content::Unknown, "unknown message types parse to Unknown");
+    }
+
+    #[test]
+    fn multiline_list_strings_are_joined() {
+        let d: DisplayData = serde_json::from_str(r#"{"data":{"text/plain":["a\n","b"]}}"#).expect("valid");
+        assert_eq!(d.text("text/plain").as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn iso8601_has_the_expected_shape() {
+        let s = iso8601_now();
+        assert_eq!(s.len(), 27, "YYYY-MM-DDTHH:MM:SS.ffffffZ: {s}");
+        assert!(s.starts_with("20"), "{s}");
+        assert!(s.ends_with('Z'), "{s}");
+    }
+}

@@ -1,0 +1,293 @@
+//! One kernel and its channels WebSocket, driven by a single task.
+//!
+//! The task owns the socket: it writes requests handed to it through a channel, reads every
+//! frame, and routes each message to the request it answers (by `parent_header.msg_id`).
+//! Messages of nobody's request — output a thread left running after its cell ended — are
+//! dropped. When the kernel dies (the server reports `restarting`/`dead`, or the socket
+//! closes) every waiting request gets [`KernelEvent::Died`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+use super::api::{GatewayApi, KernelSocket};
+use super::messages::{
+    Channel, Content, Empty, ExecuteReply, ExecuteRequest, Header, Incoming, Request,
+};
+use crate::error::{Error, Result};
+
+/// What a request receives.
+#[derive(Debug)]
+pub enum KernelEvent {
+    /// An iopub message of the request (`stream`, `display_data`, `error`, …).
+    Output(Content),
+    /// The shell reply.
+    Reply(ExecuteReply),
+    /// iopub `status: idle`: the kernel sent all output of the request.
+    Idle,
+    /// The kernel died or the connection to it was lost.
+    Died(String),
+}
+
+enum Command {
+    Send { msg_id: String, frame: String, events: mpsc::UnboundedSender<KernelEvent> },
+    Forget { msg_id: String },
+    Close { done: oneshot::Sender<()> },
+}
+
+/// A connected kernel.
+#[derive(Debug)]
+pub struct KernelSession {
+    id: String,
+    session_id: String,
+    api: GatewayApi,
+    commands: mpsc::UnboundedSender<Command>,
+    dead: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Command")
+    }
+}
+
+const PING_INTERVAL: Duration = Duration::from_secs(30);
+
+impl KernelSession {
+    /// Start a kernel of spec `kernel_name` with `env`, connect its channels and wait until it
+    /// answers `kernel_info_request`.
+    pub async fn start(
+        api: &GatewayApi,
+        kernel_name: Option<&str>,
+        env: &BTreeMap<String, String>,
+        ready_timeout: Duration,
+    ) -> Result<KernelSession> {
+        let model = api.create_kernel(kernel_name, env).await?;
+        match Self::connect(api, &model.id, ready_timeout).await {
+            Ok(session) => Ok(session),
+            Err(e) => {
+                let _ = api.delete_kernel(&model.id).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Connect to an existing kernel.
+    pub async fn connect(api: &GatewayApi, id: &str, ready_timeout: Duration) -> Result<KernelSession> {
+        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        let socket = api.connect_channels(id, &session_id).await?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let dead = Arc::new(AtomicBool::new(false));
+        tokio::spawn(run(socket, rx, dead.clone()));
+        let session = KernelSession {
+            id: id.to_owned(),
+            session_id,
+            api: api.clone(),
+            commands: tx,
+            dead,
+        };
+        session.wait_ready(ready_timeout).await?;
+        Ok(session)
+    }
+
+    async fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        // The kernel may not have subscribed its iopub socket yet; kernel_info is answered on
+        // shell once it is up. Retry the request until one is answered.
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let header = Header::new("kernel_info_request", &self.session_id);
+            let frame = Request::new(&header, Channel::Shell, Empty {}).to_json();
+            let mut events = self.send(header.msg_id.clone(), frame)?;
+            let attempt = tokio::time::Instant::now() + Duration::from_secs(2);
+            let answered = loop {
+                match tokio::time::timeout_at(attempt.min(deadline), events.recv()).await {
+                    Ok(Some(KernelEvent::Output(Content::KernelInfoReply(_)))) => break true,
+                    Ok(Some(KernelEvent::Died(reason))) => {
+                        return Err(Error::KernelStart(format!("the kernel died while starting: {reason}")));
+                    }
+                    Ok(Some(_)) => continue,
+                    Ok(None) => {
+                        return Err(Error::KernelStart("the kernel's connection closed while starting".into()));
+                    }
+                    Err(_) => break false,
+                }
+            };
+            self.forget(&header.msg_id);
+            if answered {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::KernelStart(format!(
+                    "the kernel did not become ready within {:.0} s",
+                    timeout.as_secs_f64()
+                )));
+            }
+        }
+    }
+
+    /// The kernel id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Has the kernel died (or its connection been lost)?
+    pub fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire) || self.commands.is_closed()
+    }
+
+    /// Send an `execute_request`; events for it arrive on the returned receiver.
+    pub fn execute(
+        &self,
+        request: &ExecuteRequest<'_>,
+    ) -> Result<(String, mpsc::UnboundedReceiver<KernelEvent>)> {
+        let header = Header::new("execute_request", &self.session_id);
+        let frame = Request::new(&header, Channel::Shell, request).to_json();
+        let events = self.send(header.msg_id.clone(), frame)?;
+        Ok((header.msg_id, events))
+    }
+
+    fn send(&self, msg_id: String, frame: String) -> Result<mpsc::UnboundedReceiver<KernelEvent>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.commands.send(Command::Send { msg_id, frame, events: tx }).map_err(|_| {
+            Error::KernelDied { reason: "the connection to the kernel is closed".into(), output: Default::default() }
+        })?;
+        Ok(rx)
+    }
+
+    /// Stop routing messages of `msg_id`.
+    pub fn forget(&self, msg_id: &str) {
+        let _ = self.commands.send(Command::Forget { msg_id: msg_id.to_owned() });
+    }
+
+    /// Interrupt the running execution (REST, SIGINT to the kernel).
+    pub async fn interrupt(&self) -> Result<()> {
+        self.api.interrupt_kernel(&self.id).await
+    }
+
+    /// Close the socket and delete the kernel.
+    pub async fn shutdown(self) {
+        let (done, wait) = oneshot::channel();
+        if self.commands.send(Command::Close { done }).is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), wait).await;
+        }
+        if let Err(e) = self.api.delete_kernel(&self.id).await {
+            tracing::debug!(kernel = %self.id, error = %e, "deleting kernel failed");
+        }
+    }
+}
+
+async fn run(
+    socket: KernelSocket,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    dead: Arc<AtomicBool>,
+) {
+    let (mut sink, mut stream) = socket.split();
+    let mut pending: HashMap<String, mpsc::UnboundedSender<KernelEvent>> = HashMap::new();
+    let mut ping = tokio::time::interval(PING_INTERVAL);
+    ping.tick().await;
+    let reason = loop {
+        tokio::select! {
+            biased;
+            frame = stream.next() => match frame {
+                Some(Ok(WsMessage::Text(text))) => {
+                    if let Some(reason) = route(text.as_str(), &mut pending) {
+                        break reason;
+                    }
+                }
+                Some(Ok(WsMessage::Binary(_))) => {
+                    // Messages with binary buffers (widgets, comms): ipybox does not use them.
+                    tracing::trace!("skipping a binary frame");
+                }
+                Some(Ok(WsMessage::Close(frame))) => {
+                    break format!("the gateway closed the kernel's connection{}",
+                        frame.map(|f| format!(" ({})", f.reason)).unwrap_or_default());
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => break format!("the connection to the kernel failed: {e}"),
+                None => break "the connection to the kernel closed".to_owned(),
+            },
+            cmd = commands.recv() => match cmd {
+                Some(Command::Send { msg_id, frame, events }) => {
+                    pending.insert(msg_id, events);
+                    if let Err(e) = sink.send(WsMessage::text(frame)).await {
+                        break format!("sending to the kernel failed: {e}");
+                    }
+                }
+                Some(Command::Forget { msg_id }) => { pending.remove(&msg_id); }
+                Some(Command::Close { done }) => {
+                    let _ = sink.send(WsMessage::Close(None)).await;
+                    dead.store(true, Ordering::Release);
+                    let _ = done.send(());
+                    return;
+                }
+                None => {
+                    let _ = sink.send(WsMessage::Close(None)).await;
+                    return;
+                }
+            },
+            _ = ping.tick() => {
+                if let Err(e) = sink.send(WsMessage::Ping(Default::default())).await {
+                    break format!("the connection to the kernel failed: {e}");
+                }
+            }
+        }
+    };
+    dead.store(true, Ordering::Release);
+    tracing::debug!(%reason, "kernel session ended");
+    for (_, events) in pending.drain() {
+        let _ = events.send(KernelEvent::Died(reason.clone()));
+    }
+    // Answer requests that arrive after the end instead of leaving them hanging.
+    commands.close();
+    while let Some(cmd) = commands.recv().await {
+        match cmd {
+            Command::Send { events, .. } => {
+                let _ = events.send(KernelEvent::Died(reason.clone()));
+            }
+            Command::Close { done } => {
+                let _ = done.send(());
+            }
+            Command::Forget { .. } => {}
+        }
+    }
+}
+
+/// Route one frame. Returns `Some(reason)` when the kernel died.
+fn route(text: &str, pending: &mut HashMap<String, mpsc::UnboundedSender<KernelEvent>>) -> Option<String> {
+    let msg: Incoming = match serde_json::from_str(text) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::debug!(error = %e, "skipping an unparsable frame");
+            return None;
+        }
+    };
+    let content = msg.content();
+    if let Content::Status(status) = &content {
+        // The server reports kernel restarts and failures on iopub without a parent.
+        match status.execution_state.as_str() {
+            "restarting" | "autorestarting" => {
+                return Some("the kernel process exited and the server restarted it".into());
+            }
+            "dead" => return Some("the kernel process exited and could not be restarted".into()),
+            _ => {}
+        }
+    }
+    let Some(parent) = msg.parent_id() else { return None };
+    let Some(events) = pending.get(parent) else { return None };
+    let event = match (msg.channel, content) {
+        (_, Content::Status(s)) if s.execution_state == "idle" => KernelEvent::Idle,
+        (_, Content::Status(_)) => return None,
+        (_, Content::ExecuteReply(reply)) => KernelEvent::Reply(reply),
+        (_, Content::Unknown) => return None,
+        (_, other) => KernelEvent::Output(other),
+    };
+    if events.send(event).is_err() {
+        pending.remove(parent);
+    }
+    None
+}

@@ -1,0 +1,27 @@
+//! ipybox: run Python code in stateful IPython kernels, optionally sandboxed, with MCP tools
+//! available to the code as a typed Python API and every tool call approved by the
+//! application.
+//!
+//! The engine is driven through [`CodeExecutor`]:
+//!
+//! ```no_run
+//! # async fn demo() -> ipybox::Result<()> {
+//! let executor = ipybox::CodeExecutor::builder().build();
+//! executor.start().await?;
+//! let result = executor.execute("print('hello')", None).await?;
+//! assert_eq!(result.text.as_deref(), Some("hello"));
+//! executor.stop().await?;
+//! # Ok(()) }
+//! ```
+
+pub mod error;
+pub mod executor;
+pub mod kernel;
+pub mod process;
+pub mod pyenv;
+
+pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
+pub use executor::{
+    CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event, ExecutionStream,
+    StreamOptions,
+};

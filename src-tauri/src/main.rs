@@ -1,0 +1,211 @@
+//! The `ipybox` command line.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use futures_util::StreamExt;
+use ipybox::{CodeExecutor, Error, Event, StreamOptions};
+
+/// Run Python code in stateful IPython kernels, with MCP tools as a typed Python API and
+/// every tool call approved.
+#[derive(Debug, Parser)]
+#[command(name = "ipybox", version, about, long_about = None)]
+struct Cli {
+    /// Log level of ipybox itself (error, warn, info, debug, trace); logs go to stderr.
+    #[arg(long, global = true, env = "IPYBOX_LOG", default_value = "warn")]
+    log: String,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run code in a fresh kernel and stream its output.
+    ///
+    /// Output is printed as it arrives; saved images are listed at the end. The exit status
+    /// is 0 on success, 1 when the code raises (traceback on stderr), 2 on a timeout, 3 when
+    /// the kernel dies and 4 when ipybox itself cannot run the code.
+    Exec(ExecArgs),
+    /// Create (or check) the Python environment ipybox runs kernels in.
+    Setup {
+        /// Check an existing environment instead of the managed one.
+        #[arg(long, env = "IPYBOX_PYTHON")]
+        python: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+struct ExecArgs {
+    /// The code to run; `-` reads it from stdin.
+    #[arg(conflicts_with = "file", required_unless_present = "file")]
+    code: Option<String>,
+    /// Read the code from a file.
+    #[arg(long, short)]
+    file: Option<PathBuf>,
+    /// Working directory of the kernel (default: the current directory).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+    /// Interrupt the code after this many seconds (0: no timeout).
+    #[arg(long, default_value_t = 120.0)]
+    timeout: f64,
+    /// Where to save images (default: images/ in the workspace).
+    #[arg(long)]
+    images_dir: Option<PathBuf>,
+    /// An environment variable for the kernel (repeatable).
+    #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+    /// Python interpreter of an existing environment to use.
+    #[arg(long, env = "IPYBOX_PYTHON")]
+    python: Option<PathBuf>,
+    /// Use this running Kernel Gateway or Jupyter Server instead of starting one.
+    #[arg(long, value_name = "URL")]
+    gateway_url: Option<String>,
+    /// Token of the server given with --gateway-url.
+    #[arg(long, env = "IPYBOX_GATEWAY_TOKEN", requires = "gateway_url")]
+    gateway_token: Option<String>,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
+    if k.is_empty() {
+        return Err(format!("empty variable name in {s:?}"));
+    }
+    Ok((k.to_owned(), v.to_owned()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&cli.log)
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ipybox: cannot start the async runtime: {e}");
+            return ExitCode::from(4);
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Some(Command::Exec(args)) => exec(args).await,
+            Some(Command::Setup { python }) => setup(python).await,
+            None => {
+                eprintln!(
+                    "ipybox: the desktop app is not part of this build yet. Try `ipybox exec \"print('hello')\"` or `ipybox --help`."
+                );
+                Ok(ExitCode::from(4))
+            }
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ipybox: {e:#}");
+            ExitCode::from(4)
+        }
+    }
+}
+
+async fn setup(python: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let env = tokio::task::spawn_blocking(move || ipybox::pyenv::resolve(python.as_deref(), ipybox::pyenv::Progress::Terminal))
+        .await
+        .context("provisioning task failed")??;
+    println!("Python environment ready: {}", env.python().display());
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
+    let code = match (&args.code, &args.file) {
+        (_, Some(path)) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        (Some(c), None) if c == "-" => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("reading code from stdin")?;
+            s
+        }
+        (Some(c), None) => c.clone(),
+        (None, None) => bail!("no code given"),
+    };
+    let mut builder = CodeExecutor::builder().kernel_env(args.env.clone()).show_progress(true).spare_kernel(false);
+    if let Some(ws) = &args.workspace {
+        builder = builder.working_dir(ws);
+    }
+    if let Some(dir) = &args.images_dir {
+        let dir = if dir.is_relative() { std::env::current_dir()?.join(dir) } else { dir.clone() };
+        builder = builder.images_dir(dir);
+    }
+    if let Some(p) = &args.python {
+        builder = builder.python(p);
+    }
+    if let Some(url) = &args.gateway_url {
+        builder = builder.gateway_url(url, args.gateway_token.clone());
+    }
+    let executor = builder.build();
+    executor.start().await?;
+    let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
+    let mut stream = executor.stream(&code, StreamOptions { timeout, chunks: true });
+    let mut stdout = std::io::stdout();
+    let mut printed_newline = true;
+    let mut status = ExitCode::SUCCESS;
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(Event::Chunk(text)) => {
+                stdout.write_all(text.as_bytes())?;
+                stdout.flush()?;
+                printed_newline = text.ends_with('\n');
+            }
+            Ok(Event::Result(result)) => {
+                if !printed_newline {
+                    writeln!(stdout)?;
+                }
+                for image in &result.images {
+                    writeln!(stdout, "image: {}", image.display())?;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if !printed_newline {
+                    writeln!(stdout)?;
+                }
+                stdout.flush()?;
+                status = report(&e);
+            }
+        }
+    }
+    executor.stop().await?;
+    Ok(status)
+}
+
+fn report(e: &Error) -> ExitCode {
+    match e {
+        Error::CodeExecution { error, .. } => {
+            if error.traceback.is_empty() {
+                eprintln!("{}: {}", error.name, error.value);
+            } else {
+                eprintln!("{}", error.traceback);
+            }
+            ExitCode::from(1)
+        }
+        Error::Timeout { .. } => {
+            eprintln!("ipybox: {e}");
+            ExitCode::from(2)
+        }
+        Error::KernelDied { .. } => {
+            eprintln!("ipybox: {e}");
+            ExitCode::from(3)
+        }
+        other => {
+            eprintln!("ipybox: {other}");
+            ExitCode::from(4)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Child processes that never outlive ipybox.
+//!
+//! Every long-lived child (the Kernel Gateway, later srt and MCP servers) is started here:
+//! in its own process group, with `PR_SET_PDEATHSIG` so the kernel signals it when ipybox
+//! dies, from one thread that lives as long as the process (the death signal fires when the
+//! *thread* that forked the child exits, so spawning from a short-lived runtime thread
+//! would kill the child early). Stopping sends SIGTERM to the whole tree, then SIGKILL after
+//! a timeout.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
+
+fn spawner() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
+    static SPAWNER: OnceLock<std::sync::Mutex<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("ipybox-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("spawning a thread at start-up");
+        std::sync::Mutex::new(tx)
+    })
+}
+
+/// Spawn `cmd` as a supervised child: a new process group led by the child, and a
+/// death signal (`death_signal`, e.g. `libc::SIGTERM`) delivered when ipybox exits.
+pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child> {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and only calls async-signal-safe
+    // functions (setpgid, prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // ipybox may have died between fork and prctl.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let (tx, rx) = mpsc::channel();
+    spawner()
+        .lock()
+        .map_err(|_| io::Error::other("spawner lock poisoned"))?
+        .send((cmd, tx))
+        .map_err(|_| io::Error::other("spawner thread is gone"))?;
+    rx.recv().map_err(|_| io::Error::other("spawner thread is gone"))?
+}
+
+/// Parent pid of every process, read from `/proc`.
+fn parent_map() -> HashMap<i32, i32> {
+    let mut map = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return map };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
+            if let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) {
+                let mut fields = rest.split_whitespace();
+                let _state = fields.next();
+                if let Some(ppid) = fields.next().and_then(|s| s.parse().ok()) {
+                    map.insert(pid, ppid);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// `root` and all its descendants that are alive now.
+pub fn process_tree(root: i32) -> Vec<i32> {
+    let parents = parent_map();
+    let mut tree = vec![root];
+    let mut seen: HashSet<i32> = HashSet::from([root]);
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        for (&child, &ppid) in &parents {
+            if ppid == p && seen.insert(child) {
+                tree.push(child);
+            }
+        }
+        i += 1;
+    }
+    if !parents.contains_key(&root) {
+        tree.retain(|&p| p != root);
+    }
+    tree
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie still answers kill(0); treat it as gone.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
+
+fn signal_all(pids: &[i32], sig: i32) {
+    for &pid in pids {
+        // SAFETY: plain syscalls on pids we collected; a stale pid yields ESRCH.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// Terminate `child` and every descendant: SIGTERM to all of them, wait up to `grace`,
+/// then SIGKILL whatever is left. Descendants that left the process group (kernels run in
+/// their own sessions) are found through `/proc`. Reaps `child`.
+pub fn terminate_tree(child: &mut Child, grace: Duration) {
+    let root = child.id() as i32;
+    let mut tree = process_tree(root);
+    // SAFETY: signalling the process group we created in spawn_supervised.
+    unsafe {
+        libc::kill(-root, libc::SIGTERM);
+    }
+    signal_all(&tree, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    loop {
+        let _ = child.try_wait();
+        // Children forked during shutdown are caught on the next scan.
+        for pid in process_tree(root) {
+            if !tree.contains(&pid) {
+                tree.push(pid);
+            }
+        }
+        tree.retain(|&p| alive(p));
+        if tree.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if !tree.is_empty() {
+        tracing::warn!(pids = ?tree, "processes ignored SIGTERM; sending SIGKILL");
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(-root, libc::SIGKILL);
+        }
+        signal_all(&tree, libc::SIGKILL);
+    }
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminates_a_tree_including_children_in_other_sessions() {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("setsid sleep 30 & sleep 30 & wait");
+        let mut child = spawn_supervised(cmd, libc::SIGTERM).expect("spawn sh");
+        let root = child.id() as i32;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_tree(root).len() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let tree = process_tree(root);
+        assert_eq!(tree.len(), 3, "sh and two sleeps are in the tree: {tree:?}");
+        terminate_tree(&mut child, Duration::from_secs(2));
+        for pid in tree {
+            assert!(!alive(pid), "process {pid} must be gone after terminate_tree");
+        }
+    }
+}
