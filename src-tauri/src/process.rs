@@ -129,6 +129,14 @@ fn signal_all(pids: &[i32], sig: i32) {
 pub fn terminate_tree(child: &mut Child, grace: Duration) {
     let root = child.id() as i32;
     let mut tree = process_tree(root);
+    // Descendants first: a gateway shutting down waits for its kernels to exit, which is
+    // instant when they are already gone.
+    let descendants: Vec<i32> = tree.iter().copied().filter(|&p| p != root).collect();
+    signal_all(&descendants, libc::SIGTERM);
+    let settle = Instant::now() + Duration::from_millis(200);
+    while descendants.iter().any(|&p| alive(p)) && Instant::now() < settle {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     // SAFETY: signalling the process group we created in spawn_supervised.
     unsafe {
         libc::kill(-root, libc::SIGTERM);
@@ -137,9 +145,11 @@ pub fn terminate_tree(child: &mut Child, grace: Duration) {
     let deadline = Instant::now() + grace;
     loop {
         let _ = child.try_wait();
-        // Children forked during shutdown are caught on the next scan.
+        // Children forked during shutdown (a kernel restarted by its manager) are caught on
+        // the next scan.
         for pid in process_tree(root) {
             if !tree.contains(&pid) {
+                signal_all(&[pid], libc::SIGTERM);
                 tree.push(pid);
             }
         }

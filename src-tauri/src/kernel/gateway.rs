@@ -146,11 +146,11 @@ impl Gateway {
         read_tail(&self.log_path, max)
     }
 
-    /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 5 s).
+    /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 2 s).
     pub async fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = tokio::task::spawn_blocking(move || {
-                process::terminate_tree(&mut child, Duration::from_secs(5));
+                process::terminate_tree(&mut child, Duration::from_secs(2));
             })
             .await;
         }

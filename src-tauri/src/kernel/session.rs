@@ -175,8 +175,13 @@ impl KernelSession {
         if self.commands.send(Command::Close { done }).is_ok() {
             let _ = tokio::time::timeout(Duration::from_secs(2), wait).await;
         }
-        if let Err(e) = self.api.delete_kernel(&self.id).await {
-            tracing::debug!(kernel = %self.id, error = %e, "deleting kernel failed");
+        // A kernel the server is restarting cannot be deleted until the restart finishes.
+        for attempt in 0..4 {
+            match self.api.delete_kernel(&self.id).await {
+                Ok(()) => return,
+                Err(e) => tracing::debug!(kernel = %self.id, error = %e, attempt, "deleting kernel failed"),
+            }
+            tokio::time::sleep(Duration::from_millis(500 * (attempt + 1))).await;
         }
     }
 }
