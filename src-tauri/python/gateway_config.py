@@ -8,6 +8,9 @@ c.KernelGatewayApp.port_retries = 0
 c.KernelGatewayApp.answer_yes = True
 c.KernelGatewayApp.env_process_whitelist = @@PROCESS_ENV@@
 c.JupyterWebsocketPersonality.env_whitelist = @@KERNEL_ENV@@
+# Jupyter Server drops output past 1 MB/s or 1000 messages/s ("IOPub data rate exceeded").
+# ipybox never loses output.
+c.ZMQChannelsWebsocketConnection.limit_rate = False
 # Notice a dead kernel within half a second instead of three.
 c.KernelRestarter.time_to_dead = 0.5
 

@@ -16,6 +16,60 @@ def _ipybox_init():
         if working_dir not in sys.path:
             sys.path.insert(1 if sys.path[:1] == [""] else 0, working_dir)
 
+    # IPython 9 copies everything a cell prints into its output history (`_tee`): about two
+    # microseconds per write, and memory that grows with all output the session ever printed.
+    # ipybox keeps the output itself, so turn the copy off.
+    try:
+        import contextlib
+
+        shell = get_ipython()  # noqa: F821
+        if hasattr(shell, "_tee"):
+            shell._tee = lambda channel: contextlib.nullcontext()
+
+            # This cell's own copy, already running, leaves the streams' original `write`
+            # behind as an instance attribute when it ends: drop it before the next cell.
+            def _drop_stale_writes(*_):
+                for stream in (sys.stdout, sys.stderr):
+                    stream.__dict__.pop("write", None)
+                shell.events.unregister("pre_run_cell", _drop_stale_writes)
+
+            shell.events.register("pre_run_cell", _drop_stale_writes)
+    except Exception:
+        pass
+    _fast_stream_writes()
+
+
+def _fast_stream_writes():
+    # ipykernel's OutStream.write rebuilds a frozenset of the parent header on every call
+    # (twice per print()). Cache it per parent-header object; every other case (echo, a
+    # forked child, a closed stream, non-str data) takes the original path.
+    try:
+        from ipykernel.iostream import OutStream
+    except Exception:
+        return
+    original = OutStream.write
+    needed = ("_buffer_lock", "_buffers", "_schedule_flush", "_is_master_process", "parent_header")
+    if getattr(original, "_ipybox", False) or not all(hasattr(OutStream, n) or n.startswith("_b") for n in needed):
+        return
+
+    def write(self, string):
+        if type(string) is not str or self.echo is not None or self.pub_thread is None or not self._is_master_process():
+            return original(self, string)
+        parent = self.parent_header
+        key = self.__dict__.get("_ipybox_parent_key")
+        if key is None or key[0] is not parent:
+            key = (parent, frozenset(parent.items()))
+            self.__dict__["_ipybox_parent_key"] = key
+        with self._buffer_lock:
+            self._buffers[key[1]].write(string)
+        if not self._flush_pending:
+            self._schedule_flush()
+        return len(string)
+
+    write._ipybox = True
+    write.__doc__ = original.__doc__
+    OutStream.write = write
+
 
 _ipybox_init()
-del _ipybox_init
+del _ipybox_init, _fast_stream_writes

@@ -67,7 +67,9 @@ pub enum Error {
     },
     /// The kernel process died during the execution (crash, `os._exit`, out of memory). The
     /// next execution runs on a fresh kernel.
-    #[error("the kernel died while executing ({reason}); its state is lost and the next execution starts a fresh kernel")]
+    #[error(
+        "the kernel died while executing ({reason}); its state is lost and the next execution starts a fresh kernel"
+    )]
     KernelDied {
         /// What was observed.
         reason: String,
@@ -169,7 +171,10 @@ impl Error {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io { context: context.into(), source }
+        Error::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 
@@ -184,7 +189,10 @@ pub struct ErrorReport {
 
 impl From<&Error> for ErrorReport {
     fn from(e: &Error) -> Self {
-        ErrorReport { code: e.code(), message: e.to_string() }
+        ErrorReport {
+            code: e.code(),
+            message: e.to_string(),
+        }
     }
 }
 

@@ -62,7 +62,10 @@ pub struct StreamOptions {
 
 impl Default for StreamOptions {
     fn default() -> Self {
-        StreamOptions { timeout: Some(DEFAULT_TIMEOUT), chunks: false }
+        StreamOptions {
+            timeout: Some(DEFAULT_TIMEOUT),
+            chunks: false,
+        }
     }
 }
 
@@ -119,8 +122,13 @@ impl Default for CodeExecutorBuilder {
 impl CodeExecutorBuilder {
     /// Environment variables of the kernel. The kernel does not inherit ipybox's environment:
     /// it sees `PATH`, `HOME`, the locale, its Jupyter directories and these.
-    pub fn kernel_env<K: Into<String>, V: Into<String>>(mut self, env: impl IntoIterator<Item = (K, V)>) -> Self {
-        self.config.kernel_env.extend(env.into_iter().map(|(k, v)| (k.into(), v.into())));
+    pub fn kernel_env<K: Into<String>, V: Into<String>>(
+        mut self,
+        env: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.config
+            .kernel_env
+            .extend(env.into_iter().map(|(k, v)| (k.into(), v.into())));
         self
     }
 
@@ -195,7 +203,11 @@ impl CodeExecutorBuilder {
 
     /// Show Python environment provisioning progress on stderr (default off).
     pub fn show_progress(mut self, on: bool) -> Self {
-        self.config.progress = if on { Progress::Terminal } else { Progress::Quiet };
+        self.config.progress = if on {
+            Progress::Terminal
+        } else {
+            Progress::Quiet
+        };
         self
     }
 
@@ -215,7 +227,10 @@ impl CodeExecutorBuilder {
     /// The executor (not started yet).
     pub fn build(self) -> CodeExecutor {
         CodeExecutor {
-            shared: Arc::new(Shared { config: self.config, state: tokio::sync::Mutex::new(None) }),
+            shared: Arc::new(Shared {
+                config: self.config,
+                state: tokio::sync::Mutex::new(None),
+            }),
         }
     }
 }
@@ -257,7 +272,8 @@ struct KernelSpec {
 
 impl KernelSpec {
     async fn start(&self, api: &GatewayApi) -> Result<KernelSession> {
-        let session = KernelSession::start(api, self.name.as_deref(), &self.env, self.ready_timeout).await?;
+        let session =
+            KernelSession::start(api, self.name.as_deref(), &self.env, self.ready_timeout).await?;
         let (msg_id, mut events) = session.execute(&ExecuteRequest {
             silent: true,
             store_history: false,
@@ -276,7 +292,11 @@ impl KernelSpec {
             }
             match reply {
                 Some(r) if r.status == "ok" => Ok(()),
-                Some(r) => Err(format!("{}: {}", r.ename.unwrap_or_default(), r.evalue.unwrap_or_default())),
+                Some(r) => Err(format!(
+                    "{}: {}",
+                    r.ename.unwrap_or_default(),
+                    r.evalue.unwrap_or_default()
+                )),
                 None => Err("no reply".to_owned()),
             }
         };
@@ -383,10 +403,14 @@ impl CodeExecutor {
         let c = &self.shared.config;
         let working_dir = match &c.working_dir {
             Some(d) => d.clone(),
-            None => std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?,
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?,
         };
         let working_dir = std::fs::canonicalize(&working_dir).map_err(|e| {
-            Error::Config(format!("the working directory {} is not usable: {e}", working_dir.display()))
+            Error::Config(format!(
+                "the working directory {} is not usable: {e}",
+                working_dir.display()
+            ))
         })?;
         let images_dir = match &c.images_dir {
             Some(d) if d.is_relative() => working_dir.join(d),
@@ -394,10 +418,17 @@ impl CodeExecutor {
             None => working_dir.join("images"),
         };
         let mut env = c.kernel_env.clone();
-        env.entry("MPLBACKEND".into()).or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
+        env.entry("MPLBACKEND".into())
+            .or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
         let init_code = KERNEL_INIT
-            .replace("@@ENV@@", &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()))
-            .replace("@@WORKING_DIR@@", &serde_json::to_string(&working_dir).unwrap_or_else(|_| "None".into()));
+            .replace(
+                "@@ENV@@",
+                &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()),
+            )
+            .replace(
+                "@@WORKING_DIR@@",
+                &serde_json::to_string(&working_dir).unwrap_or_else(|_| "None".into()),
+            );
         let mut spec = KernelSpec {
             name: None,
             env,
@@ -408,16 +439,21 @@ impl CodeExecutor {
 
         let (api, gateway, state_dir) = match &c.external_gateway {
             Some((url, token)) => {
-                let api = GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
-                api.info().await.map_err(|e| Error::Gateway(format!("the gateway at {url} is not reachable: {e}")))?;
+                let api =
+                    GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
+                api.info().await.map_err(|e| {
+                    Error::Gateway(format!("the gateway at {url} is not reachable: {e}"))
+                })?;
                 (api, None, None)
             }
             None => {
                 let python = c.python.clone();
                 let progress = c.progress;
-                let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
-                    .await
-                    .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
+                let env = tokio::task::spawn_blocking(move || {
+                    pyenv::resolve(python.as_deref(), progress)
+                })
+                .await
+                .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
                 let home = pyenv::ipybox_home()?;
                 let state_dir = new_state_dir(&home)?;
                 let launch = self.gateway_launch(&env, &home, &working_dir, &state_dir, &spec);
@@ -432,7 +468,15 @@ impl CodeExecutor {
                 (gateway.api().clone(), Some(gateway), Some(state_dir))
             }
         };
-        let mut running = Running { api, gateway, kernel: None, spare: None, kernel_spec: spec, images_dir, state_dir };
+        let mut running = Running {
+            api,
+            gateway,
+            kernel: None,
+            spare: None,
+            kernel_spec: spec,
+            images_dir,
+            state_dir,
+        };
         match running.kernel_spec.start(&running.api).await {
             Ok(k) => running.kernel = Some(k),
             Err(e) => {
@@ -469,7 +513,9 @@ impl CodeExecutor {
                 gw_env.insert(key.to_owned(), v);
             }
         }
-        gw_env.entry("LANG".to_owned()).or_insert_with(|| "C.UTF-8".to_owned());
+        gw_env
+            .entry("LANG".to_owned())
+            .or_insert_with(|| "C.UTF-8".to_owned());
         let dirs = [
             ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
             ("JUPYTER_DATA_DIR", state_dir.join("data")),
@@ -509,6 +555,18 @@ impl CodeExecutor {
         Ok(())
     }
 
+    /// Process id of the gateway ipybox started (`None` when stopped or external); its
+    /// kernels are its descendants.
+    pub async fn gateway_pid(&self) -> Option<u32> {
+        self.shared
+            .state
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|r| r.gateway.as_ref())
+            .and_then(Gateway::pid)
+    }
+
     /// Is the executor started?
     pub async fn is_running(&self) -> bool {
         self.shared.state.lock().await.is_some()
@@ -528,15 +586,28 @@ impl CodeExecutor {
     }
 
     /// Run `code` and wait for its result. `timeout: None` waits forever.
-    pub async fn execute(&self, code: &str, timeout: Option<Duration>) -> Result<CodeExecutionResult> {
+    pub async fn execute(
+        &self,
+        code: &str,
+        timeout: Option<Duration>,
+    ) -> Result<CodeExecutionResult> {
         use futures_util::StreamExt;
-        let mut stream = self.stream(code, StreamOptions { timeout, chunks: false });
+        let mut stream = self.stream(
+            code,
+            StreamOptions {
+                timeout,
+                chunks: false,
+            },
+        );
         while let Some(event) = stream.next().await {
             if let Event::Result(r) = event? {
                 return Ok(r);
             }
         }
-        Err(Error::KernelDied { reason: "the execution ended without a result".into(), output: Default::default() })
+        Err(Error::KernelDied {
+            reason: "the execution ended without a result".into(),
+            output: Default::default(),
+        })
     }
 
     /// Run `code`, streaming events: [`Event::Chunk`]s (when asked for) and the
@@ -616,7 +687,10 @@ async fn run_execution(
         Stop::Died(reason) => {
             kernel.forget(&msg_id);
             running.retire_kernel();
-            return Err(Error::KernelDied { reason, output: collector.finish() });
+            return Err(Error::KernelDied {
+                reason,
+                output: collector.finish(),
+            });
         }
         Stop::TimedOut | Stop::Cancelled => {
             // Interrupt, then let the kernel finish the request so its output and state stay
@@ -655,10 +729,18 @@ async fn run_execution(
     let reply = reply.unwrap_or_else(|| unreachable_reply());
     let output = collector.finish();
     match reply.status.as_str() {
-        "ok" => Ok(CodeExecutionResult { text: output.text, images: output.images }),
+        "ok" => Ok(CodeExecutionResult {
+            text: output.text,
+            images: output.images,
+        }),
         _ => {
-            let error = collector.take_error().unwrap_or_else(|| reply_error(&reply));
-            Err(Error::CodeExecution { error, output: PartialOutput { ..output } })
+            let error = collector
+                .take_error()
+                .unwrap_or_else(|| reply_error(&reply));
+            Err(Error::CodeExecution {
+                error,
+                output: PartialOutput { ..output },
+            })
         }
     }
 }
@@ -702,14 +784,17 @@ fn new_state_dir(home: &Path) -> Result<PathBuf> {
     let sessions = home.join("sessions");
     if let Ok(entries) = std::fs::read_dir(&sessions) {
         for entry in entries.flatten() {
-            let pid = std::fs::read_to_string(entry.path().join("pid")).ok().and_then(|p| p.trim().parse::<u32>().ok());
+            let pid = std::fs::read_to_string(entry.path().join("pid"))
+                .ok()
+                .and_then(|p| p.trim().parse::<u32>().ok());
             if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
     }
     let dir = sessions.join(uuid::Uuid::new_v4().simple().to_string());
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     std::fs::write(dir.join("pid"), std::process::id().to_string())
         .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
     Ok(dir)

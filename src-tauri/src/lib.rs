@@ -22,6 +22,6 @@ pub mod pyenv;
 
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
 pub use executor::{
-    CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event, ExecutionStream,
-    StreamOptions,
+    CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
+    ExecutionStream, StreamOptions,
 };

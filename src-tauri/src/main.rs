@@ -72,7 +72,9 @@ struct ExecArgs {
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))?;
     if k.is_empty() {
         return Err(format!("empty variable name in {s:?}"));
     }
@@ -88,7 +90,11 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ipybox: cannot start the async runtime: {e}");
@@ -117,30 +123,43 @@ fn main() -> ExitCode {
 }
 
 async fn setup(python: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let env = tokio::task::spawn_blocking(move || ipybox::pyenv::resolve(python.as_deref(), ipybox::pyenv::Progress::Terminal))
-        .await
-        .context("provisioning task failed")??;
+    let env = tokio::task::spawn_blocking(move || {
+        ipybox::pyenv::resolve(python.as_deref(), ipybox::pyenv::Progress::Terminal)
+    })
+    .await
+    .context("provisioning task failed")??;
     println!("Python environment ready: {}", env.python().display());
     Ok(ExitCode::SUCCESS)
 }
 
 async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let code = match (&args.code, &args.file) {
-        (_, Some(path)) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        (_, Some(path)) => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        }
         (Some(c), None) if c == "-" => {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).context("reading code from stdin")?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("reading code from stdin")?;
             s
         }
         (Some(c), None) => c.clone(),
         (None, None) => bail!("no code given"),
     };
-    let mut builder = CodeExecutor::builder().kernel_env(args.env.clone()).show_progress(true).spare_kernel(false);
+    let mut builder = CodeExecutor::builder()
+        .kernel_env(args.env.clone())
+        .show_progress(true)
+        .spare_kernel(false);
     if let Some(ws) = &args.workspace {
         builder = builder.working_dir(ws);
     }
     if let Some(dir) = &args.images_dir {
-        let dir = if dir.is_relative() { std::env::current_dir()?.join(dir) } else { dir.clone() };
+        let dir = if dir.is_relative() {
+            std::env::current_dir()?.join(dir)
+        } else {
+            dir.clone()
+        };
         builder = builder.images_dir(dir);
     }
     if let Some(p) = &args.python {
@@ -152,7 +171,13 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let executor = builder.build();
     executor.start().await?;
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
-    let mut stream = executor.stream(&code, StreamOptions { timeout, chunks: true });
+    let mut stream = executor.stream(
+        &code,
+        StreamOptions {
+            timeout,
+            chunks: true,
+        },
+    );
     let mut stdout = std::io::stdout();
     let mut printed_newline = true;
     let mut status = ExitCode::SUCCESS;

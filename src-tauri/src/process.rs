@@ -44,7 +44,14 @@ pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child
             if libc::setpgid(0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                death_signal as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             // ipybox may have died between fork and prctl.
@@ -60,15 +67,22 @@ pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child
         .map_err(|_| io::Error::other("spawner lock poisoned"))?
         .send((cmd, tx))
         .map_err(|_| io::Error::other("spawner thread is gone"))?;
-    rx.recv().map_err(|_| io::Error::other("spawner thread is gone"))?
+    rx.recv()
+        .map_err(|_| io::Error::other("spawner thread is gone"))?
 }
 
 /// Parent pid of every process, read from `/proc`.
 fn parent_map() -> HashMap<i32, i32> {
     let mut map = HashMap::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return map };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return map;
+    };
     for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -109,7 +123,11 @@ pub fn process_tree(root: i32) -> Vec<i32> {
 fn alive(pid: i32) -> bool {
     // A zombie still answers kill(0); treat it as gone.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()) != Some("Z"),
+        Ok(stat) => {
+            stat.rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next())
+                != Some("Z")
+        }
         Err(_) => false,
     }
 }
@@ -188,7 +206,10 @@ mod tests {
         assert_eq!(tree.len(), 3, "sh and two sleeps are in the tree: {tree:?}");
         terminate_tree(&mut child, Duration::from_secs(2));
         for pid in tree {
-            assert!(!alive(pid), "process {pid} must be gone after terminate_tree");
+            assert!(
+                !alive(pid),
+                "process {pid} must be gone after terminate_tree"
+            );
         }
     }
 }

@@ -37,7 +37,10 @@ impl PythonEnv {
     /// The directory holding the interpreter (the environment's `bin/`), put first on the
     /// kernel's `PATH` so `!pip` and friends act on this environment.
     pub fn bin_dir(&self) -> PathBuf {
-        self.python.parent().map(Path::to_path_buf).unwrap_or_default()
+        self.python
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
     }
 }
 
@@ -63,9 +66,11 @@ pub enum Progress {
 /// Find the environment to use: `explicit` (from `--python`), else `$IPYBOX_PYTHON`, else the
 /// managed environment, provisioned now if needed. Blocking.
 pub fn resolve(explicit: Option<&Path>, progress: Progress) -> Result<PythonEnv> {
-    let explicit = explicit
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("IPYBOX_PYTHON").filter(|p| !p.is_empty()).map(PathBuf::from));
+    let explicit = explicit.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os("IPYBOX_PYTHON")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+    });
     match explicit {
         Some(python) => check_existing(&python),
         None => provision(&ipybox_home()?, progress),
@@ -76,17 +81,25 @@ pub fn resolve(explicit: Option<&Path>, progress: Progress) -> Result<PythonEnv>
 /// call from several processes at once.
 pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     let venv = home.join("venv");
-    let env = PythonEnv { python: venv.join("bin").join("python") };
+    let env = PythonEnv {
+        python: venv.join("bin").join("python"),
+    };
     let digest = requirements_digest();
     if is_ready(&venv, &digest) {
         return Ok(env);
     }
-    std::fs::create_dir_all(home).map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
+    std::fs::create_dir_all(home)
+        .map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
     let lock_path = home.join("venv.lock");
-    let lock = File::create(&lock_path).map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
+    let lock = File::create(&lock_path)
+        .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
     if lock.try_lock().is_err() {
-        say(progress, "another ipybox process is setting up the Python environment; waiting for it");
-        lock.lock().map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
+        say(
+            progress,
+            "another ipybox process is setting up the Python environment; waiting for it",
+        );
+        lock.lock()
+            .map_err(|e| Error::io(format!("locking {}", lock_path.display()), e))?;
     }
     // Someone else may have finished while we waited.
     if is_ready(&venv, &digest) {
@@ -94,32 +107,61 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     }
     let started = std::time::Instant::now();
     if venv.exists() {
-        say(progress, &format!("rebuilding the Python environment in {}", venv.display()));
-        std::fs::remove_dir_all(&venv).map_err(|e| Error::io(format!("removing {}", venv.display()), e))?;
+        say(
+            progress,
+            &format!("rebuilding the Python environment in {}", venv.display()),
+        );
+        std::fs::remove_dir_all(&venv)
+            .map_err(|e| Error::io(format!("removing {}", venv.display()), e))?;
     } else {
-        say(progress, &format!("creating the Python environment in {} (once)", venv.display()));
+        say(
+            progress,
+            &format!(
+                "creating the Python environment in {} (once)",
+                venv.display()
+            ),
+        );
     }
     let base = find_base_python()?;
     let req_path = home.join("requirements.txt");
-    std::fs::write(&req_path, REQUIREMENTS).map_err(|e| Error::io(format!("writing {}", req_path.display()), e))?;
+    std::fs::write(&req_path, REQUIREMENTS)
+        .map_err(|e| Error::io(format!("writing {}", req_path.display()), e))?;
     let result = match which("uv") {
         Some(uv) => {
             say(progress, &format!("using uv and {}", base.display()));
-            run(progress, Command::new(&uv).arg("venv").arg("--seed").arg("--quiet").arg("--python").arg(&base).arg(&venv))
-                .and_then(|()| {
-                    say(progress, "installing ipykernel, jupyter-kernel-gateway, pydantic, matplotlib");
-                    run(
-                        progress,
-                        Command::new(&uv)
-                            .args(["pip", "install", "--python"])
-                            .arg(&env.python)
-                            .arg("-r")
-                            .arg(&req_path),
-                    )
-                })
+            run(
+                progress,
+                Command::new(&uv)
+                    .arg("venv")
+                    .arg("--seed")
+                    .arg("--quiet")
+                    .arg("--python")
+                    .arg(&base)
+                    .arg(&venv),
+            )
+            .and_then(|()| {
+                say(
+                    progress,
+                    "installing ipykernel, jupyter-kernel-gateway, pydantic, matplotlib",
+                );
+                run(
+                    progress,
+                    Command::new(&uv)
+                        .args(["pip", "install", "--python"])
+                        .arg(&env.python)
+                        .arg("-r")
+                        .arg(&req_path),
+                )
+            })
         }
         None => {
-            say(progress, &format!("using {} -m venv and pip (install uv to make this faster)", base.display()));
+            say(
+                progress,
+                &format!(
+                    "using {} -m venv and pip (install uv to make this faster)",
+                    base.display()
+                ),
+            );
             run(progress, Command::new(&base).arg("-m").arg("venv").arg(&venv))
                 .map_err(|e| {
                     Error::PythonEnv(format!(
@@ -144,13 +186,21 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
         return Err(e);
     }
     let marker = venv.join(MARKER);
-    std::fs::write(&marker, &digest).map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
-    say(progress, &format!("Python environment ready ({:.0} s)", started.elapsed().as_secs_f64()));
+    std::fs::write(&marker, &digest)
+        .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
+    say(
+        progress,
+        &format!(
+            "Python environment ready ({:.0} s)",
+            started.elapsed().as_secs_f64()
+        ),
+    );
     Ok(env)
 }
 
 fn is_ready(venv: &Path, digest: &str) -> bool {
-    std::fs::read_to_string(venv.join(MARKER)).is_ok_and(|m| m == digest) && venv.join("bin/python").exists()
+    std::fs::read_to_string(venv.join(MARKER)).is_ok_and(|m| m == digest)
+        && venv.join("bin/python").exists()
 }
 
 fn requirements_digest() -> String {
@@ -187,33 +237,61 @@ fn run(progress: Progress, cmd: &mut Command) -> Result<()> {
     let child = cmd
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(if progress == Progress::Quiet { Stdio::piped() } else { Stdio::inherit() })
+        .stderr(if progress == Progress::Quiet {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .spawn()
         .map_err(|e| Error::PythonEnv(format!("cannot run {shown}: {e}")))?;
-    let output = child.wait_with_output().map_err(|e| Error::PythonEnv(format!("{shown} failed: {e}")))?;
+    let output = child
+        .wait_with_output()
+        .map_err(|e| Error::PythonEnv(format!("{shown} failed: {e}")))?;
     if output.status.success() {
         return Ok(());
     }
     let mut detail = String::from_utf8_lossy(&output.stderr).into_owned();
     detail.push_str(&String::from_utf8_lossy(&output.stdout));
-    let tail: String = detail.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-    Err(Error::PythonEnv(format!("{shown} failed ({}){}", output.status, if tail.is_empty() { String::new() } else { format!(":\n{tail}") })))
+    let tail: String = detail
+        .lines()
+        .rev()
+        .take(20)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    Err(Error::PythonEnv(format!(
+        "{shown} failed ({}){}",
+        output.status,
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!(":\n{tail}")
+        }
+    )))
 }
 
 fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// `(major, minor)` of an interpreter.
 fn python_version(python: &Path) -> Option<(u32, u32)> {
     let out = Command::new(python)
-        .args(["-c", "import sys; print(sys.version_info[0], sys.version_info[1])"])
+        .args([
+            "-c",
+            "import sys; print(sys.version_info[0], sys.version_info[1])",
+        ])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -224,7 +302,14 @@ fn python_version(python: &Path) -> Option<(u32, u32)> {
 }
 
 fn find_base_python() -> Result<PathBuf> {
-    let candidates = ["python3.13", "python3.12", "python3.11", "python3.10", "python3", "python"];
+    let candidates = [
+        "python3.13",
+        "python3.12",
+        "python3.11",
+        "python3.10",
+        "python3",
+        "python",
+    ];
     let mut seen = Vec::new();
     for name in candidates {
         let Some(p) = which(name) else { continue };
@@ -238,13 +323,21 @@ fn find_base_python() -> Result<PathBuf> {
         "ipybox needs Python 3.10 or newer to create its environment, and none was found on PATH{}. \
          Install one (Debian/Ubuntu: apt-get install python3 python3-venv) or point IPYBOX_PYTHON / --python \
          at an interpreter that has ipykernel and jupyter-kernel-gateway installed.",
-        if seen.is_empty() { String::new() } else { format!(" ({})", seen.join("; ")) }
+        if seen.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", seen.join("; "))
+        }
     )))
 }
 
 /// Check an environment the user pointed at.
 fn check_existing(python: &Path) -> Result<PythonEnv> {
-    let python = if python.is_dir() { python.join("bin").join("python") } else { python.to_path_buf() };
+    let python = if python.is_dir() {
+        python.join("bin").join("python")
+    } else {
+        python.to_path_buf()
+    };
     let modules = REQUIRED_MODULES.map(|m| format!("'{m}'")).join(", ");
     let probe = format!(
         "import sys, importlib.util as u\nprint(sys.version_info[0], sys.version_info[1])\nprint(' '.join(m for m in ({modules},) if u.find_spec(m) is None))"
@@ -253,7 +346,12 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
         .args(["-c", &probe])
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| Error::PythonEnv(format!("cannot run the Python at {}: {e}", python.display())))?;
+        .map_err(|e| {
+            Error::PythonEnv(format!(
+                "cannot run the Python at {}: {e}",
+                python.display()
+            ))
+        })?;
     if !out.status.success() {
         return Err(Error::PythonEnv(format!(
             "the Python at {} failed to start: {}",
@@ -263,12 +361,21 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    let version: Vec<u32> = lines.next().unwrap_or("").split_whitespace().filter_map(|p| p.parse().ok()).collect();
+    let version: Vec<u32> = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
     if version.len() != 2 || (version[0], version[1]) < (3, 10) {
         return Err(Error::PythonEnv(format!(
             "the Python at {} is {}; ipybox needs 3.10 or newer",
             python.display(),
-            version.iter().map(u32::to_string).collect::<Vec<_>>().join(".")
+            version
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(".")
         )));
     }
     let missing = lines.next().unwrap_or("").trim();
@@ -294,22 +401,36 @@ mod tests {
 
     #[test]
     fn requirements_pin_every_package() {
-        for line in REQUIREMENTS.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        for line in REQUIREMENTS
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
             assert!(line.contains("=="), "every requirement is pinned: {line}");
         }
-        for m in ["ipykernel==", "jupyter-kernel-gateway==", "pydantic==", "matplotlib==", "tornado=="] {
+        for m in [
+            "ipykernel==",
+            "jupyter-kernel-gateway==",
+            "pydantic==",
+            "matplotlib==",
+            "tornado==",
+        ] {
             assert!(REQUIREMENTS.contains(m), "{m} is pinned");
         }
     }
 
     #[test]
     fn an_interpreter_without_the_modules_is_refused_clearly() {
-        let Some(python) = which("python3") else { return };
+        let Some(python) = which("python3") else {
+            return;
+        };
         let err = check_existing(&python).err();
         // The system python may or may not have the modules; when it lacks them the message names them.
         if let Some(e) = err {
             let msg = e.to_string();
-            assert!(msg.contains("lacks the modules") || msg.contains("3.10"), "{msg}");
+            assert!(
+                msg.contains("lacks the modules") || msg.contains("3.10"),
+                "{msg}"
+            );
         }
     }
 }

@@ -56,7 +56,12 @@ impl Endpoint {
             .trim_end_matches(']')
             .to_owned();
         let base_path = uri.path().trim_end_matches('/').to_owned();
-        Ok(Endpoint { host, port: uri.port_u16().unwrap_or(80), base_path, token })
+        Ok(Endpoint {
+            host,
+            port: uri.port_u16().unwrap_or(80),
+            base_path,
+            token,
+        })
     }
 
     fn authority(&self) -> String {
@@ -103,7 +108,10 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 impl GatewayApi {
     /// A client for `endpoint` whose connections come from `connector`.
     pub fn new(endpoint: Endpoint, connector: SharedConnector) -> Self {
-        GatewayApi { endpoint, connector }
+        GatewayApi {
+            endpoint,
+            connector,
+        }
     }
 
     /// The endpoint this client talks to.
@@ -119,18 +127,23 @@ impl GatewayApi {
     ) -> Result<(u16, Bytes)> {
         let full_path = format!("{}{}", self.endpoint.base_path, path);
         let send = async {
-            let stream =
-                connector::connect(self.connector.as_ref(), &self.endpoint.host, self.endpoint.port)
-                    .await
-                    .map_err(|e| {
-                        Error::Gateway(format!(
-                            "cannot connect to the Kernel Gateway at {}: {e}",
-                            self.endpoint.authority()
-                        ))
-                    })?;
+            let stream = connector::connect(
+                self.connector.as_ref(),
+                &self.endpoint.host,
+                self.endpoint.port,
+            )
+            .await
+            .map_err(|e| {
+                Error::Gateway(format!(
+                    "cannot connect to the Kernel Gateway at {}: {e}",
+                    self.endpoint.authority()
+                ))
+            })?;
             let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
                 .await
-                .map_err(|e| Error::Gateway(format!("HTTP handshake with the gateway failed: {e}")))?;
+                .map_err(|e| {
+                    Error::Gateway(format!("HTTP handshake with the gateway failed: {e}"))
+                })?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
@@ -160,21 +173,34 @@ impl GatewayApi {
                 .to_bytes();
             Ok((status, bytes))
         };
-        tokio::time::timeout(REQUEST_TIMEOUT, send).await.map_err(|_| {
-            Error::Gateway(format!(
-                "{method} {full_path}: the gateway did not answer within {} s",
-                REQUEST_TIMEOUT.as_secs()
-            ))
-        })?
+        tokio::time::timeout(REQUEST_TIMEOUT, send)
+            .await
+            .map_err(|_| {
+                Error::Gateway(format!(
+                    "{method} {full_path}: the gateway did not answer within {} s",
+                    REQUEST_TIMEOUT.as_secs()
+                ))
+            })?
     }
 
-    fn check(method: &'static str, path: &str, status: u16, body: &Bytes, ok: &[u16]) -> Result<()> {
+    fn check(
+        method: &'static str,
+        path: &str,
+        status: u16,
+        body: &Bytes,
+        ok: &[u16],
+    ) -> Result<()> {
         if ok.contains(&status) {
             return Ok(());
         }
         let mut text = String::from_utf8_lossy(body).into_owned();
         text.truncate(500);
-        Err(Error::GatewayHttp { method, path: path.to_owned(), status, body: text })
+        Err(Error::GatewayHttp {
+            method,
+            path: path.to_owned(),
+            status,
+            body: text,
+        })
     }
 
     /// `GET /api`: answers once the server is up.
@@ -238,15 +264,18 @@ impl GatewayApi {
             .into_client_request()
             .map_err(|e| Error::KernelStart(format!("invalid channels URL {url}: {e}")))?;
         if let Some(token) = &self.endpoint.token {
-            let value = format!("token {token}")
-                .parse()
-                .map_err(|_| Error::Config("the gateway token contains invalid characters".into()))?;
+            let value = format!("token {token}").parse().map_err(|_| {
+                Error::Config("the gateway token contains invalid characters".into())
+            })?;
             request.headers_mut().insert(AUTHORIZATION, value);
         }
-        let stream =
-            connector::connect(self.connector.as_ref(), &self.endpoint.host, self.endpoint.port)
-                .await
-                .map_err(|e| Error::Gateway(format!("cannot connect to the Kernel Gateway: {e}")))?;
+        let stream = connector::connect(
+            self.connector.as_ref(),
+            &self.endpoint.host,
+            self.endpoint.port,
+        )
+        .await
+        .map_err(|e| Error::Gateway(format!("cannot connect to the Kernel Gateway: {e}")))?;
         // Images and large outputs arrive as single frames: no practical size limit.
         let config = WebSocketConfig::default()
             .max_message_size(Some(1 << 30))
@@ -256,8 +285,12 @@ impl GatewayApi {
             tokio_tungstenite::client_async_with_config(request, stream, Some(config)),
         )
         .await
-        .map_err(|_| Error::KernelStart("the kernel's channels WebSocket did not open in time".into()))?
-        .map_err(|e| Error::KernelStart(format!("cannot open the kernel's channels WebSocket: {e}")))?;
+        .map_err(|_| {
+            Error::KernelStart("the kernel's channels WebSocket did not open in time".into())
+        })?
+        .map_err(|e| {
+            Error::KernelStart(format!("cannot open the kernel's channels WebSocket: {e}"))
+        })?;
         Ok(socket)
     }
 }
@@ -269,9 +302,15 @@ mod tests {
     #[test]
     fn parses_gateway_urls() {
         let e = Endpoint::parse("http://127.0.0.1:8888/", Some("t".into())).expect("valid");
-        assert_eq!((e.host.as_str(), e.port, e.base_path.as_str()), ("127.0.0.1", 8888, ""));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.base_path.as_str()),
+            ("127.0.0.1", 8888, "")
+        );
         let e = Endpoint::parse("http://localhost:9000/jupyter/", None).expect("valid");
-        assert_eq!(e.base_path, "/jupyter", "base path is kept without trailing slash");
+        assert_eq!(
+            e.base_path, "/jupyter",
+            "base path is kept without trailing slash"
+        );
         let err = Endpoint::parse("https://example.org", None).expect_err("https is refused");
         assert!(err.to_string().contains("https"), "{err}");
     }

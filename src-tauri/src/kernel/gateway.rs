@@ -22,6 +22,7 @@ use crate::process;
 
 const CONFIG_TEMPLATE: &str = include_str!("../../python/gateway_config.py");
 const KERNEL_LAUNCHER: &str = include_str!("../../python/kernel_launcher.py");
+const IPYTHON_CONFIG: &str = include_str!("../../python/ipython_kernel_config.py");
 
 /// The name of the kernelspec ipybox installs in the session's Jupyter data directory.
 pub const KERNEL_NAME: &str = "ipybox";
@@ -87,7 +88,11 @@ impl Gateway {
             };
             let api = GatewayApi::new(endpoint, launch.connector.clone());
             let child = spawn(&launch, port, &log_path)?;
-            let mut gateway = Gateway { child: Some(child), api, log_path: log_path.clone() };
+            let mut gateway = Gateway {
+                child: Some(child),
+                api,
+                log_path: log_path.clone(),
+            };
             match gateway.wait_ready(launch.startup_timeout).await {
                 Ok(()) => return Ok(gateway),
                 Err(e) => {
@@ -185,15 +190,30 @@ fn json_list(items: &[String]) -> String {
 
 fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
     let state = &launch.state_dir;
-    for sub in ["config", "data/kernels/ipybox", "runtime", "ipython"] {
+    for sub in [
+        "config",
+        "data/kernels/ipybox",
+        "runtime",
+        "ipython/profile_default",
+    ] {
         std::fs::create_dir_all(state.join(sub))
             .map_err(|e| Error::io(format!("creating {}", state.join(sub).display()), e))?;
     }
     let config = CONFIG_TEMPLATE
-        .replace("@@TOKEN@@", &serde_json::to_string(token).unwrap_or_default())
+        .replace(
+            "@@TOKEN@@",
+            &serde_json::to_string(token).unwrap_or_default(),
+        )
         .replace("@@PROCESS_ENV@@", &json_list(&launch.process_env_whitelist))
         .replace("@@KERNEL_ENV@@", &json_list(&launch.kernel_env_whitelist));
-    write_private(&state.join("config/jupyter_kernel_gateway_config.py"), &config)?;
+    write_private(
+        &state.join("config/jupyter_kernel_gateway_config.py"),
+        &config,
+    )?;
+    write_private(
+        &state.join("ipython/profile_default/ipython_kernel_config.py"),
+        IPYTHON_CONFIG,
+    )?;
     let spec = serde_json::json!({
         "argv": [launch.python, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
         "display_name": "Python 3 (ipybox)",
@@ -227,7 +247,9 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         .append(true)
         .open(log_path)
         .map_err(|e| Error::io(format!("opening {}", log_path.display()), e))?;
-    let log_err = log.try_clone().map_err(|e| Error::io("duplicating the log file", e))?;
+    let log_err = log
+        .try_clone()
+        .map_err(|e| Error::io("duplicating the log file", e))?;
     let mut args: Vec<OsString> = Vec::new();
     args.push(launch.python.clone().into_os_string());
     args.extend(
@@ -272,5 +294,9 @@ fn read_tail(path: &Path, max: u64) -> String {
     let mut buf = Vec::new();
     let _ = f.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).trim().to_owned();
-    if text.is_empty() { String::from("(empty log)") } else { text }
+    if text.is_empty() {
+        String::from("(empty log)")
+    } else {
+        text
+    }
 }

@@ -97,7 +97,9 @@ fn empty_header_as_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Header
     let v = Option::<Value>::deserialize(d)?;
     match v {
         Some(Value::Object(map)) if map.contains_key("msg_id") => {
-            serde_json::from_value(Value::Object(map)).map(Some).map_err(serde::de::Error::custom)
+            serde_json::from_value(Value::Object(map))
+                .map(Some)
+                .map_err(serde::de::Error::custom)
         }
         _ => Ok(None),
     }
@@ -184,7 +186,9 @@ pub struct DisplayData {
 impl DisplayData {
     /// The display id, if the output can be updated later.
     pub fn display_id(&self) -> Option<&str> {
-        self.transient.as_ref().and_then(|t| t.display_id.as_deref())
+        self.transient
+            .as_ref()
+            .and_then(|t| t.display_id.as_deref())
     }
 
     /// A string-valued entry (Jupyter allows multi-line strings as lists of lines).
@@ -331,7 +335,9 @@ pub struct Empty {}
 
 /// Current UTC time as ISO 8601 with microseconds, as Jupyter headers carry it.
 pub fn iso8601_now() -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil-from-days (Howard Hinnant's algorithm).
@@ -366,7 +372,10 @@ mod tests {
         assert_eq!(m.parent_id(), Some("req1"), "parent id routes the message");
         assert_eq!(
             m.content(),
-            Content::Stream(Stream { name: "stdout".into(), text: "hi\n".into() })
+            Content::Stream(Stream {
+                name: "stdout".into(),
+                text: "hi\n".into()
+            })
         );
     }
 
@@ -374,13 +383,22 @@ mod tests {
     fn empty_parent_header_is_none_and_unknown_types_do_not_fail() {
         let raw = r#"{"channel":"iopub","header":{"msg_id":"b","msg_type":"comm_open"},"parent_header":{},"content":{"x":1}}"#;
         let m: Incoming = serde_json::from_str(raw).expect("valid message");
-        assert_eq!(m.parent_id(), None, "an empty parent header means no parent");
-        assert_eq!(m.content(), Content::Unknown, "unknown message types parse to Unknown");
+        assert_eq!(
+            m.parent_id(),
+            None,
+            "an empty parent header means no parent"
+        );
+        assert_eq!(
+            m.content(),
+            Content::Unknown,
+            "unknown message types parse to Unknown"
+        );
     }
 
     #[test]
     fn multiline_list_strings_are_joined() {
-        let d: DisplayData = serde_json::from_str(r#"{"data":{"text/plain":["a\n","b"]}}"#).expect("valid");
+        let d: DisplayData =
+            serde_json::from_str(r#"{"data":{"text/plain":["a\n","b"]}}"#).expect("valid");
         assert_eq!(d.text("text/plain").as_deref(), Some("a\nb"));
     }
 

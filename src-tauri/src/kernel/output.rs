@@ -12,7 +12,11 @@ use super::messages::{Content, DisplayData, ErrorContent};
 use crate::error::{PartialOutput, PythonError};
 
 /// Image MIME types ipybox saves, with their file extension.
-const IMAGE_TYPES: [(&str, &str); 3] = [("image/png", "png"), ("image/jpeg", "jpg"), ("image/svg+xml", "svg")];
+const IMAGE_TYPES: [(&str, &str); 3] = [
+    ("image/png", "png"),
+    ("image/jpeg", "jpg"),
+    ("image/svg+xml", "svg"),
+];
 
 #[derive(Debug)]
 struct Item {
@@ -33,7 +37,12 @@ pub struct OutputCollector {
 impl OutputCollector {
     /// A collector saving images into `images_dir` (created on first image).
     pub fn new(images_dir: PathBuf) -> Self {
-        OutputCollector { images_dir, items: Vec::new(), clear_on_next: false, error: None }
+        OutputCollector {
+            images_dir,
+            items: Vec::new(),
+            clear_on_next: false,
+            error: None,
+        }
     }
 
     /// Take in one output message; returns new text to stream as a chunk, if any.
@@ -54,7 +63,11 @@ impl OutputCollector {
                     Some(last) if last.display_id.is_none() && last.images.is_empty() => {
                         last.text.push_str(&s.text);
                     }
-                    _ => self.items.push(Item { display_id: None, text: s.text.clone(), images: Vec::new() }),
+                    _ => self.items.push(Item {
+                        display_id: None,
+                        text: s.text.clone(),
+                        images: Vec::new(),
+                    }),
                 }
                 Some(s.text)
             }
@@ -66,9 +79,15 @@ impl OutputCollector {
                 chunk
             }
             Content::UpdateDisplayData(d) => {
-                let Some(id) = d.display_id().map(str::to_owned) else { return None };
+                let Some(id) = d.display_id().map(str::to_owned) else {
+                    return None;
+                };
                 let updated = self.render(&d);
-                for item in self.items.iter_mut().filter(|i| i.display_id.as_deref() == Some(&id)) {
+                for item in self
+                    .items
+                    .iter_mut()
+                    .filter(|i| i.display_id.as_deref() == Some(&id))
+                {
                     item.text = updated.text.clone();
                     item.images = updated.images.clone();
                 }
@@ -109,7 +128,11 @@ impl OutputCollector {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        Item { display_id: d.display_id().map(str::to_owned), text, images }
+        Item {
+            display_id: d.display_id().map(str::to_owned),
+            text,
+            images,
+        }
     }
 
     /// The exception raised by the code, if any.
@@ -123,7 +146,11 @@ impl OutputCollector {
         let text = text.trim();
         PartialOutput {
             text: (!text.is_empty()).then(|| text.to_owned()),
-            images: self.items.iter().flat_map(|i| i.images.iter().cloned()).collect(),
+            images: self
+                .items
+                .iter()
+                .flat_map(|i| i.images.iter().cloned())
+                .collect(),
         }
     }
 }
@@ -133,7 +160,12 @@ pub fn python_error(e: &ErrorContent) -> PythonError {
     PythonError {
         name: e.ename.clone(),
         value: e.evalue.clone(),
-        traceback: e.traceback.iter().map(|l| strip_ansi(l)).collect::<Vec<_>>().join("\n"),
+        traceback: e
+            .traceback
+            .iter()
+            .map(|l| strip_ansi(l))
+            .collect::<Vec<_>>()
+            .join("\n"),
         raw_traceback: e.traceback.clone(),
     }
 }
@@ -151,8 +183,13 @@ fn save_image(dir: &Path, d: &DisplayData, mime: &str, ext: &str) -> Result<Path
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(cleaned)
             .map_err(|e| format!("invalid base64: {e}"))?;
-        let format = if mime == "image/png" { image::ImageFormat::Png } else { image::ImageFormat::Jpeg };
-        image::load_from_memory_with_format(&bytes, format).map_err(|e| format!("undecodable image: {e}"))?;
+        let format = if mime == "image/png" {
+            image::ImageFormat::Png
+        } else {
+            image::ImageFormat::Jpeg
+        };
+        image::load_from_memory_with_format(&bytes, format)
+            .map_err(|e| format!("undecodable image: {e}"))?;
         bytes
     };
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -208,13 +245,22 @@ mod tests {
     use crate::kernel::messages::{ClearOutput, Stream};
 
     fn stream(t: &str) -> Content {
-        Content::Stream(Stream { name: "stdout".into(), text: t.into() })
+        Content::Stream(Stream {
+            name: "stdout".into(),
+            text: t.into(),
+        })
     }
 
     #[test]
     fn strips_ansi_colours_and_links() {
-        assert_eq!(strip_ansi("\u{1b}[0;31mZeroDivisionError\u{1b}[0m: x"), "ZeroDivisionError: x");
-        assert_eq!(strip_ansi("a\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{7}b"), "alinkb");
+        assert_eq!(
+            strip_ansi("\u{1b}[0;31mZeroDivisionError\u{1b}[0m: x"),
+            "ZeroDivisionError: x"
+        );
+        assert_eq!(
+            strip_ansi("a\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{7}b"),
+            "alinkb"
+        );
         assert_eq!(strip_ansi("plain"), "plain");
     }
 
@@ -226,7 +272,11 @@ mod tests {
         c.push(stream("b\n"));
         assert_eq!(c.finish().text.as_deref(), Some("a\nb"));
         c.push(Content::ClearOutput(ClearOutput { wait: true }));
-        assert_eq!(c.finish().text.as_deref(), Some("a\nb"), "wait=true clears only at the next output");
+        assert_eq!(
+            c.finish().text.as_deref(),
+            Some("a\nb"),
+            "wait=true clears only at the next output"
+        );
         c.push(stream("c"));
         assert_eq!(c.finish().text.as_deref(), Some("c"));
     }
@@ -235,12 +285,25 @@ mod tests {
     fn undecodable_png_is_reported_not_written() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut c = OutputCollector::new(dir.path().to_owned());
-        let d: DisplayData = serde_json::from_str(r#"{"data":{"image/png":"aGVsbG8=","text/plain":"<Figure>"}}"#)
-            .expect("valid");
+        let d: DisplayData =
+            serde_json::from_str(r#"{"data":{"image/png":"aGVsbG8=","text/plain":"<Figure>"}}"#)
+                .expect("valid");
         c.push(Content::DisplayData(d));
         let out = c.finish();
         assert!(out.images.is_empty(), "an invalid PNG is not saved");
-        assert!(out.text.as_deref().unwrap_or("").contains("image/png output not saved"), "{out:?}");
-        assert_eq!(std::fs::read_dir(dir.path()).map(|d| d.count()).unwrap_or(0), 0, "nothing written");
+        assert!(
+            out.text
+                .as_deref()
+                .unwrap_or("")
+                .contains("image/png output not saved"),
+            "{out:?}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path())
+                .map(|d| d.count())
+                .unwrap_or(0),
+            0,
+            "nothing written"
+        );
     }
 }

@@ -35,9 +35,17 @@ pub enum KernelEvent {
 }
 
 enum Command {
-    Send { msg_id: String, frame: String, events: mpsc::UnboundedSender<KernelEvent> },
-    Forget { msg_id: String },
-    Close { done: oneshot::Sender<()> },
+    Send {
+        msg_id: String,
+        frame: String,
+        events: mpsc::UnboundedSender<KernelEvent>,
+    },
+    Forget {
+        msg_id: String,
+    },
+    Close {
+        done: oneshot::Sender<()>,
+    },
 }
 
 /// A connected kernel.
@@ -78,7 +86,11 @@ impl KernelSession {
     }
 
     /// Connect to an existing kernel.
-    pub async fn connect(api: &GatewayApi, id: &str, ready_timeout: Duration) -> Result<KernelSession> {
+    pub async fn connect(
+        api: &GatewayApi,
+        id: &str,
+        ready_timeout: Duration,
+    ) -> Result<KernelSession> {
         let session_id = uuid::Uuid::new_v4().simple().to_string();
         let socket = api.connect_channels(id, &session_id).await?;
         let (tx, rx) = mpsc::unbounded_channel();
@@ -108,11 +120,15 @@ impl KernelSession {
                 match tokio::time::timeout_at(attempt.min(deadline), events.recv()).await {
                     Ok(Some(KernelEvent::Output(Content::KernelInfoReply(_)))) => break true,
                     Ok(Some(KernelEvent::Died(reason))) => {
-                        return Err(Error::KernelStart(format!("the kernel died while starting: {reason}")));
+                        return Err(Error::KernelStart(format!(
+                            "the kernel died while starting: {reason}"
+                        )));
                     }
                     Ok(Some(_)) => continue,
                     Ok(None) => {
-                        return Err(Error::KernelStart("the kernel's connection closed while starting".into()));
+                        return Err(Error::KernelStart(
+                            "the kernel's connection closed while starting".into(),
+                        ));
                     }
                     Err(_) => break false,
                 }
@@ -153,15 +169,24 @@ impl KernelSession {
 
     fn send(&self, msg_id: String, frame: String) -> Result<mpsc::UnboundedReceiver<KernelEvent>> {
         let (tx, rx) = mpsc::unbounded_channel();
-        self.commands.send(Command::Send { msg_id, frame, events: tx }).map_err(|_| {
-            Error::KernelDied { reason: "the connection to the kernel is closed".into(), output: Default::default() }
-        })?;
+        self.commands
+            .send(Command::Send {
+                msg_id,
+                frame,
+                events: tx,
+            })
+            .map_err(|_| Error::KernelDied {
+                reason: "the connection to the kernel is closed".into(),
+                output: Default::default(),
+            })?;
         Ok(rx)
     }
 
     /// Stop routing messages of `msg_id`.
     pub fn forget(&self, msg_id: &str) {
-        let _ = self.commands.send(Command::Forget { msg_id: msg_id.to_owned() });
+        let _ = self.commands.send(Command::Forget {
+            msg_id: msg_id.to_owned(),
+        });
     }
 
     /// Interrupt the running execution (REST, SIGINT to the kernel).
@@ -179,7 +204,9 @@ impl KernelSession {
         for attempt in 0..4 {
             match self.api.delete_kernel(&self.id).await {
                 Ok(()) => return,
-                Err(e) => tracing::debug!(kernel = %self.id, error = %e, attempt, "deleting kernel failed"),
+                Err(e) => {
+                    tracing::debug!(kernel = %self.id, error = %e, attempt, "deleting kernel failed")
+                }
             }
             tokio::time::sleep(Duration::from_millis(500 * (attempt + 1))).await;
         }
@@ -263,7 +290,10 @@ async fn run(
 }
 
 /// Route one frame. Returns `Some(reason)` when the kernel died.
-fn route(text: &str, pending: &mut HashMap<String, mpsc::UnboundedSender<KernelEvent>>) -> Option<String> {
+fn route(
+    text: &str,
+    pending: &mut HashMap<String, mpsc::UnboundedSender<KernelEvent>>,
+) -> Option<String> {
     let msg: Incoming = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) => {
@@ -282,8 +312,12 @@ fn route(text: &str, pending: &mut HashMap<String, mpsc::UnboundedSender<KernelE
             _ => {}
         }
     }
-    let Some(parent) = msg.parent_id() else { return None };
-    let Some(events) = pending.get(parent) else { return None };
+    let Some(parent) = msg.parent_id() else {
+        return None;
+    };
+    let Some(events) = pending.get(parent) else {
+        return None;
+    };
     let event = match (msg.channel, content) {
         (_, Content::Status(s)) if s.execution_state == "idle" => KernelEvent::Idle,
         (_, Content::Status(_)) => return None,
