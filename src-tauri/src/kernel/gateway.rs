@@ -277,7 +277,7 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
-    process::spawn_supervised(cmd, libc::SIGTERM).map_err(|e| {
+    process::spawn_supervised(cmd, libc::SIGKILL).map_err(|e| {
         Error::Gateway(format!(
             "cannot start the Kernel Gateway ({}): {e}",
             PathBuf::from(&program).display()

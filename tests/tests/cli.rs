@@ -1,0 +1,100 @@
+//! The `ipybox exec` and `ipybox setup` commands.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use ipybox_tests::{ipybox_bin, workspace};
+
+fn exec(ws: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(ipybox_bin()).arg("exec").arg("--workspace").arg(ws).args(args).output().unwrap()
+}
+
+#[test]
+fn exec_streams_output_and_lists_images() {
+    let ws = workspace();
+    let out = exec(ws.path(), &["-e", "GREETING=hi", "import os\nprint(os.environ['GREETING'])\nimport matplotlib.pyplot as plt\nplt.plot([1]); plt.show()\n6*7"]);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "hi");
+    assert!(lines.contains(&"42"), "{stdout}");
+    let image = lines.iter().find_map(|l| l.strip_prefix("image: ")).expect("image path printed");
+    assert!(std::path::Path::new(image).exists(), "{image} exists");
+}
+
+#[test]
+fn exec_exits_non_zero_with_the_traceback_on_stderr() {
+    let ws = workspace();
+    let out = exec(ws.path(), &["print('partial')\nraise ValueError('bad value')"]);
+    assert_eq!(out.status.code(), Some(1), "a raised exception exits 1");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "partial\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ValueError: bad value") && stderr.contains("Traceback"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "no ANSI escapes on stderr");
+
+    let out = exec(ws.path(), &["--timeout", "0.5", "import time; time.sleep(10)"]);
+    assert_eq!(out.status.code(), Some(2), "a timeout exits 2");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timed out"));
+}
+
+#[test]
+fn exec_reads_code_from_stdin_and_files() {
+    let ws = workspace();
+    let mut child = Command::new(ipybox_bin())
+        .args(["exec", "--workspace"])
+        .arg(ws.path())
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"print('from stdin')").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from stdin\n");
+    let file = ws.path().join("script.py");
+    std::fs::write(&file, "print('from file')\n").unwrap();
+    let out = exec(ws.path(), &["--file", file.to_str().unwrap()]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from file\n");
+}
+
+#[test]
+fn help_and_version_and_bad_arguments() {
+    let out = Command::new(ipybox_bin()).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("exec") && help.contains("setup"), "{help}");
+    let out = Command::new(ipybox_bin()).arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ipybox "));
+    let out = Command::new(ipybox_bin()).args(["exec", "-e", "NOEQUALS", "1"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
+}
+
+#[test]
+fn setup_without_a_suitable_python_fails_clearly() {
+    let home = workspace();
+    let fake_bin = home.path().join("bin");
+    std::fs::create_dir(&fake_bin).unwrap();
+    let fake = fake_bin.join("python3");
+    std::fs::write(&fake, "#!/bin/sh\necho 3 8\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(ipybox_bin())
+        .arg("setup")
+        .env_remove("IPYBOX_PYTHON")
+        .env("IPYBOX_HOME", home.path().join("home"))
+        .env("PATH", &fake_bin)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Python 3.10 or newer") && stderr.contains("is 3.8"), "{stderr}");
+}
+
+#[test]
+fn python_flag_checks_the_environment() {
+    let out = Command::new(ipybox_bin()).args(["setup", "--python", "/nonexistent/python"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run the Python at /nonexistent/python"));
+}
