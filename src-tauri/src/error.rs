@@ -50,9 +50,9 @@ pub enum Error {
     #[error("{error}")]
     CodeExecution {
         /// The exception.
-        error: PythonError,
+        error: Box<PythonError>,
         /// Output produced before the exception.
-        output: PartialOutput,
+        output: Box<PartialOutput>,
     },
     /// The execution ran past its timeout. The kernel was interrupted; its state is kept
     /// (unless `kernel_restarted`, when the kernel ignored the interrupt and was replaced).
@@ -61,7 +61,7 @@ pub enum Error {
         /// The timeout that expired.
         timeout: Duration,
         /// Output produced before the timeout.
-        output: PartialOutput,
+        output: Box<PartialOutput>,
         /// The kernel ignored the interrupt and had to be replaced.
         kernel_restarted: bool,
     },
@@ -74,7 +74,7 @@ pub enum Error {
         /// What was observed.
         reason: String,
         /// Output produced before the kernel died.
-        output: PartialOutput,
+        output: Box<PartialOutput>,
     },
     /// The Kernel Gateway could not be started or reached.
     #[error("{0}")]
@@ -165,7 +165,7 @@ impl Error {
         match self {
             Error::CodeExecution { output, .. }
             | Error::Timeout { output, .. }
-            | Error::KernelDied { output, .. } => Some(output),
+            | Error::KernelDied { output, .. } => Some(output.as_ref()),
             _ => None,
         }
     }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, PartialOutput, PythonError, Result};
+use crate::error::{Error, PythonError, Result};
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::connector::{HostConnector, SharedConnector};
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
@@ -337,10 +337,10 @@ impl Running {
 
     /// The active kernel, replacing a dead one.
     async fn kernel(&mut self) -> Result<&KernelSession> {
-        if self.kernel.as_ref().is_some_and(KernelSession::is_dead) {
-            if let Some(old) = self.kernel.take() {
-                discard(old);
-            }
+        if self.kernel.as_ref().is_some_and(KernelSession::is_dead)
+            && let Some(old) = self.kernel.take()
+        {
+            discard(old);
         }
         if self.kernel.is_none() {
             let k = self.fresh_kernel().await?;
@@ -689,7 +689,7 @@ async fn run_execution(
             running.retire_kernel();
             return Err(Error::KernelDied {
                 reason,
-                output: collector.finish(),
+                output: Box::new(collector.finish()),
             });
         }
         Stop::TimedOut | Stop::Cancelled => {
@@ -719,14 +719,14 @@ async fn run_execution(
             }
             return Err(Error::Timeout {
                 timeout: options.timeout.unwrap_or_default(),
-                output: collector.finish(),
+                output: Box::new(collector.finish()),
                 kernel_restarted: !settled,
             });
         }
     };
     debug_assert!(finished_cleanly);
     kernel.forget(&msg_id);
-    let reply = reply.unwrap_or_else(|| unreachable_reply());
+    let reply = reply.unwrap_or_else(unreachable_reply);
     let output = collector.finish();
     match reply.status.as_str() {
         "ok" => Ok(CodeExecutionResult {
@@ -738,8 +738,8 @@ async fn run_execution(
                 .take_error()
                 .unwrap_or_else(|| reply_error(&reply));
             Err(Error::CodeExecution {
-                error,
-                output: PartialOutput { ..output },
+                error: Box::new(error),
+                output: Box::new(output),
             })
         }
     }

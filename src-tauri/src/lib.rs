@@ -14,6 +14,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod apigen;
 pub mod error;
 pub mod executor;
 pub mod kernel;

@@ -252,30 +252,16 @@ fn write_package(
     manifest
 }
 
-/// `python3` with pydantic v2, or `None` (with a note on stderr) when there is none.
-#[allow(clippy::print_stderr)]
+/// The Python of ipybox's own environment (the pydantic the kernels use); provisioned on
+/// first use. Generated code is always checked by a real Python: no silent skip.
 fn python() -> Option<Command> {
-    let probe = Command::new("python3")
-        .args([
-            "-c",
-            "import pydantic, sys; sys.exit(0 if pydantic.VERSION.startswith('2.') else 1)",
-        ])
-        .output();
-    match probe {
-        Ok(output) if output.status.success() => {
-            let mut command = Command::new("python3");
-            command
-                .args(["-B", "-W", "error"])
-                .env("PYTHONDONTWRITEBYTECODE", "1");
-            Some(command)
-        }
-        _ => {
-            eprintln!(
-                "SKIPPED: python3 with pydantic v2 is not available; the generated modules were not imported"
-            );
-            None
-        }
-    }
+    let env = crate::pyenv::resolve(None, crate::pyenv::Progress::Quiet)
+        .expect("ipybox's Python environment (run `ipybox setup`)");
+    let mut command = Command::new(env.python());
+    command
+        .args(["-B", "-W", "error"])
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    Some(command)
 }
 
 fn run_python(mut command: Command, script: &str, args: &[&Path], stdin: &str) -> String {

@@ -79,9 +79,7 @@ impl OutputCollector {
                 chunk
             }
             Content::UpdateDisplayData(d) => {
-                let Some(id) = d.display_id().map(str::to_owned) else {
-                    return None;
-                };
+                let id = d.display_id().map(str::to_owned)?;
                 let updated = self.render(&d);
                 for item in self
                     .items

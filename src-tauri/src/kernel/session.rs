@@ -312,12 +312,8 @@ fn route(
             _ => {}
         }
     }
-    let Some(parent) = msg.parent_id() else {
-        return None;
-    };
-    let Some(events) = pending.get(parent) else {
-        return None;
-    };
+    let parent = msg.parent_id()?;
+    let events = pending.get(parent)?;
     let event = match (msg.channel, content) {
         (_, Content::Status(s)) if s.execution_state == "idle" => KernelEvent::Idle,
         (_, Content::Status(_)) => return None,
