@@ -21,7 +21,9 @@ async fn main() -> Result<(), Error> {
 
     // A Python exception is an error value with the exception name, value and traceback.
     match executor.execute("1 / 0", None).await {
-        Err(Error::CodeExecution { error, .. }) => println!("raised {}: {}", error.name, error.value),
+        Err(Error::CodeExecution { error, .. }) => {
+            println!("raised {}: {}", error.name, error.value)
+        }
         other => println!("unexpected: {other:?}"),
     }
 

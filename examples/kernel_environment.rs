@@ -8,7 +8,9 @@ use ipybox::{CodeExecutor, Error};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let executor = CodeExecutor::builder().kernel_env([("API_BASE", "https://api.example.org"), ("DEBUG", "1")]).build();
+    let executor = CodeExecutor::builder()
+        .kernel_env([("API_BASE", "https://api.example.org"), ("DEBUG", "1")])
+        .build();
     executor.start().await?;
 
     let code = "import os\nprint(os.environ['API_BASE'], os.environ['DEBUG'])\nprint('USER' in os.environ)";

@@ -14,14 +14,19 @@ async fn main() -> Result<(), Error> {
     executor.start().await?;
 
     executor.execute("import math\nx = math.pi", None).await?;
-    println!("before reset: {:?}", executor.execute("x", None).await?.text);
+    println!(
+        "before reset: {:?}",
+        executor.execute("x", None).await?.text
+    );
 
     let t = Instant::now();
     executor.reset().await?;
     println!("reset took {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
 
     match executor.execute("x", None).await {
-        Err(Error::CodeExecution { error, .. }) => println!("after reset: {}: {}", error.name, error.value),
+        Err(Error::CodeExecution { error, .. }) => {
+            println!("after reset: {}: {}", error.name, error.value)
+        }
         other => println!("unexpected: {other:?}"),
     }
 

@@ -12,8 +12,15 @@ async fn main() -> Result<(), Error> {
     let executor = CodeExecutor::builder().build();
     executor.start().await?;
 
-    let code = "import time\nfor i in range(5):\n    print(f'step {i}', flush=True)\n    time.sleep(0.2)";
-    let mut events = executor.stream(code, StreamOptions { chunks: true, ..Default::default() });
+    let code =
+        "import time\nfor i in range(5):\n    print(f'step {i}', flush=True)\n    time.sleep(0.2)";
+    let mut events = executor.stream(
+        code,
+        StreamOptions {
+            chunks: true,
+            ..Default::default()
+        },
+    );
     while let Some(event) = events.next().await {
         match event? {
             Event::Chunk(text) => print!("chunk: {text}"),

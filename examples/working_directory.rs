@@ -11,7 +11,8 @@ use ipybox::{CodeExecutor, Error};
 async fn main() -> Result<(), Error> {
     let dir = std::env::temp_dir().join("ipybox-example-workspace");
     std::fs::create_dir_all(&dir).map_err(|e| Error::Config(e.to_string()))?;
-    std::fs::write(dir.join("data.csv"), "a,b\n1,2\n3,4\n").map_err(|e| Error::Config(e.to_string()))?;
+    std::fs::write(dir.join("data.csv"), "a,b\n1,2\n3,4\n")
+        .map_err(|e| Error::Config(e.to_string()))?;
 
     let executor = CodeExecutor::builder().working_dir(&dir).build();
     executor.start().await?;

@@ -360,17 +360,64 @@ impl Running {
     }
 
     async fn shutdown(mut self) {
-        if let Some(k) = self.kernel.take() {
-            k.shutdown().await;
-        }
-        if let Some(spare) = self.spare.take() {
-            spare.abort();
-            if let Ok(Ok(k)) = spare.await {
-                k.shutdown().await;
+        let kernels = self.take_kernels();
+        match self.gateway.take() {
+            // Our own gateway: stopping it ends its kernels (they are signalled first).
+            Some(mut gw) => {
+                for k in kernels {
+                    if let Some(k) = k.await {
+                        k.close().await;
+                    }
+                }
+                gw.stop().await;
+            }
+            // Someone else's server: delete what we created there.
+            None => {
+                for k in kernels {
+                    if let Some(k) = k.await {
+                        k.shutdown().await;
+                    }
+                }
             }
         }
-        if let Some(mut gw) = self.gateway.take() {
-            gw.stop().await;
+        if let Some(dir) = self.state_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    /// The active kernel, and the spare once its start finishes (aborted instead when the
+    /// gateway is ours and about to stop anyway).
+    fn take_kernels(&mut self) -> Vec<impl Future<Output = Option<KernelSession>> + use<>> {
+        let active = self.kernel.take();
+        let spare = self.spare.take();
+        let ours = self.gateway.is_some();
+        let mut out = Vec::new();
+        out.push(futures_util::future::Either::Left(async move { active }));
+        out.push(futures_util::future::Either::Right(async move {
+            let spare = spare?;
+            if ours {
+                spare.abort();
+            }
+            spare.await.ok()?.ok()
+        }));
+        out
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Not stopped explicitly: the gateway's own Drop kills its process tree; kernels on
+        // an external server are deleted in the background if a runtime is still there.
+        if self.gateway.is_none()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            for k in self.take_kernels() {
+                handle.spawn(async move {
+                    if let Some(k) = k.await {
+                        k.shutdown().await;
+                    }
+                });
+            }
         }
         if let Some(dir) = self.state_dir.take() {
             let _ = std::fs::remove_dir_all(dir);

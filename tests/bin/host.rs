@@ -8,13 +8,23 @@ use std::io::Write;
 use futures_util::StreamExt;
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let dir = std::env::args().nth(1).expect("workspace dir");
         let e = ipybox::CodeExecutor::builder().working_dir(dir).build();
         e.start().await.unwrap();
         let pid = e.gateway_pid().await.unwrap();
-        let mut s = e.stream("import time\nprint('sleeping', flush=True)\ntime.sleep(600)", ipybox::StreamOptions { timeout: None, chunks: true });
+        let mut s = e.stream(
+            "import time\nprint('sleeping', flush=True)\ntime.sleep(600)",
+            ipybox::StreamOptions {
+                timeout: None,
+                chunks: true,
+            },
+        );
         let _ = s.next().await;
         println!("{pid}");
         std::io::stdout().flush().unwrap();

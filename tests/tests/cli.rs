@@ -8,33 +8,62 @@ use std::process::{Command, Stdio};
 use ipybox_tests::{ipybox_bin, workspace};
 
 fn exec(ws: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(ipybox_bin()).arg("exec").arg("--workspace").arg(ws).args(args).output().unwrap()
+    Command::new(ipybox_bin())
+        .arg("exec")
+        .arg("--workspace")
+        .arg(ws)
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn exec_streams_output_and_lists_images() {
     let ws = workspace();
-    let out = exec(ws.path(), &["-e", "GREETING=hi", "import os\nprint(os.environ['GREETING'])\nimport matplotlib.pyplot as plt\nplt.plot([1]); plt.show()\n6*7"]);
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let out = exec(
+        ws.path(),
+        &[
+            "-e",
+            "GREETING=hi",
+            "import os\nprint(os.environ['GREETING'])\nimport matplotlib.pyplot as plt\nplt.plot([1]); plt.show()\n6*7",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], "hi");
     assert!(lines.contains(&"42"), "{stdout}");
-    let image = lines.iter().find_map(|l| l.strip_prefix("image: ")).expect("image path printed");
+    let image = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("image: "))
+        .expect("image path printed");
     assert!(std::path::Path::new(image).exists(), "{image} exists");
 }
 
 #[test]
 fn exec_exits_non_zero_with_the_traceback_on_stderr() {
     let ws = workspace();
-    let out = exec(ws.path(), &["print('partial')\nraise ValueError('bad value')"]);
+    let out = exec(
+        ws.path(),
+        &["print('partial')\nraise ValueError('bad value')"],
+    );
     assert_eq!(out.status.code(), Some(1), "a raised exception exits 1");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "partial\n");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("ValueError: bad value") && stderr.contains("Traceback"), "{stderr}");
+    assert!(
+        stderr.contains("ValueError: bad value") && stderr.contains("Traceback"),
+        "{stderr}"
+    );
     assert!(!stderr.contains('\u{1b}'), "no ANSI escapes on stderr");
 
-    let out = exec(ws.path(), &["--timeout", "0.5", "import time; time.sleep(10)"]);
+    let out = exec(
+        ws.path(),
+        &["--timeout", "0.5", "import time; time.sleep(10)"],
+    );
     assert_eq!(out.status.code(), Some(2), "a timeout exits 2");
     assert!(String::from_utf8_lossy(&out.stderr).contains("timed out"));
 }
@@ -50,7 +79,12 @@ fn exec_reads_code_from_stdin_and_files() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"print('from stdin')").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"print('from stdin')")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from stdin\n");
     let file = ws.path().join("script.py");
@@ -64,9 +98,15 @@ fn help_and_version_and_bad_arguments() {
     let out = Command::new(ipybox_bin()).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("exec") && help.contains("setup"), "{help}");
-    let out = Command::new(ipybox_bin()).arg("--version").output().unwrap();
+    let out = Command::new(ipybox_bin())
+        .arg("--version")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("ipybox "));
-    let out = Command::new(ipybox_bin()).args(["exec", "-e", "NOEQUALS", "1"]).output().unwrap();
+    let out = Command::new(ipybox_bin())
+        .args(["exec", "-e", "NOEQUALS", "1"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
 }
@@ -89,12 +129,21 @@ fn setup_without_a_suitable_python_fails_clearly() {
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("Python 3.10 or newer") && stderr.contains("is 3.8"), "{stderr}");
+    assert!(
+        stderr.contains("Python 3.10 or newer") && stderr.contains("is 3.8"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn python_flag_checks_the_environment() {
-    let out = Command::new(ipybox_bin()).args(["setup", "--python", "/nonexistent/python"]).output().unwrap();
+    let out = Command::new(ipybox_bin())
+        .args(["setup", "--python", "/nonexistent/python"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run the Python at /nonexistent/python"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cannot run the Python at /nonexistent/python")
+    );
 }

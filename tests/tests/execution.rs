@@ -14,15 +14,30 @@ async fn state_persists_and_reset_clears_it() {
     let ws = workspace();
     let e = started(ws.path()).await;
     e.execute("x = 41\nimport json", None).await.unwrap();
-    let r = e.execute("print(x + 1, json.dumps([1]))", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("42 [1]"), "variables and imports persist across executions");
+    let r = e
+        .execute("print(x + 1, json.dumps([1]))", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("42 [1]"),
+        "variables and imports persist across executions"
+    );
     e.reset().await.unwrap();
     let err = e.execute("x", None).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::CodeExecutionError);
     let r = e.execute("print('json' in dir())", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("False"), "imports are gone after reset");
+    assert_eq!(
+        r.text.as_deref(),
+        Some("False"),
+        "imports are gone after reset"
+    );
     let r = e.execute("print(sorted(k for k in globals() if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', 'get_ipython', 'open')))", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("[]"), "a fresh kernel has no user names, not even ipybox's init helpers");
+    assert_eq!(
+        r.text.as_deref(),
+        Some("[]"),
+        "a fresh kernel has no user names, not even ipybox's init helpers"
+    );
     e.stop().await.unwrap();
 }
 
@@ -31,7 +46,13 @@ async fn chunks_arrive_in_order_and_make_the_final_text() {
     let ws = workspace();
     let e = started(ws.path()).await;
     let code = "import sys, time\nfor i in range(5):\n    print('line', i, flush=True)\n    time.sleep(0.05)\nprint('err', file=sys.stderr)\n7";
-    let mut s = e.stream(code, StreamOptions { timeout: None, chunks: true });
+    let mut s = e.stream(
+        code,
+        StreamOptions {
+            timeout: None,
+            chunks: true,
+        },
+    );
     let mut chunks = String::new();
     let mut n = 0;
     let mut result = None;
@@ -48,8 +69,15 @@ async fn chunks_arrive_in_order_and_make_the_final_text() {
     }
     let result = result.expect("a result event");
     assert!(n >= 3, "output streams as it is produced, got {n} chunks");
-    assert_eq!(chunks, "line 0\nline 1\nline 2\nline 3\nline 4\nerr\n7\n", "chunks in print order");
-    assert_eq!(result.text.as_deref(), Some(chunks.trim()), "final text equals the chunks");
+    assert_eq!(
+        chunks, "line 0\nline 1\nline 2\nline 3\nline 4\nerr\n7\n",
+        "chunks in print order"
+    );
+    assert_eq!(
+        result.text.as_deref(),
+        Some(chunks.trim()),
+        "final text equals the chunks"
+    );
     e.stop().await.unwrap();
 }
 
@@ -57,14 +85,24 @@ async fn chunks_arrive_in_order_and_make_the_final_text() {
 async fn large_outputs_arrive_whole() {
     let ws = workspace();
     let e = started(ws.path()).await;
-    let r = e.execute("for i in range(100000): print(i)", None).await.unwrap();
+    let r = e
+        .execute("for i in range(100000): print(i)", None)
+        .await
+        .unwrap();
     let text = r.text.unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 100_000, "all 100,000 lines arrive");
     assert_eq!((lines[0], lines[99_999]), ("0", "99999"));
     // Past Jupyter Server's default IOPub rate limit (1 MB/s): nothing may be dropped.
-    let r = e.execute("s = 'x' * 99\nfor i in range(60000): print(s)", None).await.unwrap();
-    assert_eq!(r.text.unwrap().len(), 60_000 * 100 - 1, "6 MB of output arrive whole");
+    let r = e
+        .execute("s = 'x' * 99\nfor i in range(60000): print(s)", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text.unwrap().len(),
+        60_000 * 100 - 1,
+        "6 MB of output arrive whole"
+    );
     e.stop().await.unwrap();
 }
 
@@ -72,20 +110,41 @@ async fn large_outputs_arrive_whole() {
 async fn an_exception_is_a_code_execution_error_with_traceback() {
     let ws = workspace();
     let e = started(ws.path()).await;
-    let err = e.execute("print('before')\ndef f():\n    return 1 / 0\nf()", None).await.unwrap_err();
+    let err = e
+        .execute("print('before')\ndef f():\n    return 1 / 0\nf()", None)
+        .await
+        .unwrap_err();
     match &err {
         Error::CodeExecution { error, output } => {
             assert_eq!(error.name, "ZeroDivisionError");
             assert_eq!(error.value, "division by zero");
-            assert!(error.traceback.contains("return 1 / 0"), "traceback shows the failing line: {}", error.traceback);
-            assert!(!error.traceback.contains('\u{1b}'), "text traceback has no ANSI escapes");
-            assert!(error.raw_traceback.iter().any(|l| l.contains('\u{1b}')), "raw traceback keeps colours for the UI");
-            assert_eq!(output.text.as_deref(), Some("before"), "output before the error is kept");
+            assert!(
+                error.traceback.contains("return 1 / 0"),
+                "traceback shows the failing line: {}",
+                error.traceback
+            );
+            assert!(
+                !error.traceback.contains('\u{1b}'),
+                "text traceback has no ANSI escapes"
+            );
+            assert!(
+                error.raw_traceback.iter().any(|l| l.contains('\u{1b}')),
+                "raw traceback keeps colours for the UI"
+            );
+            assert_eq!(
+                output.text.as_deref(),
+                Some("before"),
+                "output before the error is kept"
+            );
         }
         other => panic!("expected CodeExecution, got {other:?}"),
     }
     let r = e.execute("print('still here')", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("still here"), "the kernel survives an exception");
+    assert_eq!(
+        r.text.as_deref(),
+        Some("still here"),
+        "the kernel survives an exception"
+    );
     e.stop().await.unwrap();
 }
 
@@ -96,46 +155,98 @@ async fn a_timeout_interrupts_and_keeps_state() {
     e.execute("x = 'kept'", None).await.unwrap();
     let t = Instant::now();
     let err = e
-        .execute("import time\nprint('started', flush=True)\ntime.sleep(30)", Some(Duration::from_secs(1)))
+        .execute(
+            "import time\nprint('started', flush=True)\ntime.sleep(30)",
+            Some(Duration::from_secs(1)),
+        )
         .await
         .unwrap_err();
-    assert!(t.elapsed() < Duration::from_secs(5), "the timeout fires promptly: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "the timeout fires promptly: {:?}",
+        t.elapsed()
+    );
     match &err {
-        Error::Timeout { kernel_restarted, output, .. } => {
+        Error::Timeout {
+            kernel_restarted,
+            output,
+            ..
+        } => {
             assert!(!kernel_restarted, "an interruptible cell keeps its kernel");
-            assert_eq!(output.text.as_deref(), Some("started"), "output before the timeout is kept");
+            assert_eq!(
+                output.text.as_deref(),
+                Some("started"),
+                "output before the timeout is kept"
+            );
         }
         other => panic!("expected Timeout, got {other:?}"),
     }
     let r = e.execute("print(x)", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("kept"), "state survives the interrupt");
+    assert_eq!(
+        r.text.as_deref(),
+        Some("kept"),
+        "state survives the interrupt"
+    );
     e.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn a_kernel_that_ignores_the_interrupt_is_replaced() {
     let ws = workspace();
-    let e = builder(ws.path()).interrupt_grace(Duration::from_secs(1)).build();
+    let e = builder(ws.path())
+        .interrupt_grace(Duration::from_secs(1))
+        .build();
     e.start().await.unwrap();
     let code = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)";
-    let err = e.execute(code, Some(Duration::from_millis(500))).await.unwrap_err();
-    assert!(matches!(err, Error::Timeout { kernel_restarted: true, .. }), "got {err:?}");
-    let r = e.execute("print('fresh')", Some(Duration::from_secs(30))).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("fresh"), "the next execution runs on a fresh kernel");
+    let err = e
+        .execute(code, Some(Duration::from_millis(500)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Timeout {
+                kernel_restarted: true,
+                ..
+            }
+        ),
+        "got {err:?}"
+    );
+    let r = e
+        .execute("print('fresh')", Some(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("fresh"),
+        "the next execution runs on a fresh kernel"
+    );
     e.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn kernel_env_reaches_the_kernel_and_ipybox_env_does_not() {
     let ws = workspace();
-    let e = builder(ws.path()).kernel_env([("IPYBOX_TEST_VAR", "hello"), ("OTHER", "x=y")]).build();
+    let e = builder(ws.path())
+        .kernel_env([("IPYBOX_TEST_VAR", "hello"), ("OTHER", "x=y")])
+        .build();
     e.start().await.unwrap();
-    let r = e.execute("import os; print(os.environ.get('IPYBOX_TEST_VAR'), os.environ.get('OTHER'))", None).await.unwrap();
+    let r = e
+        .execute(
+            "import os; print(os.environ.get('IPYBOX_TEST_VAR'), os.environ.get('OTHER'))",
+            None,
+        )
+        .await
+        .unwrap();
     assert_eq!(r.text.as_deref(), Some("hello x=y"));
     // cargo sets CARGO_MANIFEST_DIR in this test process's environment.
     assert!(std::env::var("CARGO_MANIFEST_DIR").is_ok());
     let r = e.execute("import os; print('CARGO_MANIFEST_DIR' in os.environ, sorted(k for k in os.environ if k.startswith('CARGO')))", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("False []"), "the kernel does not inherit ipybox's environment");
+    assert_eq!(
+        r.text.as_deref(),
+        Some("False []"),
+        "the kernel does not inherit ipybox's environment"
+    );
     e.stop().await.unwrap();
 }
 
@@ -145,11 +256,21 @@ async fn the_kernel_runs_in_the_working_directory() {
     std::fs::create_dir(ws.path().join("pkg")).unwrap();
     std::fs::write(ws.path().join("pkg/__init__.py"), "VALUE = 7\n").unwrap();
     let e = started(ws.path()).await;
-    let r = e.execute("import os; print(os.getcwd())", None).await.unwrap();
+    let r = e
+        .execute("import os; print(os.getcwd())", None)
+        .await
+        .unwrap();
     let expected = std::fs::canonicalize(ws.path()).unwrap();
     assert_eq!(r.text.as_deref(), Some(expected.to_str().unwrap()));
-    let r = e.execute("os.chdir('/'); import pkg; print(pkg.VALUE)", None).await.unwrap();
-    assert_eq!(r.text.as_deref(), Some("7"), "packages in the working directory stay importable after chdir");
+    let r = e
+        .execute("os.chdir('/'); import pkg; print(pkg.VALUE)", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("7"),
+        "packages in the working directory stay importable after chdir"
+    );
     e.stop().await.unwrap();
 }
 
@@ -157,10 +278,23 @@ async fn the_kernel_runs_in_the_working_directory() {
 async fn concurrent_executions_queue_in_call_order() {
     let ws = workspace();
     let e = started(ws.path()).await;
-    let slow = "import time\nfor i in range(4):\n    print('a', i, flush=True)\n    time.sleep(0.05)";
+    let slow =
+        "import time\nfor i in range(4):\n    print('a', i, flush=True)\n    time.sleep(0.05)";
     let fast = "for i in range(4): print('b', i)";
-    let s1 = e.stream(slow, StreamOptions { timeout: None, chunks: false });
-    let s2 = e.stream(fast, StreamOptions { timeout: None, chunks: false });
+    let s1 = e.stream(
+        slow,
+        StreamOptions {
+            timeout: None,
+            chunks: false,
+        },
+    );
+    let s2 = e.stream(
+        fast,
+        StreamOptions {
+            timeout: None,
+            chunks: false,
+        },
+    );
     let (r1, r2) = tokio::join!(s1.collect::<Vec<_>>(), s2.collect::<Vec<_>>());
     let text = |v: Vec<ipybox::Result<Event>>| match v.into_iter().last().unwrap().unwrap() {
         Event::Result(r) => r.text.unwrap(),
@@ -170,7 +304,9 @@ async fn concurrent_executions_queue_in_call_order() {
     assert_eq!(text(r2), "b 0\nb 1\nb 2\nb 3", "no interleaving");
     // Ten at once, each depending on the previous one's state: call order is run order.
     e.execute("seq = []", None).await.unwrap();
-    let streams: Vec<_> = (0..10).map(|i| e.stream(&format!("seq.append({i})"), StreamOptions::default())).collect();
+    let streams: Vec<_> = (0..10)
+        .map(|i| e.stream(&format!("seq.append({i})"), StreamOptions::default()))
+        .collect();
     for s in streams {
         s.collect::<Vec<_>>().await;
     }
@@ -183,14 +319,26 @@ async fn concurrent_executions_queue_in_call_order() {
 async fn dropping_a_stream_interrupts_its_execution() {
     let ws = workspace();
     let e = started(ws.path()).await;
-    let mut s = e.stream("import time\nprint('go', flush=True)\ntime.sleep(60)", StreamOptions { timeout: None, chunks: true });
+    let mut s = e.stream(
+        "import time\nprint('go', flush=True)\ntime.sleep(60)",
+        StreamOptions {
+            timeout: None,
+            chunks: true,
+        },
+    );
     let first = s.next().await.unwrap().unwrap();
     assert_eq!(first, Event::Chunk("go\n".into()));
     drop(s);
     let t = Instant::now();
-    let r = e.execute("print('next')", Some(Duration::from_secs(10))).await.unwrap();
+    let r = e
+        .execute("print('next')", Some(Duration::from_secs(10)))
+        .await
+        .unwrap();
     assert_eq!(r.text.as_deref(), Some("next"));
-    assert!(t.elapsed() < Duration::from_secs(5), "the dropped execution was interrupted, not awaited");
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "the dropped execution was interrupted, not awaited"
+    );
     e.stop().await.unwrap();
 }
 
@@ -202,11 +350,22 @@ async fn not_started_and_input_give_clear_errors() {
     assert_eq!(err.code(), ErrorCode::NotRunning);
     e.start().await.unwrap();
     let err = e.execute("input('name? ')", None).await.unwrap_err();
-    assert!(err.to_string().contains("StdinNotImplementedError"), "input() raises instead of hanging: {err}");
+    assert!(
+        err.to_string().contains("StdinNotImplementedError"),
+        "input() raises instead of hanging: {err}"
+    );
     e.stop().await.unwrap();
     let err = e.execute("1", None).await.unwrap_err();
-    assert_eq!(err.code(), ErrorCode::NotRunning, "stopped executors refuse work");
+    assert_eq!(
+        err.code(),
+        ErrorCode::NotRunning,
+        "stopped executors refuse work"
+    );
     e.start().await.unwrap();
-    assert_eq!(e.execute("1+1", None).await.unwrap().text.as_deref(), Some("2"), "restartable after stop");
+    assert_eq!(
+        e.execute("1+1", None).await.unwrap().text.as_deref(),
+        Some("2"),
+        "restartable after stop"
+    );
     e.stop().await.unwrap();
 }

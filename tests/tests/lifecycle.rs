@@ -13,10 +13,16 @@ use ipybox_tests::{alive, ipybox_bin, started, tree, wait_for, workspace};
 async fn stop_leaves_no_process_behind() {
     let ws = workspace();
     let e = started(ws.path()).await;
-    e.execute("import time; time.sleep(0.1)", None).await.unwrap();
+    e.execute("import time; time.sleep(0.1)", None)
+        .await
+        .unwrap();
     let gw = e.gateway_pid().await.unwrap() as i32;
     // Gateway, active kernel, spare kernel.
-    assert!(wait_for(Duration::from_secs(30), || tree(gw).len() >= 3), "gateway and two kernels run: {:?}", tree(gw));
+    assert!(
+        wait_for(Duration::from_secs(30), || tree(gw).len() >= 3),
+        "gateway and two kernels run: {:?}",
+        tree(gw)
+    );
     let pids = tree(gw);
     e.stop().await.unwrap();
     let left: Vec<i32> = pids.into_iter().filter(|&p| alive(p)).collect();
@@ -24,7 +30,11 @@ async fn stop_leaves_no_process_behind() {
 }
 
 fn kill_host_and_check(mut child: std::process::Child, gateway: i32) {
-    assert!(wait_for(Duration::from_secs(30), || tree(gateway).len() >= 2), "kernel started: {:?}", tree(gateway));
+    assert!(
+        wait_for(Duration::from_secs(30), || tree(gateway).len() >= 2),
+        "kernel started: {:?}",
+        tree(gateway)
+    );
     let pids = tree(gateway);
     // SAFETY: killing the child we spawned.
     unsafe {
@@ -45,8 +55,13 @@ fn killing_a_library_host_leaves_no_process_behind() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let gateway: i32 = line.trim().parse().unwrap_or_else(|_| panic!("host printed {line:?}"));
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let gateway: i32 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("host printed {line:?}"));
     kill_host_and_check(child, gateway);
 }
 
@@ -71,4 +86,20 @@ fn killing_the_cli_leaves_no_process_behind() {
         "the CLI started a gateway and a kernel"
     );
     kill_host_and_check(child, gateway);
+}
+
+#[tokio::test]
+async fn dropping_the_executor_stops_everything() {
+    let ws = workspace();
+    let e = started(ws.path()).await;
+    let gw = e.gateway_pid().await.unwrap() as i32;
+    assert!(wait_for(Duration::from_secs(30), || tree(gw).len() >= 2));
+    let pids = tree(gw);
+    drop(e);
+    let gone = wait_for(Duration::from_secs(10), || pids.iter().all(|&p| !alive(p)));
+    assert!(
+        gone,
+        "processes left after drop: {:?}",
+        pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+    );
 }

@@ -194,12 +194,17 @@ impl KernelSession {
         self.api.interrupt_kernel(&self.id).await
     }
 
-    /// Close the socket and delete the kernel.
-    pub async fn shutdown(self) {
+    /// Close the socket; the kernel keeps running on the server.
+    pub async fn close(&self) {
         let (done, wait) = oneshot::channel();
         if self.commands.send(Command::Close { done }).is_ok() {
             let _ = tokio::time::timeout(Duration::from_secs(2), wait).await;
         }
+    }
+
+    /// Close the socket and delete the kernel.
+    pub async fn shutdown(self) {
+        self.close().await;
         // A kernel the server is restarting cannot be deleted until the restart finishes.
         for attempt in 0..4 {
             match self.api.delete_kernel(&self.id).await {
