@@ -37,6 +37,11 @@ def _ipybox_init():
     except Exception:
         pass
     _fast_stream_writes()
+    # IPython trims its output cache (Out, _) every 1000 results and warns about it on
+    # stderr, in the middle of the user's output. The trimming is fine; the warning is noise.
+    import warnings
+
+    warnings.filterwarnings("ignore", message="Output cache limit", category=UserWarning)
 
 
 def _fast_stream_writes():
