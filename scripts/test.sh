@@ -16,10 +16,16 @@ echo "== cargo build"
 cargo build "${features[@]}" --all-targets
 echo "== ipybox setup (Python environment for the kernels)"
 target/debug/ipybox setup
+echo "== reference MCP servers for the tests (npm, PyPI)"
+bash tests/servers/install.sh
 echo "== examples"
 for example in basic_execution stream_chunks capturing_plots kernel_environment kernel_reset working_directory; do
   echo "-- $example"
   target/debug/examples/"$example" > /dev/null
 done
+echo "-- quickstart"
+IPYBOX_EXAMPLE_APPROVE=yes \
+IPYBOX_EXAMPLE_SERVER="{\"command\": \"node\", \"args\": [\"$PWD/tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js\", \"stdio\"]}" \
+  target/debug/examples/quickstart | grep -q "Echo: hello from kernel code"
 echo "== cargo test"
 cargo test "${features[@]}" -- --test-threads 2

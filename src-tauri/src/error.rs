@@ -103,6 +103,9 @@ pub enum Error {
     /// The executor is not running (never started, or stopped).
     #[error("the executor is not running; call start() first")]
     NotRunning,
+    /// An MCP server could not be started, reached or used.
+    #[error("{0}")]
+    Mcp(String),
     /// Invalid configuration (builder or command line).
     #[error("{0}")]
     Config(String),
@@ -137,6 +140,8 @@ pub enum ErrorCode {
     ImageError,
     /// See [`Error::NotRunning`].
     NotRunning,
+    /// See [`Error::Mcp`].
+    McpError,
     /// See [`Error::Config`].
     InvalidConfig,
     /// See [`Error::Io`].
@@ -155,6 +160,7 @@ impl Error {
             Error::PythonEnv(_) => ErrorCode::PythonEnvError,
             Error::Image(_) => ErrorCode::ImageError,
             Error::NotRunning => ErrorCode::NotRunning,
+            Error::Mcp(_) => ErrorCode::McpError,
             Error::Config(_) => ErrorCode::InvalidConfig,
             Error::Io { .. } => ErrorCode::IoError,
         }

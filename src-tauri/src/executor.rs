@@ -18,6 +18,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::apigen::generate::{Generated, generate};
 use crate::error::{Error, PythonError, Result};
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::connector::{HostConnector, SharedConnector};
@@ -25,7 +26,12 @@ use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
 use crate::kernel::messages::{Content, ErrorContent, ExecuteRequest};
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
+use crate::mcp::ServerParams;
 use crate::pyenv::{self, Progress};
+use crate::registry::Registry;
+use crate::tools::{
+    ApprovalHandler, ApprovalRequest, Approvals, Sessions, ToolEvent, ToolServer, ToolServerHandle,
+};
 
 const KERNEL_INIT: &str = include_str!("../python/kernel_init.py");
 
@@ -49,6 +55,9 @@ pub enum Event {
     Chunk(String),
     /// The final result; always the last event of a successful execution.
     Result(CodeExecutionResult),
+    /// A tool call waits for `accept()` or `reject()` (nothing runs before). The execution
+    /// timeout is paused while a decision is pending.
+    ApprovalRequest(ApprovalRequest),
 }
 
 /// Options of [`CodeExecutor::stream`].
@@ -87,6 +96,10 @@ struct Config {
     connector: SharedConnector,
     wrapper: Vec<OsString>,
     progress: Progress,
+    approval_timeout: Duration,
+    approval_handler: Option<Arc<dyn ApprovalHandler>>,
+    mcp_connect_timeout: Duration,
+    tool_listener: Arc<std::sync::Mutex<Option<std::net::TcpListener>>>,
 }
 
 /// Builds a [`CodeExecutor`].
@@ -114,6 +127,10 @@ impl Default for CodeExecutorBuilder {
                 connector: Arc::new(HostConnector),
                 wrapper: Vec::new(),
                 progress: Progress::Quiet,
+                approval_timeout: Duration::from_secs(60),
+                approval_handler: None,
+                mcp_connect_timeout: Duration::from_secs(30),
+                tool_listener: Arc::new(std::sync::Mutex::new(None)),
             },
         }
     }
@@ -224,6 +241,32 @@ impl CodeExecutorBuilder {
         self
     }
 
+    /// Reject a tool call nobody approved within this time (default 60 s).
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.config.approval_timeout = timeout;
+        self
+    }
+
+    /// Send every approval request to `handler` (an application-wide dialog or rules)
+    /// instead of the execution's event stream; `execute()` then stops auto-approving.
+    pub fn approval_handler(mut self, handler: Arc<dyn ApprovalHandler>) -> Self {
+        self.config.approval_handler = Some(handler);
+        self
+    }
+
+    /// How long an MCP server may take to start and answer (default 30 s).
+    pub fn mcp_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.config.mcp_connect_timeout = timeout;
+        self
+    }
+
+    /// Serve the tool server on this already bound listener (the sandbox's seam) instead
+    /// of a fresh one on 127.0.0.1.
+    pub fn tool_listener(mut self, listener: std::net::TcpListener) -> Self {
+        self.config.tool_listener = Arc::new(std::sync::Mutex::new(Some(listener)));
+        self
+    }
+
     /// The executor (not started yet).
     pub fn build(self) -> CodeExecutor {
         CodeExecutor {
@@ -258,6 +301,8 @@ struct Running {
     kernel_spec: KernelSpec,
     images_dir: PathBuf,
     state_dir: Option<PathBuf>,
+    tools: Option<ToolServerHandle>,
+    approvals: Arc<Approvals>,
 }
 
 /// What it takes to start one kernel.
@@ -360,6 +405,9 @@ impl Running {
     }
 
     async fn shutdown(mut self) {
+        if let Some(tools) = self.tools.take() {
+            tools.stop().await;
+        }
         let kernels = self.take_kernels();
         match self.gateway.take() {
             // Our own gateway: stopping it ends its kernels (they are signalled first).
@@ -464,9 +512,32 @@ impl CodeExecutor {
             Some(d) => d.clone(),
             None => working_dir.join("images"),
         };
+        let home = pyenv::ipybox_home()?;
+        let registry = Registry::load(&home, &working_dir)?;
+        let approvals = Arc::new(Approvals::new(c.approval_timeout));
+        let listener = match c.tool_listener.lock().ok().and_then(|mut l| l.take()) {
+            Some(l) => l,
+            None => std::net::TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| Error::io("binding the tool server to 127.0.0.1", e))?,
+        };
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("configuring the tool server socket", e))?;
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| Error::io("registering the tool server socket", e))?;
+        let tool_state = Arc::new(ToolServer::new(
+            uuid::Uuid::new_v4().simple().to_string(),
+            registry.servers.clone(),
+            Sessions::new(working_dir.clone(), c.mcp_connect_timeout),
+            approvals.clone(),
+        ));
+        let tools = ToolServerHandle::spawn(listener, tool_state.clone())
+            .map_err(|e| Error::io("starting the tool server", e))?;
         let mut env = c.kernel_env.clone();
         env.entry("MPLBACKEND".into())
             .or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
+        env.insert("IPYBOX_TOOL_SERVER".into(), tools.addr().to_string());
+        env.insert("IPYBOX_TOOL_TOKEN".into(), tool_state.token().to_owned());
         let init_code = KERNEL_INIT
             .replace(
                 "@@ENV@@",
@@ -501,7 +572,6 @@ impl CodeExecutor {
                 })
                 .await
                 .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
-                let home = pyenv::ipybox_home()?;
                 let state_dir = new_state_dir(&home)?;
                 let launch = self.gateway_launch(&env, &home, &working_dir, &state_dir, &spec);
                 let gateway = match Gateway::start(launch).await {
@@ -523,6 +593,8 @@ impl CodeExecutor {
             kernel_spec: spec,
             images_dir,
             state_dir,
+            tools: Some(tools),
+            approvals,
         };
         match running.kernel_spec.start(&running.api).await {
             Ok(k) => running.kernel = Some(k),
@@ -629,7 +701,49 @@ impl CodeExecutor {
             discard(old);
         }
         running.ensure_spare();
+        if let Some(tools) = &running.tools {
+            // MCP sessions restart lazily on their next call.
+            let state = tools.state().clone();
+            tokio::spawn(async move { state.reset().await });
+        }
         Ok(())
+    }
+
+    /// Generate the Python API of an MCP server into `<working dir>/mcptools/<name>/` and
+    /// register the server for this workspace, so kernel code can call its tools (now, if
+    /// the executor runs, and in later sessions on the same workspace).
+    pub async fn register_mcp_server(
+        &self,
+        name: &str,
+        params: &ServerParams,
+    ) -> Result<Generated> {
+        let c = &self.shared.config;
+        let working_dir = match &c.working_dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?,
+        };
+        let generated = generate(
+            name,
+            params,
+            &working_dir.join("mcptools"),
+            c.mcp_connect_timeout,
+        )
+        .await?;
+        let home = pyenv::ipybox_home()?;
+        let mut registry = Registry::load(&home, &working_dir)?;
+        registry.insert(name, params.clone())?;
+        if let Some(tools) = self
+            .shared
+            .state
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|r| r.tools.as_ref())
+        {
+            tools.state().set_server(name, params.clone());
+        }
+        Ok(generated)
     }
 
     /// Run `code` and wait for its result. `timeout: None` waits forever.
@@ -639,13 +753,11 @@ impl CodeExecutor {
         timeout: Option<Duration>,
     ) -> Result<CodeExecutionResult> {
         use futures_util::StreamExt;
-        let mut stream = self.stream(
-            code,
-            StreamOptions {
-                timeout,
-                chunks: false,
-            },
-        );
+        let options = StreamOptions {
+            timeout,
+            chunks: false,
+        };
+        let mut stream = self.spawn_execution(code, options, true);
         while let Some(event) = stream.next().await {
             if let Event::Result(r) = event? {
                 return Ok(r);
@@ -660,11 +772,20 @@ impl CodeExecutor {
     /// Run `code`, streaming events: [`Event::Chunk`]s (when asked for) and the
     /// [`Event::Result`] last, or an error. Dropping the stream interrupts the execution.
     pub fn stream(&self, code: &str, options: StreamOptions) -> ExecutionStream {
+        self.spawn_execution(code, options, false)
+    }
+
+    fn spawn_execution(
+        &self,
+        code: &str,
+        options: StreamOptions,
+        auto_approve: bool,
+    ) -> ExecutionStream {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = self.shared.clone();
         let code = code.to_owned();
         tokio::spawn(async move {
-            let outcome = run_execution(&shared, &code, &options, &tx).await;
+            let outcome = run_execution(&shared, &code, &options, auto_approve, &tx).await;
             let _ = tx.send(outcome.map(Event::Result));
         });
         ExecutionStream { rx }
@@ -696,23 +817,58 @@ async fn run_execution(
     shared: &Shared,
     code: &str,
     options: &StreamOptions,
+    auto_approve: bool,
     out: &mpsc::UnboundedSender<Result<Event>>,
 ) -> Result<CodeExecutionResult> {
     let mut state = shared.state.lock().await;
     let running = state.as_mut().ok_or(Error::NotRunning)?;
     let mut collector = OutputCollector::new(running.images_dir.clone());
+    // Tool calls made by this execution's code come here for approval.
+    let (_listening, mut tool_events) = running.approvals.listen();
     let kernel = running.kernel().await?;
     let (msg_id, mut events) = kernel.execute(&ExecuteRequest::new(code))?;
     let mut reply = None;
     let mut idle = false;
-    let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+    let mut deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+    // Time spent waiting for approval decisions does not count against the timeout.
+    let mut pending = std::collections::HashSet::new();
+    let mut paused_since = None;
     let stop = loop {
         if reply.is_some() && idle {
             break Stop::Finished;
         }
+        let running_deadline = if pending.is_empty() { deadline } else { None };
         let event = tokio::select! {
             e = events.recv() => e,
-            _ = sleep_until(deadline) => break Stop::TimedOut,
+            Some(t) = tool_events.recv() => {
+                match t {
+                    ToolEvent::Requested(request) => {
+                        if pending.is_empty() {
+                            paused_since = Some(tokio::time::Instant::now());
+                        }
+                        pending.insert(request.id());
+                        if let Some(handler) = &shared.config.approval_handler {
+                            tokio::spawn(handler.handle(request));
+                        } else if auto_approve {
+                            request.accept();
+                        } else if let Err(e) = out.send(Ok(Event::ApprovalRequest(request)))
+                            && let Ok(Event::ApprovalRequest(r)) = e.0
+                        {
+                            // Nobody listens to the stream any more.
+                            r.reject();
+                        }
+                    }
+                    ToolEvent::Settled(id) => {
+                        if pending.remove(&id) && pending.is_empty()
+                            && let (Some(d), Some(since)) = (deadline.as_mut(), paused_since.take())
+                        {
+                            *d += since.elapsed();
+                        }
+                    }
+                }
+                continue;
+            }
+            _ = sleep_until(running_deadline) => break Stop::TimedOut,
             _ = out.closed() => break Stop::Cancelled,
         };
         match event {

@@ -18,11 +18,17 @@ pub mod apigen;
 pub mod error;
 pub mod executor;
 pub mod kernel;
+pub mod mcp;
 pub mod process;
 pub mod pyenv;
+pub mod registry;
+pub mod tools;
 
+pub use apigen::generate::{Generated, generate_mcp_sources};
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
 pub use executor::{
     CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, StreamOptions,
 };
+pub use mcp::ServerParams;
+pub use tools::{ApprovalHandler, ApprovalRequest, Decision};

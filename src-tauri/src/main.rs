@@ -32,12 +32,42 @@ enum Command {
     /// is 0 on success, 1 when the code raises (traceback on stderr), 2 on a timeout, 3 when
     /// the kernel dies and 4 when ipybox itself cannot run the code.
     Exec(ExecArgs),
+    /// Generate the typed Python API of an MCP server and register the server for a
+    /// workspace, so code run there can call its tools (`from mcptools.NAME.TOOL import
+    /// Params, run`).
+    Register(RegisterArgs),
     /// Create (or check) the Python environment ipybox runs kernels in.
     Setup {
         /// Check an existing environment instead of the managed one.
         #[arg(long, env = "IPYBOX_PYTHON")]
         python: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+struct RegisterArgs {
+    /// Server name: becomes the package `mcptools.NAME` (a Python identifier).
+    name: String,
+    /// Connection parameters as JSON, or @FILE to read them from a file. Stdio:
+    /// {"command", "args", "env", "cwd"}; HTTP: {"url", "headers"}; optional "type":
+    /// "stdio" | "streamable_http" | "sse". ${VAR} placeholders are filled from the
+    /// environment and the workspace's .env when the server starts.
+    #[arg(long)]
+    params: String,
+    /// The workspace (default: the current directory).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+}
+
+/// Who approves the tool calls code makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ApproveMode {
+    /// Ask on the terminal for each call.
+    Ask,
+    /// Approve every call.
+    All,
+    /// Reject every call.
+    None,
 }
 
 #[derive(Debug, Args)]
@@ -66,6 +96,9 @@ struct ExecArgs {
     /// Use this running Kernel Gateway or Jupyter Server instead of starting one.
     #[arg(long, value_name = "URL")]
     gateway_url: Option<String>,
+    /// Who approves MCP tool calls: ask on the terminal, approve all, or reject all.
+    #[arg(long, value_enum, default_value = "ask")]
+    approve: ApproveMode,
     /// Token of the server given with --gateway-url.
     #[arg(long, env = "IPYBOX_GATEWAY_TOKEN", requires = "gateway_url")]
     gateway_token: Option<String>,
@@ -105,6 +138,7 @@ fn main() -> ExitCode {
         match cli.command {
             Some(Command::Exec(args)) => exec(args).await,
             Some(Command::Setup { python }) => setup(python).await,
+            Some(Command::Register(args)) => register(args).await,
             None => {
                 eprintln!(
                     "ipybox: the desktop app is not part of this build yet. Try `ipybox exec \"print('hello')\"` or `ipybox --help`."
@@ -130,6 +164,70 @@ async fn setup(python: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     .context("provisioning task failed")??;
     println!("Python environment ready: {}", env.python().display());
     Ok(ExitCode::SUCCESS)
+}
+
+async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
+    let text = match args.params.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?,
+        None => args.params.clone(),
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).context("--params is not valid JSON")?;
+    let params = ipybox::ServerParams::from_json(&value)?;
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir()?,
+    };
+    let executor = CodeExecutor::builder().working_dir(&workspace).build();
+    let generated = executor.register_mcp_server(&args.name, &params).await?;
+    println!(
+        "Registered \"{}\" for {} and generated {} tool module(s) in {}:",
+        args.name,
+        workspace.display(),
+        generated.modules.len(),
+        workspace.join("mcptools").join(&args.name).display()
+    );
+    for (module, tool) in generated.modules.iter().zip(&generated.tools) {
+        if module == tool {
+            println!("  {module}");
+        } else {
+            println!("  {module}  (tool \"{tool}\")");
+        }
+    }
+    for (tool, reason) in &generated.skipped {
+        println!("  skipped {tool}: {reason}");
+    }
+    if let Some(first) = generated.modules.first() {
+        println!(
+            "Use it as: from mcptools.{}.{first} import Params, run",
+            args.name
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ask on the terminal whether to run a tool call. Reads the answer from /dev/tty so that
+/// code piped on stdin still works; without a terminal the call is rejected.
+fn ask(request: &ipybox::ApprovalRequest) -> bool {
+    use std::io::BufRead;
+    let args = serde_json::to_string_pretty(request.tool_args()).unwrap_or_default();
+    eprintln!(
+        "\nApprove tool call {}.{} ?\n  server: {}\n  arguments: {}",
+        request.server_name(),
+        request.tool_name(),
+        request.server(),
+        args.replace('\n', "\n  ")
+    );
+    eprint!("[y/N] ");
+    let Ok(tty) = std::fs::File::open("/dev/tty") else {
+        eprintln!("(no terminal to ask on: rejected; use --approve all or none)");
+        return false;
+    };
+    let mut line = String::new();
+    if std::io::BufReader::new(tty).read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
@@ -183,6 +281,24 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     let mut status = ExitCode::SUCCESS;
     while let Some(event) = stream.next().await {
         match event {
+            Ok(Event::ApprovalRequest(request)) => {
+                stdout.flush()?;
+                let approved = match args.approve {
+                    ApproveMode::All => true,
+                    ApproveMode::None => false,
+                    ApproveMode::Ask => {
+                        let r = request.clone();
+                        tokio::task::spawn_blocking(move || ask(&r))
+                            .await
+                            .unwrap_or(false)
+                    }
+                };
+                if approved {
+                    request.accept();
+                } else {
+                    request.reject();
+                }
+            }
             Ok(Event::Chunk(text)) => {
                 stdout.write_all(text.as_bytes())?;
                 stdout.flush()?;

@@ -1,0 +1,290 @@
+//! Connecting to an MCP server as a client (rmcp), over stdio, Streamable HTTP or legacy SSE.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>. A stdio
+//! server runs in its own process group with a parent-death signal, so it never outlives
+//! ipybox; its stderr is kept (the last few KiB) to explain failures.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use tokio::io::AsyncReadExt;
+
+use super::params::{ServerParams, TransportKind};
+use super::sse;
+use crate::error::{Error, Result};
+
+/// Environment variables a stdio server inherits from ipybox (as the MCP SDKs do); anything
+/// else it needs goes in the parameters' `env`.
+const INHERITED_ENV: [&str; 8] = [
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR",
+];
+
+const STDERR_TAIL: usize = 8 * 1024;
+
+/// A live client session with one MCP server.
+pub struct McpConnection {
+    name: String,
+    service: RunningService<RoleClient, ()>,
+    process_group: Option<i32>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl std::fmt::Debug for McpConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConnection")
+            .field("name", &self.name)
+            .field("pid", &self.process_group)
+            .finish()
+    }
+}
+
+/// Connect to server `name` with resolved `params` (no `${VAR}` left), running a stdio
+/// server in `default_cwd` unless the parameters give a `cwd`.
+pub async fn connect(
+    name: &str,
+    params: &ServerParams,
+    default_cwd: &Path,
+    timeout: Duration,
+) -> Result<McpConnection> {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let what = params.summary();
+    let fail = |e: String, stderr: &Arc<Mutex<String>>| {
+        let tail = stderr
+            .lock()
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default();
+        Error::Mcp(format!(
+            "cannot connect to the MCP server \"{name}\" ({what}): {e}{}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("\nIts stderr:\n{tail}")
+            }
+        ))
+    };
+    let (service, process_group) = match params.transport()? {
+        TransportKind::Stdio => {
+            let command = params.command.as_deref().unwrap_or_default();
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&params.args)
+                .env_clear()
+                .envs(
+                    INHERITED_ENV
+                        .iter()
+                        .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))),
+                )
+                .envs(&params.env)
+                .current_dir(params.cwd.as_deref().map(Path::new).unwrap_or(default_cwd))
+                .kill_on_drop(true);
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: async-signal-safe calls only, between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::setpgid(0, 0);
+                    libc::prctl(
+                        libc::PR_SET_PDEATHSIG,
+                        libc::SIGTERM as libc::c_ulong,
+                        0,
+                        0,
+                        0,
+                    );
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                    Ok(())
+                });
+            }
+            let (transport, child_stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| fail(format!("cannot start `{command}`: {e}"), &stderr))?;
+            let pgid = transport.id().map(|p| p as i32);
+            if let Some(mut err) = child_stderr {
+                let sink = stderr.clone();
+                let name = name.to_owned();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    while let Ok(n) = err.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        let text = String::from_utf8_lossy(&buf[..n]);
+                        tracing::debug!(server = %name, stderr = %text.trim_end());
+                        if let Ok(mut s) = sink.lock() {
+                            s.push_str(&text);
+                            if s.len() > STDERR_TAIL {
+                                let cut = s.len() - STDERR_TAIL;
+                                let cut = (cut..s.len())
+                                    .find(|&i| s.is_char_boundary(i))
+                                    .unwrap_or(s.len());
+                                s.drain(..cut);
+                            }
+                        }
+                    }
+                });
+            }
+            match tokio::time::timeout(timeout, ().serve(transport)).await {
+                Ok(Ok(service)) => (service, pgid),
+                Ok(Err(e)) => {
+                    // Let the stderr reader catch up with a server that just exited.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    kill_group(pgid);
+                    return Err(fail(e.to_string(), &stderr));
+                }
+                Err(_) => {
+                    kill_group(pgid);
+                    return Err(fail(
+                        format!("no answer within {:.0} s", timeout.as_secs_f64()),
+                        &stderr,
+                    ));
+                }
+            }
+        }
+        TransportKind::StreamableHttp => {
+            let url = params.url.as_deref().unwrap_or_default();
+            let mut headers = HashMap::new();
+            for (k, v) in &params.headers {
+                let name: http::HeaderName = k
+                    .parse()
+                    .map_err(|_| Error::Config(format!("invalid HTTP header name {k:?}")))?;
+                let value: http::HeaderValue = v
+                    .parse()
+                    .map_err(|_| Error::Config(format!("invalid value for HTTP header {k}")))?;
+                headers.insert(name, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            match tokio::time::timeout(timeout, ().serve(transport)).await {
+                Ok(Ok(service)) => (service, None),
+                Ok(Err(e)) => return Err(fail(e.to_string(), &stderr)),
+                Err(_) => {
+                    return Err(fail(
+                        format!("no answer within {:.0} s", timeout.as_secs_f64()),
+                        &stderr,
+                    ));
+                }
+            }
+        }
+        TransportKind::Sse => {
+            let url = params.url.as_deref().unwrap_or_default();
+            let mut headers = reqwest::header::HeaderMap::new();
+            for (k, v) in &params.headers {
+                let name: reqwest::header::HeaderName = k
+                    .parse()
+                    .map_err(|_| Error::Config(format!("invalid HTTP header name {k:?}")))?;
+                let value: reqwest::header::HeaderValue = v
+                    .parse()
+                    .map_err(|_| Error::Config(format!("invalid value for HTTP header {k}")))?;
+                headers.insert(name, value);
+            }
+            let transport = sse::connect(url, &headers, timeout)
+                .await
+                .map_err(|e| fail(e.to_string(), &stderr))?;
+            match tokio::time::timeout(timeout, ().serve(transport)).await {
+                Ok(Ok(service)) => (service, None),
+                Ok(Err(e)) => return Err(fail(e.to_string(), &stderr)),
+                Err(_) => {
+                    return Err(fail(
+                        format!("no answer within {:.0} s", timeout.as_secs_f64()),
+                        &stderr,
+                    ));
+                }
+            }
+        }
+    };
+    Ok(McpConnection {
+        name: name.to_owned(),
+        service,
+        process_group,
+        stderr,
+    })
+}
+
+fn kill_group(pgid: Option<i32>) {
+    if let Some(pgid) = pgid.filter(|&p| p > 0) {
+        // SAFETY: signalling the process group we created for the server.
+        unsafe {
+            libc::kill(-pgid, libc::SIGTERM);
+        }
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            // SAFETY: as above; ESRCH when already gone.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        });
+    }
+}
+
+impl McpConnection {
+    /// Every tool the server offers (following pagination).
+    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        self.service
+            .list_all_tools()
+            .await
+            .map_err(|e| self.error("listing tools failed", &e.to_string()))
+    }
+
+    /// Call `tool` with `arguments`. Protocol and transport failures are errors; a tool that
+    /// reports failure (`isError`) is a normal result.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<CallToolResult> {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        self.service.call_tool(params).await.map_err(|e| {
+            let what = if self.is_closed() {
+                format!("the server exited or closed the connection during the call to {tool}")
+            } else {
+                format!("calling {tool} failed")
+            };
+            self.error(&what, &e.to_string())
+        })
+    }
+
+    /// Has the connection (or the server process) gone away?
+    pub fn is_closed(&self) -> bool {
+        self.service.is_transport_closed() || self.service.is_closed()
+    }
+
+    fn error(&self, what: &str, detail: &str) -> Error {
+        let tail = self
+            .stderr
+            .lock()
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default();
+        Error::Mcp(format!(
+            "MCP server \"{}\": {what}: {detail}{}",
+            self.name,
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("\nIts stderr:\n{tail}")
+            }
+        ))
+    }
+
+    /// Close the session and stop the server process (its whole process group).
+    pub async fn close(mut self) {
+        let _ = self
+            .service
+            .close_with_timeout(Duration::from_secs(2))
+            .await;
+        kill_group(self.process_group.take());
+    }
+}
+
+impl Drop for McpConnection {
+    fn drop(&mut self) {
+        kill_group(self.process_group.take());
+    }
+}

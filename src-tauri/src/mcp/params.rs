@@ -1,0 +1,289 @@
+//! MCP server connection parameters, shaped as in the Python ipybox: stdio
+//! `{command, args, env, cwd}` or HTTP `{url, headers}`, with an optional `type`
+//! (`stdio` | `streamable_http` | `sse`). `${VAR}` placeholders anywhere are replaced from
+//! ipybox's environment and the workspace's `.env` file at connect time, so the values never
+//! reach generated code or the registry.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerParams {
+    /// `stdio`, `streamable_http` or `sse`; inferred when absent.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<TransportKind>,
+    /// Program to run (stdio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments (stdio).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment variables of the server process (stdio).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Working directory of the server process (stdio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Server URL (HTTP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP headers sent with every request (HTTP).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// The transport of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio,
+    /// MCP Streamable HTTP.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport (protocol 2024-11-05).
+    Sse,
+}
+
+impl ServerParams {
+    /// Parse parameters from JSON, with a message that says what is wrong.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self> {
+        let params: ServerParams = serde_json::from_value(value.clone())
+            .map_err(|e| Error::Config(format!("invalid MCP server parameters: {e}")))?;
+        params.transport()?;
+        Ok(params)
+    }
+
+    /// The transport, checked against the fields present: explicit `type`, else `command` →
+    /// stdio, else a URL containing `/sse` → SSE, else Streamable HTTP.
+    pub fn transport(&self) -> Result<TransportKind> {
+        let kind = match (self.kind, &self.command, &self.url) {
+            (Some(k), _, _) => k,
+            (None, Some(_), None) => TransportKind::Stdio,
+            (None, None, Some(url)) if url.contains("/sse") => TransportKind::Sse,
+            (None, None, Some(_)) => TransportKind::StreamableHttp,
+            (None, Some(_), Some(_)) => {
+                return Err(Error::Config(
+                    "MCP server parameters have both `command` and `url`; give one (or set `type`)"
+                        .into(),
+                ));
+            }
+            (None, None, None) => {
+                return Err(Error::Config(
+                    "MCP server parameters need `command` (stdio) or `url` (HTTP)".into(),
+                ));
+            }
+        };
+        match kind {
+            TransportKind::Stdio if self.command.is_none() => {
+                Err(Error::Config("a stdio MCP server needs `command`".into()))
+            }
+            TransportKind::StreamableHttp | TransportKind::Sse if self.url.is_none() => {
+                Err(Error::Config("an HTTP MCP server needs `url`".into()))
+            }
+            k => Ok(k),
+        }
+    }
+
+    /// A one-line description for approval prompts and logs: the command line or the URL,
+    /// with placeholders left unresolved (no secrets).
+    pub fn summary(&self) -> String {
+        match (&self.command, &self.url) {
+            (Some(cmd), _) => {
+                let mut s = cmd.clone();
+                for a in &self.args {
+                    s.push(' ');
+                    s.push_str(a);
+                }
+                s
+            }
+            (None, Some(url)) => url.clone(),
+            (None, None) => String::from("(no command or URL)"),
+        }
+    }
+
+    /// A copy with every `${VAR}` replaced from `vars`. An unknown variable is an error
+    /// naming it.
+    pub fn resolve(&self, vars: &Variables) -> Result<ServerParams> {
+        let sub = |s: &str| vars.substitute(s);
+        Ok(ServerParams {
+            kind: self.kind,
+            command: self.command.as_deref().map(sub).transpose()?,
+            args: self.args.iter().map(|a| sub(a)).collect::<Result<_>>()?,
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), sub(v)?)))
+                .collect::<Result<_>>()?,
+            cwd: self.cwd.as_deref().map(sub).transpose()?,
+            url: self.url.as_deref().map(sub).transpose()?,
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), sub(v)?)))
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Values for `${VAR}` substitution: the workspace's `.env` file over ipybox's environment.
+#[derive(Debug, Clone, Default)]
+pub struct Variables {
+    vars: BTreeMap<String, String>,
+}
+
+impl Variables {
+    /// ipybox's environment plus `workspace/.env` (which wins), if it exists.
+    pub fn load(workspace: Option<&Path>) -> Result<Variables> {
+        let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+        if let Some(ws) = workspace {
+            let path = ws.join(".env");
+            if path.exists() {
+                let iter = dotenvy::from_path_iter(&path)
+                    .map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?;
+                for item in iter {
+                    let (k, v) = item.map_err(|e| {
+                        Error::Config(format!("invalid line in {}: {e}", path.display()))
+                    })?;
+                    vars.insert(k, v);
+                }
+            }
+        }
+        Ok(Variables { vars })
+    }
+
+    /// Variables from an explicit map (tests, embedders).
+    pub fn from_map(vars: BTreeMap<String, String>) -> Variables {
+        Variables { vars }
+    }
+
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str)
+    }
+
+    /// Replace every `${NAME}` in `s`. `$` not followed by `{` is kept.
+    pub fn substitute(&self, s: &str) -> Result<String> {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after.find('}').ok_or_else(|| {
+                Error::Config(format!("unterminated ${{…}} placeholder in {s:?}"))
+            })?;
+            let name = &after[..end];
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(Error::Config(format!(
+                    "invalid placeholder ${{{name}}} in MCP server parameters"
+                )));
+            }
+            let value = self.vars.get(name).ok_or_else(|| {
+                Error::Config(format!(
+                    "the MCP server parameters use ${{{name}}}, but {name} is set neither in the environment nor in the workspace's .env file"
+                ))
+            })?;
+            out.push_str(value);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> Variables {
+        Variables::from_map(BTreeMap::from([
+            ("TOKEN".into(), "s3cret".into()),
+            ("HOST".into(), "h".into()),
+        ]))
+    }
+
+    #[test]
+    fn infers_the_transport() {
+        let p = |v: serde_json::Value| {
+            ServerParams::from_json(&v)
+                .expect("valid")
+                .transport()
+                .expect("kind")
+        };
+        assert_eq!(
+            p(serde_json::json!({"command": "npx", "args": ["x"]})),
+            TransportKind::Stdio
+        );
+        assert_eq!(
+            p(serde_json::json!({"url": "http://h/mcp"})),
+            TransportKind::StreamableHttp
+        );
+        assert_eq!(
+            p(serde_json::json!({"url": "http://h/sse"})),
+            TransportKind::Sse
+        );
+        assert_eq!(
+            p(serde_json::json!({"url": "http://h/sse", "type": "streamable_http"})),
+            TransportKind::StreamableHttp
+        );
+    }
+
+    #[test]
+    fn rejects_incomplete_and_unknown_parameters() {
+        for bad in [
+            serde_json::json!({}),
+            serde_json::json!({"command": "x", "url": "http://h"}),
+            serde_json::json!({"type": "sse", "command": "x"}),
+            serde_json::json!({"command": "x", "shell": true}),
+        ] {
+            assert!(ServerParams::from_json(&bad).is_err(), "{bad} is refused");
+        }
+    }
+
+    #[test]
+    fn substitutes_placeholders_everywhere_and_names_unknown_ones() {
+        let p = ServerParams::from_json(&serde_json::json!({
+            "url": "http://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}
+        }))
+        .expect("valid");
+        let r = p.resolve(&vars()).expect("resolves");
+        assert_eq!(r.url.as_deref(), Some("http://h/mcp"));
+        assert_eq!(r.headers["Authorization"], "Bearer s3cret");
+        assert_eq!(
+            p.summary(),
+            "http://${HOST}/mcp",
+            "summaries keep placeholders"
+        );
+        let err = vars()
+            .substitute("a ${MISSING} b")
+            .expect_err("unknown variable");
+        assert!(err.to_string().contains("MISSING"), "{err}");
+        assert_eq!(
+            vars().substitute("$HOME and $$").expect("ok"),
+            "$HOME and $$",
+            "bare $ is kept"
+        );
+    }
+
+    #[test]
+    fn dotenv_file_overrides_the_environment() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join(".env"),
+            "# comment\nIPYBOX_DOTENV_TEST=\"from file\"\nPATH=overridden\n",
+        )
+        .expect("write");
+        let v = Variables::load(Some(dir.path())).expect("loads");
+        assert_eq!(v.get("IPYBOX_DOTENV_TEST"), Some("from file"));
+        assert_eq!(
+            v.get("PATH"),
+            Some("overridden"),
+            ".env wins over the environment"
+        );
+    }
+}

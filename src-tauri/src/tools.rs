@@ -1,0 +1,12 @@
+//! The tool server: how kernel code calls MCP tools. Generated modules POST
+//! `{server, tool, args}` to it with the session token; it looks the server up in the
+//! application's registry, asks for approval, and calls the tool over a lazily started,
+//! reused MCP session.
+
+pub mod approval;
+pub mod server;
+pub mod sessions;
+
+pub use approval::{ApprovalHandler, ApprovalRequest, Approvals, Decision, ToolEvent};
+pub use server::{ToolServer, ToolServerHandle};
+pub use sessions::Sessions;

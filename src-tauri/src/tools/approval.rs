@@ -1,0 +1,273 @@
+//! Approval of tool calls. Decisions travel in-process only: the tool server hands each
+//! request to the execution that is running (as a stream event) or to an application-wide
+//! [`ApprovalHandler`], and waits. There is no network endpoint through which kernel code
+//! could approve its own call, and a call that arrives while no execution is running (say,
+//! from a thread a cell left behind) is rejected.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot};
+
+/// The answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Decision {
+    /// Run the call.
+    Accept,
+    /// Do not run it; the kernel code raises `ApprovalRejected`.
+    Reject,
+}
+
+#[derive(Debug)]
+struct Inner {
+    id: u64,
+    server_name: String,
+    tool_name: String,
+    tool_args: serde_json::Value,
+    server: String,
+    decision: Mutex<Option<oneshot::Sender<Decision>>>,
+}
+
+/// A tool call waiting for a decision. Cheap to clone; the first `accept()`/`reject()` wins,
+/// and dropping every clone undecided rejects the call.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest(Arc<Inner>);
+
+impl PartialEq for ApprovalRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for ApprovalRequest {}
+
+impl ApprovalRequest {
+    /// Unique id within the process.
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// The registered server's name, as the code named it.
+    pub fn server_name(&self) -> &str {
+        &self.0.server_name
+    }
+
+    /// The tool's name.
+    pub fn tool_name(&self) -> &str {
+        &self.0.tool_name
+    }
+
+    /// The arguments, as they will be sent.
+    pub fn tool_args(&self) -> &serde_json::Value {
+        &self.0.tool_args
+    }
+
+    /// What the server is: its command line or URL (placeholders unresolved), so a person
+    /// sees what will actually run, not just a name.
+    pub fn server(&self) -> &str {
+        &self.0.server
+    }
+
+    /// Approve the call.
+    pub fn accept(&self) {
+        self.decide(Decision::Accept);
+    }
+
+    /// Reject the call.
+    pub fn reject(&self) {
+        self.decide(Decision::Reject);
+    }
+
+    /// Decide; later decisions are ignored.
+    pub fn decide(&self, decision: Decision) {
+        if let Some(tx) = self.0.decision.lock().ok().and_then(|mut d| d.take()) {
+            let _ = tx.send(decision);
+        }
+    }
+
+    /// Has a decision been made (or the request been withdrawn)?
+    pub fn is_decided(&self) -> bool {
+        self.0
+            .decision
+            .lock()
+            .map(|d| d.as_ref().is_none_or(|tx| tx.is_closed()))
+            .unwrap_or(true)
+    }
+}
+
+impl std::fmt::Display for ApprovalRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}.{}({})",
+            self.0.server_name, self.0.tool_name, self.0.tool_args
+        )
+    }
+}
+
+/// Decides approval requests for a whole application (a dialog, a rules file). When one is
+/// set, it receives every request, from `stream()` and `execute()` alike.
+pub trait ApprovalHandler: Send + Sync + std::fmt::Debug {
+    /// Decide `request` (call `accept()` or `reject()` on it); may take as long as a person
+    /// needs, up to the approval timeout.
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()>;
+}
+
+/// What an execution hears from the tool server.
+#[derive(Debug)]
+pub enum ToolEvent {
+    /// A call needs a decision.
+    Requested(ApprovalRequest),
+    /// The request with this id was decided or timed out.
+    Settled(u64),
+}
+
+/// Why a call was not approved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Someone rejected it (or nobody could be asked).
+    Rejected(String),
+    /// Nobody answered in time.
+    TimedOut(Duration),
+}
+
+/// Routes approval requests from the tool server to whoever decides.
+#[derive(Debug)]
+pub struct Approvals {
+    listener: Mutex<Option<mpsc::UnboundedSender<ToolEvent>>>,
+    timeout: Duration,
+    next_id: AtomicU64,
+}
+
+impl Approvals {
+    /// Requests time out (and are rejected) after `timeout`.
+    pub fn new(timeout: Duration) -> Self {
+        Approvals {
+            listener: Mutex::new(None),
+            timeout,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Listen for requests while an execution runs; the returned guard stops listening.
+    pub fn listen(self: &Arc<Self>) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut l) = self.listener.lock() {
+            *l = Some(tx);
+        }
+        (ListenGuard(self.clone()), rx)
+    }
+
+    /// Ask for approval of a call and wait for the decision.
+    pub async fn request(
+        &self,
+        server_name: &str,
+        tool_name: &str,
+        tool_args: &serde_json::Value,
+        server: &str,
+    ) -> Result<(), Refusal> {
+        let listener = self
+            .listener
+            .lock()
+            .ok()
+            .and_then(|l| l.clone())
+            .filter(|l| !l.is_closed());
+        let Some(listener) = listener else {
+            return Err(Refusal::Rejected(
+                "no execution is running to approve this call (tool calls from code that outlives its cell are rejected)".into(),
+            ));
+        };
+        let (tx, rx) = oneshot::channel();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let request = ApprovalRequest(Arc::new(Inner {
+            id,
+            server_name: server_name.to_owned(),
+            tool_name: tool_name.to_owned(),
+            tool_args: tool_args.clone(),
+            server: server.to_owned(),
+            decision: Mutex::new(Some(tx)),
+        }));
+        if listener.send(ToolEvent::Requested(request)).is_err() {
+            return Err(Refusal::Rejected(
+                "the execution ended before the call could be approved".into(),
+            ));
+        }
+        let outcome = tokio::time::timeout(self.timeout, rx).await;
+        let _ = listener.send(ToolEvent::Settled(id));
+        match outcome {
+            Ok(Ok(Decision::Accept)) => Ok(()),
+            Ok(Ok(Decision::Reject)) => Err(Refusal::Rejected("the call was rejected".into())),
+            Ok(Err(_)) => Err(Refusal::Rejected(
+                "the approval request was dropped without a decision".into(),
+            )),
+            Err(_) => Err(Refusal::TimedOut(self.timeout)),
+        }
+    }
+}
+
+/// Ends listening when dropped.
+#[derive(Debug)]
+pub struct ListenGuard(Arc<Approvals>);
+
+impl Drop for ListenGuard {
+    fn drop(&mut self) {
+        if let Ok(mut l) = self.0.listener.lock() {
+            *l = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn without_a_listener_calls_are_rejected() {
+        let a = Arc::new(Approvals::new(Duration::from_secs(1)));
+        let r = a.request("s", "t", &serde_json::json!({}), "cmd").await;
+        assert!(matches!(r, Err(Refusal::Rejected(_))), "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn accept_reject_drop_and_timeout() {
+        let a = Arc::new(Approvals::new(Duration::from_millis(200)));
+        let (_guard, mut rx) = a.listen();
+        for (decide, expected_ok) in [
+            (Some(Decision::Accept), true),
+            (Some(Decision::Reject), false),
+            (None, false),
+        ] {
+            let a2 = a.clone();
+            let call = tokio::spawn(async move {
+                a2.request("s", "t", &serde_json::json!({"x": 1}), "cmd")
+                    .await
+            });
+            let Some(ToolEvent::Requested(req)) = rx.recv().await else {
+                panic!("a request")
+            };
+            assert_eq!(req.tool_args()["x"], 1);
+            match decide {
+                Some(d) => req.decide(d),
+                None => drop(req),
+            }
+            assert_eq!(call.await.expect("joined").is_ok(), expected_ok);
+            assert!(
+                matches!(rx.recv().await, Some(ToolEvent::Settled(_))),
+                "settled is reported"
+            );
+        }
+        let a2 = a.clone();
+        let call =
+            tokio::spawn(async move { a2.request("s", "t", &serde_json::json!({}), "cmd").await });
+        let Some(ToolEvent::Requested(_req)) = rx.recv().await else {
+            panic!("a request")
+        };
+        assert!(
+            matches!(call.await.expect("joined"), Err(Refusal::TimedOut(_))),
+            "nobody answers: timeout"
+        );
+    }
+}

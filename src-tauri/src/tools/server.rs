@@ -1,0 +1,316 @@
+//! The tool server's HTTP API (axum): `POST /run {server, tool, args}` with
+//! `Authorization: Bearer <session token>`.
+//!
+//! Answers: 200 `{"ok": true, "is_error": bool, "structured": …, "content": [MCP content
+//! blocks]}` when the tool ran (a tool-reported failure has `is_error: true`); 200
+//! `{"ok": false, "error": "rejected" | "approval_timeout", "message"}` when the call was not
+//! approved; 401 without the right token; 400 for a malformed body or connection parameters
+//! sent from the kernel; 404 for an unknown server or tool; 502 when the MCP server failed.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use super::approval::{Approvals, Refusal};
+use super::sessions::Sessions;
+use crate::mcp::ServerParams;
+
+/// State of a tool server: token, registered servers, sessions, approvals.
+#[derive(Debug)]
+pub struct ToolServer {
+    token: String,
+    servers: RwLock<BTreeMap<String, ServerParams>>,
+    sessions: Sessions,
+    approvals: Arc<Approvals>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunRequest {
+    server: String,
+    tool: String,
+    #[serde(default)]
+    args: Option<serde_json::Map<String, Value>>,
+}
+
+fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
+    (
+        status,
+        axum::Json(json!({"ok": false, "error": kind, "message": message.into()})),
+    )
+        .into_response()
+}
+
+impl ToolServer {
+    /// A tool server for `servers` that accepts requests carrying `token`.
+    pub fn new(
+        token: String,
+        servers: BTreeMap<String, ServerParams>,
+        sessions: Sessions,
+        approvals: Arc<Approvals>,
+    ) -> Self {
+        ToolServer {
+            token,
+            servers: RwLock::new(servers),
+            sessions,
+            approvals,
+        }
+    }
+
+    /// The session token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Register (or replace) a server for this session.
+    pub fn set_server(&self, name: &str, params: ServerParams) {
+        if let Ok(mut s) = self.servers.write() {
+            s.insert(name.to_owned(), params);
+        }
+    }
+
+    /// Close all MCP sessions (they restart on their next call).
+    pub async fn reset(&self) {
+        self.sessions.reset().await;
+    }
+
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        let Some(value) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return false;
+        };
+        let Some(given) = value.strip_prefix("Bearer ") else {
+            return false;
+        };
+        // Constant-time comparison.
+        given.len() == self.token.len()
+            && given
+                .bytes()
+                .zip(self.token.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
+
+    async fn run(&self, headers: HeaderMap, body: Bytes) -> Response {
+        if !self.authorized(&headers) {
+            return error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong tool server token",
+            );
+        }
+        let value: Value = match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("the body is not JSON: {e}"),
+                );
+            }
+        };
+        if let Some(obj) = value.as_object()
+            && ["server_params", "params", "command", "url"]
+                .iter()
+                .any(|k| obj.contains_key(*k))
+        {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "connection parameters are not accepted: ipybox only runs MCP servers the application registered, by name",
+            );
+        }
+        let req: RunRequest = match serde_json::from_value(value) {
+            Ok(r) => r,
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("expected {{\"server\": str, \"tool\": str, \"args\": object}}: {e}"),
+                );
+            }
+        };
+        let params = self
+            .servers
+            .read()
+            .ok()
+            .and_then(|s| s.get(&req.server).cloned());
+        let Some(params) = params else {
+            let known: Vec<String> = self
+                .servers
+                .read()
+                .map(|s| s.keys().cloned().collect())
+                .unwrap_or_default();
+            return error(
+                StatusCode::NOT_FOUND,
+                "unknown_server",
+                format!(
+                    "no MCP server named {:?} is registered for this workspace (registered: {}); register it with `ipybox register`",
+                    req.server,
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+        };
+        let args = Value::Object(req.args.unwrap_or_default());
+        match self
+            .approvals
+            .request(&req.server, &req.tool, &args, &params.summary())
+            .await
+        {
+            Ok(()) => {}
+            Err(Refusal::Rejected(reason)) => {
+                return (
+                    StatusCode::OK,
+                    axum::Json(json!({"ok": false, "error": "rejected", "message": reason})),
+                )
+                    .into_response();
+            }
+            Err(Refusal::TimedOut(t)) => {
+                return (
+                    StatusCode::OK,
+                    axum::Json(json!({"ok": false, "error": "approval_timeout",
+                        "message": format!("nobody approved the call within {:.0} s", t.as_secs_f64())})),
+                )
+                    .into_response();
+            }
+        }
+        let conn = match self.sessions.get(&req.server, &params).await {
+            Ok(c) => c,
+            Err(e) => return error(StatusCode::BAD_GATEWAY, "mcp_error", e.to_string()),
+        };
+        let Value::Object(arguments) = args else {
+            unreachable!("built as an object above")
+        };
+        match conn.call_tool(&req.tool, arguments).await {
+            Ok(result) => {
+                let content =
+                    serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
+                let mut body = json!({
+                    "ok": true,
+                    "is_error": result.is_error.unwrap_or(false),
+                    "content": content,
+                });
+                if let Some(s) = result.structured_content {
+                    body["structured"] = s;
+                }
+                (StatusCode::OK, axum::Json(body)).into_response()
+            }
+            Err(e) => {
+                self.sessions.forget_if_closed(&req.server, &conn).await;
+                if !conn.is_closed()
+                    && let Ok(tools) = conn.list_tools().await
+                    && !tools.iter().any(|t| t.name == req.tool)
+                {
+                    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+                    return error(
+                        StatusCode::NOT_FOUND,
+                        "unknown_tool",
+                        format!(
+                            "the MCP server {:?} has no tool {:?} (its tools: {})",
+                            req.server,
+                            req.tool,
+                            names.join(", ")
+                        ),
+                    );
+                }
+                error(StatusCode::BAD_GATEWAY, "mcp_error", e.to_string())
+            }
+        }
+    }
+}
+
+/// The router of a tool server; tests call it directly.
+pub fn router(state: Arc<ToolServer>) -> Router {
+    Router::new()
+        .route(
+            "/run",
+            post(
+                |State(s): State<Arc<ToolServer>>, headers: HeaderMap, body: Bytes| async move {
+                    s.run(headers, body).await
+                },
+            ),
+        )
+        .with_state(state)
+}
+
+/// A running tool server.
+#[derive(Debug)]
+pub struct ToolServerHandle {
+    addr: SocketAddr,
+    state: Arc<ToolServer>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl ToolServerHandle {
+    /// Serve `state` on `listener` (bound by the caller: port 0 in tests, a socket inside
+    /// the sandbox's network namespace when sandboxed).
+    pub fn spawn(
+        listener: tokio::net::TcpListener,
+        state: Arc<ToolServer>,
+    ) -> std::io::Result<Self> {
+        let addr = listener.local_addr()?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = router(state.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(ToolServerHandle {
+            addr,
+            state,
+            shutdown: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its state.
+    pub fn state(&self) -> &Arc<ToolServer> {
+        &self.state
+    }
+
+    /// Stop serving and close all MCP sessions.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            // Connections kept alive by kernels would hold graceful shutdown open.
+            task.abort();
+        }
+        self.state.reset().await;
+    }
+}
+
+impl Drop for ToolServerHandle {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

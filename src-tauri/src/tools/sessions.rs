@@ -1,0 +1,100 @@
+//! MCP sessions of the tool server: started lazily on a server's first call, reused by later
+//! and concurrent calls, restarted after the server crashes, all closed on reset.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::error::Result;
+use crate::mcp::params::Variables;
+use crate::mcp::{McpConnection, ServerParams, connect};
+
+type Slot = Arc<OnceCell<Arc<McpConnection>>>;
+
+/// The live MCP sessions of one executor.
+#[derive(Debug)]
+pub struct Sessions {
+    slots: Mutex<HashMap<String, Slot>>,
+    workspace: PathBuf,
+    connect_timeout: Duration,
+}
+
+impl Sessions {
+    /// Sessions whose stdio servers run in `workspace` and whose `${VAR}`s come from the
+    /// environment and `workspace/.env`.
+    pub fn new(workspace: PathBuf, connect_timeout: Duration) -> Self {
+        Sessions {
+            slots: Mutex::new(HashMap::new()),
+            workspace,
+            connect_timeout,
+        }
+    }
+
+    /// The session of `name`, starting it if needed. Concurrent callers share one start; a
+    /// failed start is retried by the next call.
+    pub async fn get(&self, name: &str, params: &ServerParams) -> Result<Arc<McpConnection>> {
+        let slot = self
+            .slots
+            .lock()
+            .await
+            .entry(name.to_owned())
+            .or_default()
+            .clone();
+        let conn = slot
+            .get_or_try_init(|| async {
+                let vars = Variables::load(Some(&self.workspace))?;
+                let resolved = params.resolve(&vars)?;
+                connect(name, &resolved, &self.workspace, self.connect_timeout)
+                    .await
+                    .map(Arc::new)
+            })
+            .await?
+            .clone();
+        if conn.is_closed() {
+            // The server exited since its last call: start a new one.
+            self.forget(name, &slot).await;
+            return Box::pin(self.get(name, params)).await;
+        }
+        Ok(conn)
+    }
+
+    /// Drop `name`'s session if it is still `slot` (a crashed server restarts on next use).
+    async fn forget(&self, name: &str, slot: &Slot) {
+        let mut slots = self.slots.lock().await;
+        if slots.get(name).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            slots.remove(name);
+        }
+    }
+
+    /// Forget a session whose call failed because the connection is gone.
+    pub async fn forget_if_closed(&self, name: &str, conn: &Arc<McpConnection>) {
+        if !conn.is_closed() {
+            return;
+        }
+        let mut slots = self.slots.lock().await;
+        if slots
+            .get(name)
+            .and_then(|s| s.get())
+            .is_some_and(|c| Arc::ptr_eq(c, conn))
+        {
+            slots.remove(name);
+        }
+    }
+
+    /// Close every session; servers restart lazily on their next call.
+    pub async fn reset(&self) {
+        let slots: Vec<Slot> = self.slots.lock().await.drain().map(|(_, s)| s).collect();
+        for slot in slots {
+            if let Some(conn) = Arc::into_inner(slot)
+                .and_then(OnceCell::into_inner)
+                .and_then(Arc::into_inner)
+            {
+                conn.close().await;
+            }
+            // Still in use by a call in flight: it is dropped (and its server stopped) when the call ends.
+        }
+    }
+}

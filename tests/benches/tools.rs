@@ -1,0 +1,102 @@
+//! Tool-call benchmark: a kernel loop calling the Python echo server's `echo` tool (the same
+//! server the Python ipybox was measured with) with approvals accepted in-process, plus
+//! code generation per tool.
+//!
+//! `cargo bench -p ipybox-tests --no-default-features --bench tools [-- --quick]`; needs
+//! `tests/servers/install.sh`.
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use ipybox::{ApprovalHandler, ApprovalRequest, CodeExecutor, Event, ServerParams, StreamOptions};
+
+#[derive(Debug)]
+struct AcceptAll;
+
+impl ApprovalHandler for AcceptAll {
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        Box::pin(async move { request.accept() })
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (xs[xs.len() / 2], xs[0], xs[xs.len() - 1])
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers");
+    let python = servers.join(".venv/bin/python");
+    assert!(python.exists(), "run tests/servers/install.sh first");
+    let echo = ServerParams::from_json(&serde_json::json!({
+        "command": python, "args": [servers.join("echo_server.py")]
+    }))
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let ws = ipybox_tests::workspace();
+        println!("load average at start: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+        let t = Instant::now();
+        let e = CodeExecutor::builder().working_dir(ws.path()).approval_handler(Arc::new(AcceptAll)).build();
+        let generated = e.register_mcp_server("bench_echo", &echo).await.unwrap();
+        println!("generate bench_echo ({} tools, incl. server start): {:.3} s", generated.modules.len(), t.elapsed().as_secs_f64());
+        e.start().await.unwrap();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let t = Instant::now();
+        e.execute("from mcptools.bench_echo import echo, add\necho.run(echo.Params(text='warm'))", None).await.unwrap();
+        println!("first call incl. import and server start: {:.3} s", t.elapsed().as_secs_f64());
+
+        let n = if quick { 200 } else { 1000 };
+        let rounds = if quick { 3 } else { 5 };
+        for (name, call) in [("echo", "echo.run(echo.Params(text='x'))"), ("add (structured)", "add.run(add.Params(a=1, b=2))")] {
+            let mut per_call = Vec::new();
+            for _ in 0..rounds {
+                let code = format!("import time\nt = time.perf_counter()\nfor i in range({n}): {call}\nprint((time.perf_counter() - t) / {n} * 1000)");
+                let r = e.execute(&code, None).await.unwrap();
+                per_call.push(r.text.unwrap().parse::<f64>().unwrap());
+            }
+            let (m, lo, hi) = median(per_call);
+            println!("{name:<40} ms/call  median {m:.3}  min {lo:.3}  max {hi:.3}  ({n} calls x {rounds}, handler approval)");
+        }
+        e.stop().await.unwrap();
+
+        // Approvals through the stream consumer instead of a handler.
+        let e = CodeExecutor::builder().working_dir(ws.path()).build();
+        e.start().await.unwrap();
+        e.execute("from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))", None).await.unwrap();
+        let code = format!("import time\nt = time.perf_counter()\nfor i in range({n}): echo.run(echo.Params(text='x'))\nprint((time.perf_counter() - t) / {n} * 1000)");
+        let mut s = e.stream(&code, StreamOptions { timeout: None, chunks: false });
+        while let Some(ev) = s.next().await {
+            match ev.unwrap() {
+                Event::ApprovalRequest(r) => r.accept(),
+                Event::Result(r) => println!("{:<40} ms/call  {}", "echo, stream-consumer approval", r.text.unwrap()),
+                _ => {}
+            }
+        }
+        e.stop().await.unwrap();
+
+        // Generation alone, per tool, over the committed corpus of real schemas.
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/apigen/corpus");
+        let mut tools = 0usize;
+        let out = ipybox_tests::workspace();
+        let t = Instant::now();
+        for entry in std::fs::read_dir(&corpus).unwrap() {
+            let path = entry.unwrap().path();
+            let specs: Vec<ipybox::apigen::ToolSpec> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            tools += specs.len();
+            let name = path.file_stem().unwrap().to_str().unwrap().replace('-', "_");
+            ipybox::apigen::generate::write_package(&name, &specs, &out.path().join("mcptools")).unwrap();
+        }
+        println!("generation (render + write), {tools} real tools: {:.3} ms/tool", t.elapsed().as_secs_f64() * 1000.0 / tools as f64);
+    });
+}

@@ -1,0 +1,339 @@
+//! Kernel code calling MCP tools through the generated API, against the fixture server:
+//! values, approval (accept, reject, timeout, timeout budget), content blocks, tool errors,
+//! crashes, reset, concurrency.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use ipybox::{CodeExecutor, Error, Event, ServerParams, StreamOptions};
+use ipybox_tests::workspace;
+
+fn fixture() -> ServerParams {
+    ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    }))
+    .unwrap()
+}
+
+async fn executor_with_fixture(ws: &std::path::Path) -> CodeExecutor {
+    let e = CodeExecutor::builder()
+        .working_dir(ws)
+        .approval_timeout(Duration::from_secs(2))
+        .build();
+    let generated = e.register_mcp_server("fx", &fixture()).await.unwrap();
+    assert!(
+        generated.modules.contains(&"echo".to_owned()),
+        "{generated:?}"
+    );
+    e.start().await.unwrap();
+    e
+}
+
+/// Run `code` in a stream, answering each approval request with `decide(request)`; returns
+/// the final result and the requests seen.
+async fn run_with(
+    e: &CodeExecutor,
+    code: &str,
+    timeout: Option<Duration>,
+    decide: impl Fn(&ipybox::ApprovalRequest) -> Option<bool>,
+) -> (ipybox::Result<ipybox::CodeExecutionResult>, Vec<String>) {
+    let mut s = e.stream(
+        code,
+        StreamOptions {
+            timeout,
+            chunks: false,
+        },
+    );
+    let mut seen = Vec::new();
+    let mut held = Vec::new();
+    while let Some(ev) = s.next().await {
+        match ev {
+            Ok(Event::ApprovalRequest(r)) => {
+                seen.push(r.to_string());
+                match decide(&r) {
+                    Some(true) => r.accept(),
+                    Some(false) => r.reject(),
+                    None => held.push(r),
+                }
+            }
+            Ok(Event::Result(r)) => return (Ok(r), seen),
+            Ok(_) => {}
+            Err(err) => return (Err(err), seen),
+        }
+    }
+    panic!("stream ended without a result")
+}
+
+#[tokio::test]
+async fn generated_modules_call_tools_with_approval() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = "from mcptools.fx.echo import Params, run\nprint(run(Params(text='hello')))\n\
+                from mcptools.fx import add\nr = add.run(add.Params(a=2, b=40))\nprint(type(r).__name__, r.sum)";
+    let (r, seen) = run_with(&e, code, None, |_| Some(true)).await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some("hello\nResult 42"),
+        "text and structured results"
+    );
+    assert_eq!(seen.len(), 2, "each call asked for approval: {seen:?}");
+    assert!(
+        seen[0].starts_with("fx.echo(") && seen[0].contains("hello"),
+        "{seen:?}"
+    );
+
+    // Arguments go out under their schema names, even for Python keywords and dashes.
+    // The server answers with what it received (and rejects unknown field names).
+    let code = "from mcptools.fx import odd_names as o\nr = o.run(o.Params(from_='a', class_=1, type_name='c'))\nprint(sorted(r.model_dump(by_alias=True, exclude_none=True)))";
+    let (r, _) = run_with(&e, code, None, |_| Some(true)).await;
+    let text = r.unwrap().text.unwrap();
+    assert!(
+        text.contains("'from'") && text.contains("'class'") && text.contains("'type-name'"),
+        "{text}"
+    );
+    assert!(!text.contains("from_"), "Python names are not sent: {text}");
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn rejection_and_approval_timeout_raise_in_the_kernel_and_the_tool_does_not_run() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = "from mcptools.fx import echo, counter\nfrom mcptools._runtime import ApprovalRejected\n\
+                try:\n    echo.run(echo.Params(text='x'))\nexcept ApprovalRejected as err:\n    print('rejected:', err)";
+    let (r, _) = run_with(&e, code, None, |_| Some(false)).await;
+    let text = r.unwrap().text.unwrap();
+    assert!(
+        text.starts_with("rejected: fx.echo:"),
+        "the exception names server and tool: {text}"
+    );
+
+    let code = "from mcptools._runtime import ApprovalTimeout\ntry:\n    echo.run(echo.Params(text='x'))\nexcept ApprovalTimeout as err:\n    print('timeout:', err)";
+    let t = Instant::now();
+    let (r, _) = run_with(&e, code, None, |_| None).await;
+    assert!(
+        r.unwrap().text.unwrap().starts_with("timeout: fx.echo"),
+        "nobody answered within approval_timeout"
+    );
+    assert!(
+        t.elapsed() >= Duration::from_secs(2),
+        "waited the approval timeout"
+    );
+
+    // Only approved calls ran: the counter counts calls that reached the server.
+    let (r, _) = run_with(&e, "print(counter.run(counter.Params()))", None, |_| {
+        Some(true)
+    })
+    .await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some("1"),
+        "rejected and timed-out calls never reached the server"
+    );
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_execution_timeout_does_not_count_approval_time() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .approval_timeout(Duration::from_secs(10))
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let mut s = e.stream(
+        "from mcptools.fx import echo\nprint(echo.run(echo.Params(text='late')))",
+        StreamOptions {
+            timeout: Some(Duration::from_secs(1)),
+            chunks: false,
+        },
+    );
+    let mut result = None;
+    while let Some(ev) = s.next().await {
+        match ev.unwrap() {
+            Event::ApprovalRequest(r) => {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                r.accept();
+            }
+            Event::Result(r) => result = Some(r),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        result.unwrap().text.as_deref(),
+        Some("late"),
+        "2 s of approval wait did not trip the 1 s timeout"
+    );
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn content_blocks_tool_errors_and_crashes() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = "from mcptools.fx import image\nblocks = image.run_blocks(image.Params())\n\
+                img = [b for b in blocks if b.type == 'image'][0]\nprint(img.mime_type, img.data[:8] == b'\\x89PNG\\r\\n\\x1a\\n')";
+    let r = e.execute(code, None).await.unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("image/png True"),
+        "images reach kernel code as bytes"
+    );
+
+    let code = "from mcptools.fx import fail\nfrom mcptools._runtime import ToolError\ntry:\n    fail.run(fail.Params(message='boom'))\nexcept ToolError as err:\n    print(type(err).__name__, err)";
+    let r = e.execute(code, None).await.unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("ToolError fx.fail: boom"),
+        "a tool error raises with the server's message"
+    );
+
+    let code = "from mcptools.fx import crash, counter\ntry:\n    crash.run(crash.Params())\nexcept Exception as err:\n    print(type(err).__name__)\nprint(counter.run(counter.Params()))";
+    let r = e.execute(code, None).await.unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("ToolServerError\n1"),
+        "a crash fails the call; the next call restarts the server"
+    );
+
+    e.execute("counter.run(counter.Params())", None)
+        .await
+        .unwrap();
+    e.reset().await.unwrap();
+    let r = e
+        .execute(
+            "from mcptools.fx import counter\nprint(counter.run(counter.Params()))",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("1"),
+        "reset closes MCP sessions; they restart lazily"
+    );
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_hundred_concurrent_calls_from_kernel_threads() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = "from concurrent.futures import ThreadPoolExecutor\nfrom mcptools.fx import echo\n\
+                with ThreadPoolExecutor(32) as pool:\n    out = list(pool.map(lambda i: echo.run(echo.Params(text=str(i))), range(100)))\n\
+                print(out == [str(i) for i in range(100)])";
+    let r = e
+        .execute(code, Some(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("True"));
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn kernel_code_cannot_bypass_the_tool_server_rules() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = r#"
+import json, os, http.client
+host, port = os.environ["IPYBOX_TOOL_SERVER"].rsplit(":", 1)
+token = os.environ["IPYBOX_TOOL_TOKEN"]
+def post(path, body, auth=True, tok=None):
+    c = http.client.HTTPConnection(host, int(port))
+    h = {"Content-Type": "application/json"}
+    if auth:
+        h["Authorization"] = "Bearer " + (tok or token)
+    c.request("POST", path, json.dumps(body), h)
+    r = c.getresponse()
+    return r.status, json.loads(r.read() or b"null") if r.status != 404 or path == "/run" else None
+call = {"server": "fx", "tool": "echo", "args": {"text": "x"}}
+print("no token", post("/run", call, auth=False)[0])
+print("wrong token", post("/run", call, tok="0" * 32)[0])
+s, b = post("/run", dict(call, server_params={"command": "sh", "args": ["-c", "touch pwned"]}))
+print("params", s, b["error"])
+s, b = post("/run", {"server": "evil", "tool": "x", "args": {}})
+print("unregistered", s, b["error"])
+for path in ("/approve", "/approval", "/reset", "/register"):
+    print(path, post(path, {"approved": True})[0])
+"#;
+    let (r, seen) = run_with(&e, code, None, |_| Some(false)).await;
+    let text = r.unwrap().text.unwrap();
+    assert_eq!(
+        text,
+        "no token 401\nwrong token 401\nparams 400 bad_request\nunregistered 404 unknown_server\n/approve 404\n/approval 404\n/reset 404\n/register 404",
+        "every bypass attempt fails"
+    );
+    assert!(seen.is_empty(), "none of them reached approval: {seen:?}");
+    assert!(
+        !ws.path().join("pwned").exists(),
+        "no command from the kernel ran"
+    );
+
+    // Rewriting the registry from the kernel does not change what this session runs.
+    let home = ipybox::pyenv::ipybox_home().unwrap();
+    let reg =
+        ipybox::registry::Registry::path_for(&home, &std::fs::canonicalize(ws.path()).unwrap());
+    let code = format!(
+        "import json\np = {:?}\nd = json.load(open(p))\nd['servers']['fx'] = {{'command': 'sh', 'args': ['-c', 'touch pwned2']}}\njson.dump(d, open(p, 'w'))\n\
+         from mcptools.fx import echo\nprint(echo.run(echo.Params(text='still fixture')))",
+        reg.to_str().unwrap()
+    );
+    let (r, _) = run_with(&e, &code, None, |_| Some(true)).await;
+    assert_eq!(r.unwrap().text.as_deref(), Some("still fixture"));
+    e.reset().await.unwrap();
+    let (r, _) = run_with(
+        &e,
+        "from mcptools.fx import echo\nprint(echo.run(echo.Params(text='after reset')))",
+        None,
+        |_| Some(true),
+    )
+    .await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some("after reset"),
+        "the session's registry is held in memory"
+    );
+    assert!(
+        !ws.path().join("pwned2").exists(),
+        "the rewritten registry was not used"
+    );
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn calls_from_threads_that_outlive_their_cell_are_rejected() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = "import threading, time\nfrom mcptools.fx import echo, counter\nresults = []\n\
+                def later():\n    time.sleep(1.0)\n    try:\n        results.append(echo.run(echo.Params(text='sneaky')))\n    except Exception as err:\n        results.append(type(err).__name__)\n\
+                threading.Thread(target=later).start()";
+    let (r, seen) = run_with(&e, code, None, |_| Some(true)).await;
+    r.unwrap();
+    assert!(seen.is_empty());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let r = e.execute("print(results)", None).await.unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("['ApprovalRejected']"),
+        "a call made between cells is rejected"
+    );
+    let r = e
+        .execute("print(counter.run(counter.Params()))", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        r.text.as_deref(),
+        Some("1"),
+        "the rejected call never reached the server"
+    );
+    let err = e
+        .execute("from mcptools.fx import nope", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CodeExecution { .. }));
+    e.stop().await.unwrap();
+}
