@@ -147,7 +147,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
                 run(
                     progress,
                     Command::new(&uv)
-                        .args(["pip", "install", "--python"])
+                        .args(["pip", "install", "--no-deps", "--python"])
                         .arg(&env.python)
                         .arg("-r")
                         .arg(&req_path),
@@ -173,7 +173,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
                     run(
                         progress,
                         Command::new(&env.python)
-                            .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input"])
+                            .args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input"])
                             .args(if progress == Progress::Quiet { &["--quiet"][..] } else { &[][..] })
                             .arg("-r")
                             .arg(&req_path),
