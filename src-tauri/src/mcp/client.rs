@@ -150,16 +150,10 @@ pub async fn connect(
         }
         TransportKind::StreamableHttp => {
             let url = params.url.as_deref().unwrap_or_default();
-            let mut headers = HashMap::new();
-            for (k, v) in &params.headers {
-                let name: http::HeaderName = k
-                    .parse()
-                    .map_err(|_| Error::Config(format!("invalid HTTP header name {k:?}")))?;
-                let value: http::HeaderValue = v
-                    .parse()
-                    .map_err(|_| Error::Config(format!("invalid value for HTTP header {k}")))?;
-                headers.insert(name, value);
-            }
+            let headers: HashMap<_, _> = header_map(params)?
+                .into_iter()
+                .filter_map(|(k, v)| Some((k?, v)))
+                .collect();
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
             match tokio::time::timeout(timeout, ().serve(transport)).await {
@@ -175,16 +169,7 @@ pub async fn connect(
         }
         TransportKind::Sse => {
             let url = params.url.as_deref().unwrap_or_default();
-            let mut headers = reqwest::header::HeaderMap::new();
-            for (k, v) in &params.headers {
-                let name: reqwest::header::HeaderName = k
-                    .parse()
-                    .map_err(|_| Error::Config(format!("invalid HTTP header name {k:?}")))?;
-                let value: reqwest::header::HeaderValue = v
-                    .parse()
-                    .map_err(|_| Error::Config(format!("invalid value for HTTP header {k}")))?;
-                headers.insert(name, value);
-            }
+            let headers = header_map(params)?;
             let transport = sse::connect(url, &headers, timeout)
                 .await
                 .map_err(|e| fail(e.to_string(), &stderr))?;
@@ -206,6 +191,21 @@ pub async fn connect(
         process_group,
         stderr,
     })
+}
+
+/// The parameters' HTTP headers, checked.
+fn header_map(params: &ServerParams) -> Result<http::HeaderMap> {
+    let mut headers = http::HeaderMap::new();
+    for (k, v) in &params.headers {
+        let name: http::HeaderName = k
+            .parse()
+            .map_err(|_| Error::Config(format!("invalid HTTP header name {k:?}")))?;
+        let value: http::HeaderValue = v
+            .parse()
+            .map_err(|_| Error::Config(format!("invalid value for HTTP header {k}")))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
 }
 
 fn kill_group(pgid: Option<i32>) {
