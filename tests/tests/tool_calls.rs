@@ -337,3 +337,46 @@ async fn calls_from_threads_that_outlive_their_cell_are_rejected() {
     assert!(matches!(err, Error::CodeExecution { .. }));
     e.stop().await.unwrap();
 }
+
+#[derive(Debug)]
+struct RejectEcho;
+
+impl ipybox::ApprovalHandler for RejectEcho {
+    fn handle(
+        &self,
+        request: ipybox::ApprovalRequest,
+    ) -> futures_util::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            if request.tool_name() == "echo" {
+                request.reject()
+            } else {
+                request.accept()
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_application_wide_handler_decides_and_unknown_tools_are_named() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .approval_handler(std::sync::Arc::new(RejectEcho))
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let code = "from mcptools.fx import echo, add\nfrom mcptools._runtime import ApprovalRejected\n\
+                try:\n    echo.run(echo.Params(text='x'))\nexcept ApprovalRejected:\n    print('echo rejected')\n\
+                print(add.run(add.Params(a=1, b=1)).sum)";
+    // execute() would auto-approve; with a handler, the handler decides.
+    let r = e.execute(code, None).await.unwrap();
+    assert_eq!(r.text.as_deref(), Some("echo rejected\n2"));
+    let code = "from mcptools._runtime import call_tool, ToolServerError\ntry:\n    call_tool('fx', 'no_such_tool', {})\nexcept ToolServerError as err:\n    print(err)";
+    let r = e.execute(code, None).await.unwrap();
+    let text = r.text.unwrap();
+    assert!(
+        text.contains("has no tool \"no_such_tool\"") && text.contains("echo"),
+        "{text}"
+    );
+    e.stop().await.unwrap();
+}
