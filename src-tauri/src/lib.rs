@@ -19,6 +19,7 @@ pub mod error;
 pub mod executor;
 pub mod kernel;
 pub mod mcp;
+pub mod mcp_server;
 pub mod process;
 pub mod pyenv;
 pub mod registry;

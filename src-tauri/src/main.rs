@@ -36,6 +36,9 @@ enum Command {
     /// workspace, so code run there can call its tools (`from mcptools.NAME.TOOL import
     /// Params, run`).
     Register(RegisterArgs),
+    /// Serve ipybox as an MCP server (stdio, or Streamable HTTP with --http) with the tools
+    /// register_mcp_server, execute_ipython_cell, install_package and reset.
+    Mcp(McpArgs),
     /// Create (or check) the Python environment ipybox runs kernels in.
     Setup {
         /// Check an existing environment instead of the managed one.
@@ -57,6 +60,26 @@ struct RegisterArgs {
     /// The workspace (default: the current directory).
     #[arg(long, short)]
     workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct McpArgs {
+    /// The workspace: the kernel's working directory, home of mcptools/ and .env (default:
+    /// the current directory).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is PORT or HOST:PORT
+    /// (host 127.0.0.1 by default). Clients send `Authorization: Bearer <token>`; the token is
+    /// IPYBOX_MCP_TOKEN, or a random one printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Who approves the MCP tool calls executed code makes: `auto` (approve all) or
+    /// `rules FILE` (see docs/approval-rules.md).
+    #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"], default_value = "auto")]
+    approval: Vec<String>,
+    /// Python interpreter of an existing environment to use.
+    #[arg(long, env = "IPYBOX_PYTHON")]
+    python: Option<PathBuf>,
 }
 
 /// Who approves the tool calls code makes.
@@ -139,6 +162,7 @@ fn main() -> ExitCode {
             Some(Command::Exec(args)) => exec(args).await,
             Some(Command::Setup { python }) => setup(python).await,
             Some(Command::Register(args)) => register(args).await,
+            Some(Command::Mcp(args)) => mcp(args).await,
             None => {
                 eprintln!(
                     "ipybox: the desktop app is not part of this build yet. Try `ipybox exec \"print('hello')\"` or `ipybox --help`."
@@ -163,6 +187,59 @@ async fn setup(python: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     .await
     .context("provisioning task failed")??;
     println!("Python environment ready: {}", env.python().display());
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
+    use ipybox::mcp_server::{IpyboxMcpServer, McpServerConfig, serve_http, serve_stdio};
+    let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match args.approval.as_slice() {
+        [mode] if mode == "auto" => std::sync::Arc::new(ipybox::tools::AutoApprove),
+        [mode, _file] if mode == "rules" => {
+            bail!("--approval rules is not available in this build yet; use --approval auto")
+        }
+        other => bail!(
+            "--approval takes `auto` or `rules FILE`, not {:?}",
+            other.join(" ")
+        ),
+    };
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir()?,
+    };
+    let server = IpyboxMcpServer::new(McpServerConfig {
+        workspace,
+        approval,
+        python: args.python.clone(),
+    })?;
+    match &args.http {
+        None => serve_stdio(server).await?,
+        Some(addr) => {
+            let addr = if addr.contains(':') {
+                addr.clone()
+            } else {
+                format!("127.0.0.1:{addr}")
+            };
+            let listener = tokio::net::TcpListener::bind(&addr)
+                .await
+                .with_context(|| format!("binding {addr}"))?;
+            let token = match std::env::var("IPYBOX_MCP_TOKEN") {
+                Ok(t) if !t.is_empty() => t,
+                _ => {
+                    let t = uuid::Uuid::new_v4().simple().to_string();
+                    eprintln!("ipybox: bearer token: {t}");
+                    t
+                }
+            };
+            eprintln!(
+                "ipybox: MCP server on http://{}/mcp",
+                listener.local_addr()?
+            );
+            let shutdown = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            serve_http(server, listener, token, shutdown).await?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

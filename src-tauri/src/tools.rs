@@ -7,6 +7,6 @@ pub mod approval;
 pub mod server;
 pub mod sessions;
 
-pub use approval::{ApprovalHandler, ApprovalRequest, Approvals, Decision, ToolEvent};
+pub use approval::{ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, ToolEvent};
 pub use server::{ToolServer, ToolServerHandle};
 pub use sessions::Sessions;

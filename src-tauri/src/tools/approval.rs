@@ -116,6 +116,16 @@ pub trait ApprovalHandler: Send + Sync + std::fmt::Debug {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()>;
 }
 
+/// Approves every call (the Python ipybox's MCP server behaviour; `--approval auto`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AutoApprove;
+
+impl ApprovalHandler for AutoApprove {
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        Box::pin(async move { request.accept() })
+    }
+}
+
 /// What an execution hears from the tool server.
 #[derive(Debug)]
 pub enum ToolEvent {

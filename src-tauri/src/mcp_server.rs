@@ -1,0 +1,409 @@
+//! ipybox as an MCP server (`ipybox mcp`): agents such as Claude Code register MCP servers and
+//! run Python in a stateful kernel whose code calls those servers' tools through the
+//! generated API. Tool names, parameters and defaults follow the Python ipybox's server.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/tools>. Failures of
+//! the code (exceptions, timeouts) are tool results flagged `isError`, not protocol faults.
+//! Who approves the tool calls the code makes is an [`ApprovalHandler`] (approve all, or
+//! rules); the desktop app plugs in its dialog the same way.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::executor::CodeExecutor;
+use crate::mcp::ServerParams;
+use crate::mcp::params::Variables;
+use crate::pyenv;
+use crate::tools::ApprovalHandler;
+
+/// Prefix of environment variables passed to the kernel (without the prefix).
+pub const KERNEL_ENV_PREFIX: &str = "KERNEL_ENV_";
+
+/// How `ipybox mcp` is set up.
+#[derive(Debug, Clone)]
+pub struct McpServerConfig {
+    /// The workspace: the kernel's working directory, home of `mcptools/` and `.env`.
+    pub workspace: PathBuf,
+    /// Decides the tool calls made by executed code.
+    pub approval: Arc<dyn ApprovalHandler>,
+    /// An existing Python environment instead of the managed one.
+    pub python: Option<PathBuf>,
+}
+
+/// The four tools of ipybox's MCP server.
+#[derive(Debug, Clone)]
+pub struct IpyboxMcpServer {
+    executor: CodeExecutor,
+    workspace: PathBuf,
+    python: Option<PathBuf>,
+    tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RegisterParams {
+    /// Name for the server; becomes the Python package `mcptools.<server_name>`, so it must
+    /// be a valid Python identifier (e.g. `github`, `fs`).
+    server_name: String,
+    /// Connection parameters. Stdio: {"command": ..., "args": [...], "env": {...}, "cwd": ...}.
+    /// HTTP: {"url": ..., "headers": {...}}. Optional "type": "stdio" | "streamable_http" | "sse".
+    /// "${VAR}" placeholders are replaced from ipybox's environment and the workspace .env.
+    server_params: serde_json::Map<String, serde_json::Value>,
+}
+
+fn default_timeout() -> f64 {
+    120.0
+}
+
+fn default_max_output_chars() -> usize {
+    5000
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ExecuteParams {
+    /// Python code to run. State (variables, imports) persists between calls.
+    code: String,
+    /// Seconds before the execution is interrupted (state is kept). Time spent waiting for
+    /// tool-call approval does not count.
+    #[serde(default = "default_timeout")]
+    timeout: f64,
+    /// Longer output is truncated, with a note saying so.
+    #[serde(default = "default_max_output_chars")]
+    max_output_chars: usize,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct InstallParams {
+    /// A pip requirement: a name, a name with a version specifier (`pandas>=2`), or a
+    /// `git+https://...` URL.
+    package_name: String,
+}
+
+fn error_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
+}
+
+/// Cut `text` to at most `max` characters with a clear marker.
+pub fn truncate_output(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}\n\n[output truncated: showing the first {max} of {total} characters]")
+}
+
+#[tool_router]
+impl IpyboxMcpServer {
+    /// A server for `config`; the kernel starts in the background right away.
+    pub fn new(config: McpServerConfig) -> Result<Self> {
+        let workspace = std::fs::canonicalize(&config.workspace).map_err(|e| {
+            Error::Config(format!(
+                "the workspace {} is not usable: {e}",
+                config.workspace.display()
+            ))
+        })?;
+        let vars = Variables::load(Some(&workspace))?;
+        let kernel_env: BTreeMap<String, String> = vars
+            .iter()
+            .filter_map(|(k, v)| {
+                k.strip_prefix(KERNEL_ENV_PREFIX)
+                    .filter(|k| !k.is_empty())
+                    .map(|k| (k.to_owned(), v.to_owned()))
+            })
+            .collect();
+        let mut builder = CodeExecutor::builder()
+            .working_dir(&workspace)
+            .kernel_env(kernel_env)
+            .approval_handler(config.approval)
+            .show_progress(true);
+        if let Some(p) = &config.python {
+            builder = builder.python(p);
+        }
+        let executor = builder.build();
+        let background = executor.clone();
+        tokio::spawn(async move {
+            if let Err(e) = background.start().await {
+                tracing::error!(error = %e, "starting the kernel failed; the next call retries");
+            }
+        });
+        Ok(IpyboxMcpServer {
+            executor,
+            workspace,
+            python: config.python,
+            tool_router: Self::tool_router(),
+        })
+    }
+
+    /// The executor behind the server.
+    pub fn executor(&self) -> &CodeExecutor {
+        &self.executor
+    }
+
+    #[tool(
+        description = "Register an MCP server and generate a typed Python API for its tools, importable in execute_ipython_cell as `from mcptools.<server_name>.<tool> import Params, Result, run` (Result only when the tool declares an output schema; otherwise run() returns a str). Call `run(Params(...))`; every call is subject to approval. Returns the generated module names. Read a module's source (e.g. print(open('mcptools/<server_name>/<tool>.py').read())) to see its parameters."
+    )]
+    async fn register_mcp_server(
+        &self,
+        Parameters(p): Parameters<RegisterParams>,
+    ) -> CallToolResult {
+        if let Err(e) = crate::registry::check_server_name(&p.server_name) {
+            return error_result(e.to_string());
+        }
+        let params = match ServerParams::from_json(&serde_json::Value::Object(p.server_params)) {
+            Ok(params) => params,
+            Err(e) => return error_result(e.to_string()),
+        };
+        match self
+            .executor
+            .register_mcp_server(&p.server_name, &params)
+            .await
+        {
+            Ok(g) => {
+                let mut text = format!(
+                    "Registered \"{}\": {} tool module(s) in mcptools/{}/.\n",
+                    p.server_name,
+                    g.modules.len(),
+                    p.server_name
+                );
+                for (module, tool) in g.modules.iter().zip(&g.tools) {
+                    text.push_str(&format!(
+                        "- from mcptools.{}.{module} import Params, run  # tool \"{tool}\"\n",
+                        p.server_name
+                    ));
+                }
+                for (tool, reason) in &g.skipped {
+                    text.push_str(&format!("- skipped {tool}: {reason}\n"));
+                }
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            Err(e) => error_result(e.to_string()),
+        }
+    }
+
+    #[tool(
+        description = "Execute Python code in a stateful IPython kernel (variables and imports persist across calls) and return its output: printed text, the value of the last expression, and images the code displays (e.g. matplotlib plots) as image content. The working directory is the workspace. Exceptions come back as an error result with the traceback. Tools of registered MCP servers are called from the code through the generated `mcptools` package."
+    )]
+    async fn execute_ipython_cell(
+        &self,
+        Parameters(p): Parameters<ExecuteParams>,
+    ) -> CallToolResult {
+        let timeout = (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout.min(1e9)));
+        if let Err(e) = self.executor.start().await {
+            return error_result(format!("the kernel could not start: {e}"));
+        }
+        match self.executor.execute(&p.code, timeout).await {
+            Ok(result) => {
+                let text =
+                    truncate_output(result.text.as_deref().unwrap_or(""), p.max_output_chars);
+                let mut content = Vec::new();
+                let mut listing = String::new();
+                for image in &result.images {
+                    listing.push_str(&format!("\n![image]({})", image.display()));
+                    if let Some(block) = image_block(image) {
+                        content.push(block);
+                    }
+                }
+                let body = match (text.is_empty(), listing.is_empty()) {
+                    (true, true) => String::from("(no output)"),
+                    (_, true) => text,
+                    (true, false) => format!("Generated images:{listing}"),
+                    (false, false) => format!("{text}\n\nGenerated images:{listing}"),
+                };
+                content.insert(0, ContentBlock::text(body));
+                CallToolResult::success(content)
+            }
+            Err(Error::CodeExecution { error, output }) => {
+                let mut text = String::new();
+                if let Some(out) = &output.text {
+                    text.push_str(out);
+                    text.push_str("\n\n");
+                }
+                text.push_str(&error.to_string());
+                error_result(truncate_output(&text, p.max_output_chars.max(2000)))
+            }
+            Err(e) => {
+                let mut text = e.to_string();
+                if let Some(out) = e.partial_output().and_then(|o| o.text.as_deref()) {
+                    text = format!("{}\n\n{text}", truncate_output(out, p.max_output_chars));
+                }
+                error_result(text)
+            }
+        }
+    }
+
+    #[tool(
+        description = "Install a Python package with pip into the kernel's environment (a name, a version specifier like `pandas>=2`, or a git URL). It can be imported in the next execute_ipython_cell. Returns pip's output."
+    )]
+    async fn install_package(&self, Parameters(p): Parameters<InstallParams>) -> CallToolResult {
+        let spec = p.package_name.trim().to_owned();
+        if spec.is_empty() || spec.starts_with('-') {
+            return error_result(format!("{spec:?} is not a package requirement"));
+        }
+        let python = self.python.clone();
+        let env = match tokio::task::spawn_blocking(move || {
+            pyenv::resolve(python.as_deref(), pyenv::Progress::Quiet)
+        })
+        .await
+        {
+            Ok(Ok(env)) => env,
+            Ok(Err(e)) => return error_result(e.to_string()),
+            Err(e) => return error_result(e.to_string()),
+        };
+        let out = tokio::process::Command::new(env.python())
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+                &spec,
+            ])
+            .current_dir(&self.workspace)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await;
+        match out {
+            Ok(out) => {
+                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                text.push_str(&String::from_utf8_lossy(&out.stderr));
+                let text = truncate_output(text.trim(), 5000);
+                if out.status.success() {
+                    CallToolResult::success(vec![ContentBlock::text(format!(
+                        "Installed {spec}.\n{text}"
+                    ))])
+                } else {
+                    error_result(format!(
+                        "pip could not install {spec} ({}):\n{text}",
+                        out.status
+                    ))
+                }
+            }
+            Err(e) => error_result(format!("cannot run pip: {e}")),
+        }
+    }
+
+    #[tool(
+        description = "Reset the kernel: a fresh Python process with no variables or imports. Installed packages and generated mcptools/ stay; MCP server sessions restart on their next call."
+    )]
+    async fn reset(&self) -> CallToolResult {
+        if let Err(e) = self.executor.start().await {
+            return error_result(format!("the kernel could not start: {e}"));
+        }
+        match self.executor.reset().await {
+            Ok(()) => CallToolResult::success(vec![ContentBlock::text("The kernel was reset.")]),
+            Err(e) => error_result(e.to_string()),
+        }
+    }
+}
+
+fn image_block(path: &Path) -> Option<ContentBlock> {
+    let mime = match path.extension()?.to_str()? {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "svg" => "image/svg+xml",
+        _ => return None,
+    };
+    let bytes = std::fs::read(path).ok()?;
+    Some(ContentBlock::image(
+        base64::engine::general_purpose::STANDARD.encode(bytes),
+        mime,
+    ))
+}
+
+#[tool_handler(
+    router = self.tool_router,
+    name = "ipybox",
+    instructions = "Run Python in a stateful IPython kernel with execute_ipython_cell. Register MCP servers with register_mcp_server to call their tools from that code through a typed API (mcptools.<server>.<tool>). Install packages with install_package; reset gives a fresh kernel."
+)]
+impl ServerHandler for IpyboxMcpServer {}
+
+/// Serve over stdio until the client disconnects. Logs go to stderr; stdout is the protocol.
+pub async fn serve_stdio(server: IpyboxMcpServer) -> Result<()> {
+    use rmcp::ServiceExt;
+    let executor = server.executor.clone();
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::Mcp(format!("the MCP session over stdio failed to start: {e}")))?;
+    let _ = running.waiting().await;
+    executor.stop().await
+}
+
+/// Serve Streamable HTTP at `http://<listener>/mcp`, requiring `Authorization: Bearer <token>`
+/// and (against DNS rebinding) a loopback or the bound `Host`, until `shutdown` resolves.
+pub async fn serve_http(
+    server: IpyboxMcpServer,
+    listener: tokio::net::TcpListener,
+    token: String,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("reading the bound address", e))?;
+    let mut config = StreamableHttpServerConfig::default();
+    if !addr.ip().is_loopback() {
+        config.allowed_hosts.push(addr.ip().to_string());
+        config.allowed_hosts.push(addr.to_string());
+    }
+    let sessions = config.cancellation_token.clone();
+    let executor = server.executor.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        LocalSessionManager::default().into(),
+        config,
+    );
+    let token = Arc::new(token);
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let token = token.clone();
+                async move {
+                    let given = request
+                        .headers()
+                        .get(axum::http::header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "));
+                    let ok = given.is_some_and(|g| {
+                        g.len() == token.len()
+                            && g.bytes()
+                                .zip(token.bytes())
+                                .fold(0u8, |a, (x, y)| a | (x ^ y))
+                                == 0
+                    });
+                    if ok {
+                        next.run(request).await
+                    } else {
+                        axum::response::IntoResponse::into_response((
+                            axum::http::StatusCode::UNAUTHORIZED,
+                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
+                            "missing or wrong bearer token",
+                        ))
+                    }
+                }
+            },
+        ));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            sessions.cancel();
+        })
+        .await
+        .map_err(|e| Error::io("serving MCP over HTTP", e))?;
+    executor.stop().await
+}

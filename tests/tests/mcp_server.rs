@@ -1,0 +1,316 @@
+//! `ipybox mcp`: a real MCP client (rmcp, and the Python SDK's) drives ipybox over stdio and
+//! Streamable HTTP.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use ipybox_tests::{ipybox_bin, wait_for, workspace};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn stdio_client(ws: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Client {
+    let mut cmd = tokio::process::Command::new(ipybox_bin());
+    cmd.arg("mcp")
+        .arg("--workspace")
+        .arg(ws)
+        .args(extra)
+        .envs(envs.iter().copied());
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+async fn call(c: &Client, tool: &str, args: serde_json::Value) -> CallToolResult {
+    let serde_json::Value::Object(args) = args else {
+        panic!("object args")
+    };
+    c.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .unwrap()
+}
+
+fn text(r: &CallToolResult) -> String {
+    let v = serde_json::to_value(&r.content).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn everything() -> serde_json::Value {
+    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(js.exists(), "run tests/servers/install.sh");
+    serde_json::json!({"command": "node", "args": [js, "stdio"]})
+}
+
+#[tokio::test]
+async fn stdio_tools_execution_registration_images_truncation_reset() {
+    let ws = workspace();
+    let c = stdio_client(ws.path(), &[], &[]).await;
+    let mut names: Vec<String> = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "execute_ipython_cell",
+            "install_package",
+            "register_mcp_server",
+            "reset"
+        ]
+    );
+
+    let r = call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "everything", "server_params": everything()}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        text(&r).contains("from mcptools.everything.echo import Params, run"),
+        "{}",
+        text(&r)
+    );
+
+    let r = call(&c, "execute_ipython_cell", serde_json::json!({"code": "from mcptools.everything.echo import Params, run\nx = 41\nprint(run(Params(message='via mcp')))"})).await;
+    assert_eq!(
+        text(&r),
+        "Echo: via mcp",
+        "the cell called a tool (auto approval)"
+    );
+
+    let r = call(&c, "execute_ipython_cell", serde_json::json!({"code": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()"})).await;
+    let blocks = serde_json::to_value(&r.content).unwrap();
+    let image = blocks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("an image block");
+    assert_eq!(image["mimeType"], "image/png");
+    assert!(text(&r).contains("Generated images:"), "{}", text(&r));
+
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "print('y' * 100)", "max_output_chars": 10}),
+    )
+    .await;
+    assert!(
+        text(&r).starts_with(
+            "yyyyyyyyyy\n\n[output truncated: showing the first 10 of 100 characters]"
+        ),
+        "{}",
+        text(&r)
+    );
+
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "1/0"}),
+    )
+    .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "an exception is a tool error, not a protocol fault"
+    );
+    assert!(
+        text(&r).contains("ZeroDivisionError") && text(&r).contains("Traceback")
+            || text(&r).contains("----> 1"),
+        "{}",
+        text(&r)
+    );
+
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "import time; time.sleep(5)", "timeout": 0.5}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("timed out"), "{}", text(&r));
+
+    let r = call(&c, "reset", serde_json::json!({})).await;
+    assert_ne!(r.is_error, Some(true));
+    let r = call(&c, "execute_ipython_cell", serde_json::json!({"code": "print('x' in dir())\nfrom mcptools.everything.echo import run, Params\nprint(run(Params(message='kept')))"})).await;
+    assert_eq!(
+        text(&r),
+        "False\nEcho: kept",
+        "reset clears variables and keeps mcptools/"
+    );
+
+    let r = call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "not-valid", "server_params": everything()}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("valid identifier"), "{}", text(&r));
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn kernel_env_prefix_reaches_the_kernel_other_variables_do_not() {
+    let ws = workspace();
+    std::fs::write(
+        ws.path().join(".env"),
+        "KERNEL_ENV_FROM_FILE=file\nSECRET_FROM_FILE=s\n",
+    )
+    .unwrap();
+    let c = stdio_client(
+        ws.path(),
+        &[
+            ("KERNEL_ENV_API_BASE", "https://example.org"),
+            ("IPYBOX_TEST_SECRET", "hidden"),
+        ],
+        &[],
+    )
+    .await;
+    let code = "import os\nprint(os.environ.get('API_BASE'), os.environ.get('FROM_FILE'), os.environ.get('IPYBOX_TEST_SECRET'), os.environ.get('SECRET_FROM_FILE'), os.environ.get('KERNEL_ENV_API_BASE'))";
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": code}),
+    )
+    .await;
+    assert_eq!(text(&r), "https://example.org file None None None");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn install_package_then_import_it() {
+    let ws = workspace();
+    let c = stdio_client(ws.path(), &[], &[]).await;
+    let r = call(
+        &c,
+        "install_package",
+        serde_json::json!({"package_name": "tabulate==0.9.0"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "import tabulate\nprint(tabulate.__version__)"}),
+    )
+    .await;
+    assert_eq!(text(&r), "0.9.0");
+    let r = call(
+        &c,
+        "install_package",
+        serde_json::json!({"package_name": "this-package-does-not-exist-ipybox-xyz"}),
+    )
+    .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "a failed install is reported: {}",
+        text(&r)
+    );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn http_requires_the_token_and_works_with_it() {
+    let ws = workspace();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = tokio::process::Command::new(ipybox_bin())
+        .args(["mcp", "--http", &port.to_string(), "--workspace"])
+        .arg(ws.path())
+        .env("IPYBOX_MCP_TOKEN", "secret-token")
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(60), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    }));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let bad = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header("wrong"),
+    );
+    assert!(().serve(bad).await.is_err(), "a wrong token is refused");
+    let good = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header("secret-token"),
+    );
+    let c = ().serve(good).await.unwrap();
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "print(6 * 7)"}),
+    )
+    .await;
+    assert_eq!(text(&r), "42");
+    c.cancel().await.unwrap();
+    let _ = server.start_kill();
+    let _ = server.wait().await;
+}
+
+#[tokio::test]
+async fn python_sdk_client_over_stdio() {
+    let ws = workspace();
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/.venv/bin/python");
+    let script = r#"
+import asyncio, sys
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=["mcp", "--workspace", sys.argv[2]])
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            tools = sorted(t.name for t in (await s.list_tools()).tools)
+            res = await s.call_tool("execute_ipython_cell", {"code": "print(sum(range(10)))"})
+            print(tools, res.content[0].text, res.isError)
+
+asyncio.run(main())
+"#;
+    let t = Instant::now();
+    let out = tokio::process::Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .arg(ipybox_bin())
+        .arg(ws.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "['execute_ipython_cell', 'install_package', 'register_mcp_server', 'reset'] 45 False",
+        "in {:?}",
+        t.elapsed()
+    );
+}
