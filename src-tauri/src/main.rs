@@ -194,9 +194,9 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     use ipybox::mcp_server::{IpyboxMcpServer, McpServerConfig, serve_http, serve_stdio};
     let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match args.approval.as_slice() {
         [mode] if mode == "auto" => std::sync::Arc::new(ipybox::tools::AutoApprove),
-        [mode, _file] if mode == "rules" => {
-            bail!("--approval rules is not available in this build yet; use --approval auto")
-        }
+        [mode, file] if mode == "rules" => std::sync::Arc::new(ipybox::tools::RulesHandler::load(
+            std::path::Path::new(file),
+        )?),
         other => bail!(
             "--approval takes `auto` or `rules FILE`, not {:?}",
             other.join(" ")

@@ -4,9 +4,11 @@
 //! reused MCP session.
 
 pub mod approval;
+pub mod rules;
 pub mod server;
 pub mod sessions;
 
 pub use approval::{ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, ToolEvent};
+pub use rules::{Rules, RulesHandler};
 pub use server::{ToolServer, ToolServerHandle};
 pub use sessions::Sessions;

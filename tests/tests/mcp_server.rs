@@ -314,3 +314,60 @@ asyncio.run(main())
         t.elapsed()
     );
 }
+
+#[tokio::test]
+async fn rules_allow_and_reject_including_an_argument_pattern() {
+    let ws = workspace();
+    let rules = ws.path().join("rules.json");
+    std::fs::write(
+        &rules,
+        serde_json::json!({"version": 1, "rules": [
+            {"server": "everything", "tool": "echo", "args": {"message": {"equals": "allowed"}}, "decision": "allow"},
+            {"server": "everything", "tool": "get-sum", "decision": "reject", "reason": "no arithmetic today"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let c = stdio_client(
+        ws.path(),
+        &[],
+        &["--approval", "rules", rules.to_str().unwrap()],
+    )
+    .await;
+    call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "everything", "server_params": everything()}),
+    )
+    .await;
+    let code = "from mcptools.everything import echo, get_sum\nfrom mcptools._runtime import ApprovalRejected\n\
+                print(echo.run(echo.Params(message='allowed')))\n\
+                for f in (lambda: echo.run(echo.Params(message='other')), lambda: get_sum.run(get_sum.Params(a=1, b=2))):\n\
+                \x20   try:\n        f()\n    except ApprovalRejected as err:\n        print('rejected:', err)";
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": code}),
+    )
+    .await;
+    let out = text(&r);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Echo: allowed", "{out}");
+    assert!(
+        lines[1].starts_with("rejected: everything.echo:")
+            && lines[1].contains("\"decision\": \"allow\""),
+        "the agent is told which rule to add: {out}"
+    );
+    assert!(
+        lines[2].contains("no arithmetic today"),
+        "a reject rule's reason reaches the code: {out}"
+    );
+    c.cancel().await.unwrap();
+
+    let out = std::process::Command::new(ipybox_bin())
+        .args(["mcp", "--approval", "rules", "/no/such/rules.json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/rules.json"));
+}

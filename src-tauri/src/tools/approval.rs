@@ -28,7 +28,14 @@ struct Inner {
     tool_name: String,
     tool_args: serde_json::Value,
     server: String,
-    decision: Mutex<Option<oneshot::Sender<Decision>>>,
+    decision: Mutex<Option<oneshot::Sender<Verdict>>>,
+}
+
+/// A decision, with the reason given for a rejection.
+#[derive(Debug)]
+struct Verdict {
+    decision: Decision,
+    reason: Option<String>,
 }
 
 /// A tool call waiting for a decision. Cheap to clone; the first `accept()`/`reject()` wins,
@@ -81,10 +88,26 @@ impl ApprovalRequest {
         self.decide(Decision::Reject);
     }
 
+    /// Reject the call and tell the kernel code why (the `ApprovalRejected` message), e.g.
+    /// which rule rejected it or which rule would allow it.
+    pub fn reject_with(&self, reason: impl Into<String>) {
+        self.settle(Verdict {
+            decision: Decision::Reject,
+            reason: Some(reason.into()),
+        });
+    }
+
     /// Decide; later decisions are ignored.
     pub fn decide(&self, decision: Decision) {
+        self.settle(Verdict {
+            decision,
+            reason: None,
+        });
+    }
+
+    fn settle(&self, verdict: Verdict) {
         if let Some(tx) = self.0.decision.lock().ok().and_then(|mut d| d.take()) {
-            let _ = tx.send(decision);
+            let _ = tx.send(verdict);
         }
     }
 
@@ -208,8 +231,16 @@ impl Approvals {
         let outcome = tokio::time::timeout(self.timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
         match outcome {
-            Ok(Ok(Decision::Accept)) => Ok(()),
-            Ok(Ok(Decision::Reject)) => Err(Refusal::Rejected("the call was rejected".into())),
+            Ok(Ok(Verdict {
+                decision: Decision::Accept,
+                ..
+            })) => Ok(()),
+            Ok(Ok(Verdict {
+                decision: Decision::Reject,
+                reason,
+            })) => Err(Refusal::Rejected(
+                reason.unwrap_or_else(|| "the call was rejected".into()),
+            )),
             Ok(Err(_)) => Err(Refusal::Rejected(
                 "the approval request was dropped without a decision".into(),
             )),
@@ -269,6 +300,20 @@ mod tests {
                 "settled is reported"
             );
         }
+        let a2 = a.clone();
+        let call =
+            tokio::spawn(async move { a2.request("s", "t", &serde_json::json!({}), "cmd").await });
+        let Some(ToolEvent::Requested(req)) = rx.recv().await else {
+            panic!("a request")
+        };
+        req.reject_with("rule 3 says no");
+        req.accept();
+        assert_eq!(
+            call.await.expect("joined"),
+            Err(Refusal::Rejected("rule 3 says no".into())),
+            "the reason reaches the caller, and the first decision wins"
+        );
+        assert!(matches!(rx.recv().await, Some(ToolEvent::Settled(_))));
         let a2 = a.clone();
         let call =
             tokio::spawn(async move { a2.request("s", "t", &serde_json::json!({}), "cmd").await });

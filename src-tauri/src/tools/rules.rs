@@ -1,0 +1,1030 @@
+//! Approval rules: a versioned JSON file that allows or rejects MCP tool calls by server
+//! name, tool name and arguments, so that calls can be approved without a person to ask
+//! (`--approval rules FILE`, and later the desktop app, which writes the same format).
+//!
+//! The first rule whose server, tool and argument conditions all match decides; a call that
+//! no rule matches is rejected, and the rejection names a rule that would allow it. The
+//! format is specified in `docs/approval-rules.md`:
+//!
+//! ```json
+//! {
+//!   "version": 1,
+//!   "rules": [
+//!     {"server": "github", "tool": "get_*", "decision": "allow"},
+//!     {"server": "filesystem", "tool": "read_*",
+//!      "args": {"path": {"under": "/home/me/project"}}, "decision": "allow"},
+//!     {"server": "*", "tool": "delete_*", "decision": "reject",
+//!      "reason": "deletions are never allowed"}
+//!   ]
+//! }
+//! ```
+//!
+//! Rules see the arguments as the kernel code sent them, nothing more: `under` compares paths
+//! lexically and does not resolve symlinks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
+
+/// The version of the rules format this module reads and writes.
+pub const VERSION: u64 = 1;
+
+/// What a rule does with the calls it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleDecision {
+    /// Run the call.
+    Allow,
+    /// Do not run it; the kernel code raises `ApprovalRejected` with the rule's `reason`.
+    Reject,
+}
+
+impl From<RuleDecision> for Decision {
+    fn from(d: RuleDecision) -> Self {
+        match d {
+            RuleDecision::Allow => Decision::Accept,
+            RuleDecision::Reject => Decision::Reject,
+        }
+    }
+}
+
+/// One entry of `rules`, as written in the file (see `docs/approval-rules.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// The registered server's name, or a glob (`*`, `?`) over names.
+    pub server: String,
+    /// The tool's name, or a glob (`*`, `?`) over names.
+    pub tool: String,
+    /// Conditions on arguments, all of which must hold. A key is an argument's name, or a
+    /// [JSON Pointer](https://www.rfc-editor.org/rfc/rfc6901) (starting with `/`) into the
+    /// arguments for nested values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub args: BTreeMap<String, ArgMatcher>,
+    /// What to do with a matching call.
+    pub decision: RuleDecision,
+    /// Told to the kernel code when this rule rejects a call (reject rules only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A note for people; ignored when matching.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// Conditions on one argument; every condition given must hold, and a missing argument
+/// matches none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgMatcher {
+    /// The argument equals this JSON value (numbers compare by value: `1` equals `1.0`).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub equals: Option<Value>,
+    /// The argument equals one of these JSON values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_of: Option<Vec<Value>>,
+    /// The argument is a string matching this glob (`*` any characters, `/` included; `?`
+    /// one character).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    /// The argument is an absolute path that, after lexical normalization (`.`, `..`, `//`;
+    /// no filesystem access, symlinks not resolved), is this path or lies below it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<String>,
+}
+
+/// `"equals": null` means "equals null", not "no condition".
+fn present<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl ArgMatcher {
+    fn matches(&self, arg: Option<&Value>) -> bool {
+        let Some(arg) = arg else { return false };
+        self.equals.as_ref().is_none_or(|v| json_eq(v, arg))
+            && self
+                .one_of
+                .as_ref()
+                .is_none_or(|vs| vs.iter().any(|v| json_eq(v, arg)))
+            && self
+                .glob
+                .as_ref()
+                .is_none_or(|g| arg.as_str().is_some_and(|s| glob_match(g, s)))
+            && self
+                .under
+                .as_ref()
+                .is_none_or(|p| arg.as_str().is_some_and(|s| is_under(p, s)))
+    }
+
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.equals.is_none()
+            && self.one_of.is_none()
+            && self.glob.is_none()
+            && self.under.is_none()
+        {
+            return Err("no condition (give equals, one_of, glob or under)".into());
+        }
+        if self.one_of.as_ref().is_some_and(Vec::is_empty) {
+            return Err("one_of is empty, so the rule could never match".into());
+        }
+        if let Some(p) = &self.under
+            && !p.starts_with('/')
+        {
+            return Err(format!("under must be an absolute path, got {p:?}"));
+        }
+        Ok(())
+    }
+}
+
+impl Rule {
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.server.is_empty() {
+            return Err("empty server name (use \"*\" for any server)".into());
+        }
+        if self.tool.is_empty() {
+            return Err("empty tool name (use \"*\" for any tool)".into());
+        }
+        if self.reason.is_some() && self.decision == RuleDecision::Allow {
+            return Err(
+                "reason is only for reject rules (it is what the code is told); use comment for notes"
+                    .into(),
+            );
+        }
+        for (key, matcher) in &self.args {
+            let fail = |msg: String| format!("argument {key:?}: {msg}");
+            if key.is_empty() {
+                return Err("empty argument name".into());
+            }
+            if key.starts_with('/') {
+                check_pointer(key).map_err(fail)?;
+            }
+            matcher.validate().map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// Does the rule match this call? `Err` names the first argument whose condition fails
+    /// when the names match.
+    fn matches<'r>(
+        &'r self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+    ) -> Option<Result<(), &'r str>> {
+        if !glob_match(&self.server, server) || !glob_match(&self.tool, tool) {
+            return None;
+        }
+        Some(
+            match self
+                .args
+                .iter()
+                .find(|(key, m)| !m.matches(lookup(args, key)))
+            {
+                Some((key, _)) => Err(key.as_str()),
+                None => Ok(()),
+            },
+        )
+    }
+}
+
+/// A rules file, loaded and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rules {
+    rules: Vec<Rule>,
+    path: Option<PathBuf>,
+}
+
+/// The decision for one call, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleOutcome {
+    /// Accept or reject.
+    pub decision: Decision,
+    /// Index in `rules` of the rule that decided; `None` when no rule matched.
+    pub rule: Option<usize>,
+    /// For people and for the kernel code: which rule decided, or which rule to add.
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct File<'a> {
+    version: u64,
+    rules: &'a [Rule],
+}
+
+impl Rules {
+    /// Read and check a rules file. Errors are [`Error::Config`] naming the file and, for a
+    /// bad rule, its index (`rules[2]`).
+    pub fn load(path: impl AsRef<Path>) -> Result<Rules> {
+        let path = path.as_ref();
+        let source = format!("approval rules {}", path.display());
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("{source}: cannot read the file: {e}")))?;
+        let rules = parse(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?;
+        Ok(Rules {
+            rules,
+            path: Some(path.to_owned()),
+        })
+    }
+
+    /// Parse and check rules given as JSON text, in the file format.
+    pub fn from_json(text: &str) -> Result<Rules> {
+        let rules = parse(text).map_err(|e| Error::Config(format!("approval rules: {e}")))?;
+        Ok(Rules { rules, path: None })
+    }
+
+    /// Check rules built in code (e.g. by a settings UI).
+    pub fn new(rules: Vec<Rule>) -> Result<Rules> {
+        for (i, rule) in rules.iter().enumerate() {
+            rule.validate()
+                .map_err(|e| Error::Config(format!("approval rules: rules[{i}]: {e}")))?;
+        }
+        Ok(Rules { rules, path: None })
+    }
+
+    /// The rules, in matching order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The file the rules came from, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The rules in the file format, pretty-printed.
+    pub fn to_json(&self) -> String {
+        let file = File {
+            version: VERSION,
+            rules: &self.rules,
+        };
+        serde_json::to_string_pretty(&file).unwrap_or_default()
+    }
+
+    /// Decide a call: the first rule whose server, tool and arguments match decides; if none
+    /// matches, the call is rejected and the message gives a rule that would allow it.
+    pub fn decide(&self, server: &str, tool: &str, args: &Value) -> RuleOutcome {
+        let call = format!("{server}.{tool}");
+        let of_file = match &self.path {
+            Some(p) => format!(" of {}", p.display()),
+            None => String::new(),
+        };
+        let mut near_miss = None;
+        for (i, rule) in self.rules.iter().enumerate() {
+            match rule.matches(server, tool, args) {
+                None => {}
+                Some(Err(key)) => {
+                    near_miss.get_or_insert((i, key));
+                }
+                Some(Ok(())) => {
+                    let message = match (rule.decision, &rule.reason) {
+                        (RuleDecision::Allow, _) => {
+                            format!("{call} is allowed by rules[{i}]{of_file}")
+                        }
+                        (RuleDecision::Reject, None) => {
+                            format!("{call} is rejected by rules[{i}]{of_file}")
+                        }
+                        (RuleDecision::Reject, Some(reason)) => {
+                            format!("{call} is rejected by rules[{i}]{of_file}: {reason}")
+                        }
+                    };
+                    return RuleOutcome {
+                        decision: rule.decision.into(),
+                        rule: Some(i),
+                        message,
+                    };
+                }
+            }
+        }
+        let near_miss = match near_miss {
+            Some((i, key)) => {
+                format!(
+                    " (rules[{i}] names it, but its condition on argument {key:?} does not hold)"
+                )
+            }
+            None => String::new(),
+        };
+        let target = match &self.path {
+            Some(p) => p.display().to_string(),
+            None => "the approval rules".to_owned(),
+        };
+        RuleOutcome {
+            decision: Decision::Reject,
+            rule: None,
+            message: format!(
+                "no rule allows {call}{near_miss}; to allow it add {} to {target}",
+                allow_rule(server, tool)
+            ),
+        }
+    }
+}
+
+/// The rule that allows every call of `server`.`tool`, as one line of JSON.
+fn allow_rule(server: &str, tool: &str) -> String {
+    format!(
+        r#"{{"server": {}, "tool": {}, "decision": "allow"}}"#,
+        Value::from(server),
+        Value::from(tool)
+    )
+}
+
+/// Parse the file format; errors say where (`rules[2]`) but not which file.
+fn parse(text: &str) -> std::result::Result<Vec<Rule>, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let Value::Object(mut top) = value else {
+        return Err(r#"expected a JSON object with "version" and "rules""#.into());
+    };
+    match top.remove("version") {
+        None => {
+            return Err(format!(
+                r#"missing "version" (this ipybox reads version {VERSION})"#
+            ));
+        }
+        Some(v) if v.as_u64() == Some(VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "unsupported version {v} (this ipybox reads version {VERSION})"
+            ));
+        }
+    }
+    let rules = top.remove("rules");
+    if let Some(key) = top.keys().next() {
+        return Err(format!(
+            "unknown field `{key}` at the top level, expected `version` or `rules`"
+        ));
+    }
+    let Some(Value::Array(rules)) = rules else {
+        return Err(r#""rules" must be a list of rules"#.into());
+    };
+    rules
+        .into_iter()
+        .enumerate()
+        .map(|(i, rule)| parse_rule(rule).map_err(|e| format!("rules[{i}]: {e}")))
+        .collect()
+}
+
+/// Arguments are parsed one by one so that an error names the argument.
+fn parse_rule(rule: Value) -> std::result::Result<Rule, String> {
+    let Value::Object(mut fields) = rule else {
+        return Err(format!("expected an object, got {rule}"));
+    };
+    let args = match fields.remove("args") {
+        None => serde_json::Map::new(),
+        Some(Value::Object(args)) => args,
+        Some(other) => return Err(format!("args must be an object, got {other}")),
+    };
+    let mut rule: Rule =
+        serde_json::from_value(Value::Object(fields)).map_err(|e| e.to_string())?;
+    for (key, matcher) in args {
+        let matcher =
+            serde_json::from_value(matcher).map_err(|e| format!("argument {key:?}: {e}"))?;
+        rule.args.insert(key, matcher);
+    }
+    rule.validate()?;
+    Ok(rule)
+}
+
+/// Only `~0` and `~1` are escapes in a JSON Pointer (RFC 6901, section 3).
+fn check_pointer(pointer: &str) -> std::result::Result<(), String> {
+    let mut chars = pointer.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+            return Err("invalid JSON Pointer: `~` must be followed by 0 or 1".into());
+        }
+    }
+    Ok(())
+}
+
+fn lookup<'a>(args: &'a Value, key: &str) -> Option<&'a Value> {
+    if key.starts_with('/') {
+        args.pointer(key)
+    } else {
+        args.get(key)
+    }
+}
+
+/// JSON equality, except that numbers compare by value, as Python's `1 == 1.0` does.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
+            x.as_f64() == y.as_f64()
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_eq(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Does `text` match `pattern`, where `*` matches any run of characters and `?` one?
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    // Where to resume after the last `*`: its pattern index + 1, and the text it took so far.
+    let mut resume: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                pi += 1;
+                resume = Some((pi, ti));
+            }
+            Some(&c) if c == '?' || c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match resume {
+                Some((sp, st)) => {
+                    pi = sp;
+                    ti = st + 1;
+                    resume = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// The components of an absolute POSIX path after resolving `.`, `..` and empty components
+/// without touching the filesystem; `None` for a relative path.
+fn normalize(path: &str) -> Option<Vec<&str>> {
+    let rest = path.strip_prefix('/')?;
+    let mut parts = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts)
+}
+
+/// Is `path` the directory `prefix` or below it, compared component by component (so
+/// `/p-evil` is not under `/p`)?
+fn is_under(prefix: &str, path: &str) -> bool {
+    match (normalize(prefix), normalize(path)) {
+        (Some(prefix), Some(path)) => path.starts_with(&prefix),
+        _ => false,
+    }
+}
+
+/// Decides every approval request by [`Rules`]: accepts what a rule allows, rejects the rest
+/// and tells the kernel code why.
+#[derive(Debug)]
+pub struct RulesHandler {
+    rules: Rules,
+}
+
+impl RulesHandler {
+    /// Decide by `rules`.
+    pub fn new(rules: Rules) -> Self {
+        RulesHandler { rules }
+    }
+
+    /// Decide by the rules in the file at `path` (read once, now).
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        Rules::load(path).map(Self::new)
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+}
+
+impl ApprovalHandler for RulesHandler {
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        let outcome = self.rules.decide(
+            request.server_name(),
+            request.tool_name(),
+            request.tool_args(),
+        );
+        tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
+        match outcome.decision {
+            Decision::Accept => request.accept(),
+            Decision::Reject => request.reject_with(outcome.message),
+        }
+        Box::pin(std::future::ready(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::approval::{Approvals, Refusal, ToolEvent};
+
+    fn rules(rules: Value) -> Rules {
+        Rules::from_json(&json!({"version": 1, "rules": rules}).to_string()).expect("valid rules")
+    }
+
+    fn decide(r: &Rules, server: &str, tool: &str, args: Value) -> (Decision, Option<usize>) {
+        let o = r.decide(server, tool, &args);
+        (o.decision, o.rule)
+    }
+
+    const ACCEPT: Decision = Decision::Accept;
+    const REJECT: Decision = Decision::Reject;
+
+    #[test]
+    fn the_first_matching_rule_wins() {
+        let r = rules(json!([
+            {"server": "github", "tool": "delete_*", "decision": "reject", "reason": "no deletions"},
+            {"server": "github", "tool": "*", "decision": "allow"},
+            {"server": "github", "tool": "delete_repo", "decision": "allow"},
+        ]));
+        assert_eq!(
+            decide(&r, "github", "delete_repo", json!({})),
+            (REJECT, Some(0)),
+            "the earlier reject wins over later allows"
+        );
+        assert_eq!(
+            decide(&r, "github", "get_issue", json!({})),
+            (ACCEPT, Some(1))
+        );
+        let o = r.decide("github", "delete_repo", &json!({}));
+        assert_eq!(
+            o.message, "github.delete_repo is rejected by rules[0]: no deletions",
+            "the reason is told"
+        );
+        let reordered = rules(json!([
+            {"server": "github", "tool": "delete_repo", "decision": "allow"},
+            {"server": "github", "tool": "delete_*", "decision": "reject"},
+        ]));
+        assert_eq!(
+            decide(&reordered, "github", "delete_repo", json!({})),
+            (ACCEPT, Some(0)),
+            "order, not specificity, decides"
+        );
+        assert_eq!(
+            decide(&reordered, "github", "delete_issue", json!({})),
+            (REJECT, Some(1))
+        );
+    }
+
+    #[test]
+    fn globs() {
+        for (pattern, text, expected) in [
+            ("*", "", true),
+            ("*", "anything/at all", true),
+            ("get_*", "get_issue", true),
+            ("get_*", "get_", true),
+            ("get_*", "list_issues", false),
+            ("get_*", "xget_issue", false),
+            ("*_issue", "create_issue", true),
+            ("*_issue", "create_issues", false),
+            ("?", "a", true),
+            ("?", "", false),
+            ("?", "ab", false),
+            ("a?c", "abc", true),
+            ("a?c", "äbc", false),
+            ("ä?c", "äbc", true),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxbyy", false),
+            ("a*b*c", "abcbc", true),
+            ("**x", "yyx", true),
+            ("", "", true),
+            ("", "a", false),
+            ("exact", "exact", true),
+            ("exact", "Exact", false),
+        ] {
+            assert_eq!(
+                glob_match(pattern, text),
+                expected,
+                "glob {pattern:?} on {text:?}"
+            );
+        }
+        let r = rules(json!([{"server": "git*", "tool": "get_?", "decision": "allow"}]));
+        assert_eq!(decide(&r, "github", "get_x", json!({})), (ACCEPT, Some(0)));
+        assert_eq!(decide(&r, "gitlab", "get_y", json!({})), (ACCEPT, Some(0)));
+        assert_eq!(decide(&r, "github", "get_xy", json!({})), (REJECT, None));
+        assert_eq!(decide(&r, "fs", "get_x", json!({})), (REJECT, None));
+    }
+
+    #[test]
+    fn equals_and_one_of() {
+        let r = rules(json!([
+            {"server": "s", "tool": "eq", "args": {"repo": {"equals": "acme/site"}}, "decision": "allow"},
+            {"server": "s", "tool": "num", "args": {"n": {"equals": 1}}, "decision": "allow"},
+            {"server": "s", "tool": "obj", "args": {"o": {"equals": {"a": 1, "b": [1, "x"]}}}, "decision": "allow"},
+            {"server": "s", "tool": "null", "args": {"x": {"equals": null}}, "decision": "allow"},
+            {"server": "s", "tool": "one", "args": {"level": {"one_of": ["low", 2, null]}}, "decision": "allow"},
+        ]));
+        let cases = [
+            ("eq", json!({"repo": "acme/site"}), ACCEPT),
+            ("eq", json!({"repo": "acme/site2"}), REJECT),
+            ("eq", json!({"repo": ["acme/site"]}), REJECT),
+            ("num", json!({"n": 1}), ACCEPT),
+            ("num", json!({"n": 1.0}), ACCEPT),
+            ("num", json!({"n": "1"}), REJECT),
+            ("num", json!({"n": 1.5}), REJECT),
+            ("obj", json!({"o": {"b": [1.0, "x"], "a": 1}}), ACCEPT),
+            ("obj", json!({"o": {"a": 1, "b": [1, "x"], "c": 0}}), REJECT),
+            ("obj", json!({"o": {"a": 1, "b": ["x", 1]}}), REJECT),
+            ("null", json!({"x": null}), ACCEPT),
+            ("null", json!({}), REJECT),
+            ("one", json!({"level": "low"}), ACCEPT),
+            ("one", json!({"level": 2}), ACCEPT),
+            ("one", json!({"level": null}), ACCEPT),
+            ("one", json!({"level": "high"}), REJECT),
+        ];
+        for (tool, args, expected) in cases {
+            assert_eq!(
+                r.decide("s", tool, &args).decision,
+                expected,
+                "{tool} with {args}"
+            );
+        }
+    }
+
+    #[test]
+    fn glob_matcher_needs_a_string() {
+        let r = rules(json!([
+            {"server": "s", "tool": "t", "args": {"q": {"glob": "repo:acme/*"}}, "decision": "allow"},
+        ]));
+        for (args, expected) in [
+            (json!({"q": "repo:acme/site"}), ACCEPT),
+            (json!({"q": "repo:acme/a/b"}), ACCEPT),
+            (json!({"q": "repo:evil/acme/x"}), REJECT),
+            (json!({"q": 5}), REJECT),
+            (json!({"q": ["repo:acme/site"]}), REJECT),
+        ] {
+            assert_eq!(r.decide("s", "t", &args).decision, expected, "{args}");
+        }
+    }
+
+    #[test]
+    fn under_is_lexical_and_component_wise() {
+        let r = rules(json!([
+            {"server": "fs", "tool": "read", "args": {"path": {"under": "/p"}}, "decision": "allow"},
+            {"server": "fs", "tool": "deep", "args": {"path": {"under": "/home/me/project/"}}, "decision": "allow"},
+        ]));
+        for (tool, path, expected) in [
+            ("read", json!("/p"), ACCEPT),
+            ("read", json!("/p/"), ACCEPT),
+            ("read", json!("/p/x/y.txt"), ACCEPT),
+            ("read", json!("/p/./x"), ACCEPT),
+            ("read", json!("/./p/x"), ACCEPT),
+            ("read", json!("/p/x/."), ACCEPT),
+            ("read", json!("//p//x"), ACCEPT),
+            ("read", json!("/p/a/../b"), ACCEPT),
+            ("read", json!("/p/.."), REJECT),
+            ("read", json!("/p/../etc/passwd"), REJECT),
+            ("read", json!("/p/x/../../etc"), REJECT),
+            ("read", json!("/../p/x"), ACCEPT),
+            ("read", json!("/p2"), REJECT),
+            ("read", json!("/p-evil/x"), REJECT),
+            ("read", json!("/"), REJECT),
+            ("read", json!("p/x"), REJECT),
+            ("read", json!("./p/x"), REJECT),
+            ("read", json!("~/p"), REJECT),
+            ("read", json!(""), REJECT),
+            ("read", json!(["/p/x"]), REJECT),
+            ("read", json!(7), REJECT),
+            ("read", Value::Null, REJECT),
+            ("deep", json!("/home/me/project"), ACCEPT),
+            ("deep", json!("/home/me/project/src/main.rs"), ACCEPT),
+            ("deep", json!("/home/me/project-evil/x"), REJECT),
+            ("deep", json!("/home/me/projec"), REJECT),
+            ("deep", json!("/home/me"), REJECT),
+        ] {
+            assert_eq!(
+                r.decide("fs", tool, &json!({ "path": path })).decision,
+                expected,
+                "{tool} {path}"
+            );
+        }
+        let root = rules(json!([
+            {"server": "fs", "tool": "*", "args": {"path": {"under": "/"}}, "decision": "allow"},
+        ]));
+        assert_eq!(
+            decide(&root, "fs", "x", json!({"path": "/etc/passwd"})),
+            (ACCEPT, Some(0))
+        );
+        assert_eq!(
+            decide(&root, "fs", "x", json!({"path": "etc"})),
+            (REJECT, None),
+            "relative paths never match, not even under /"
+        );
+    }
+
+    #[test]
+    fn missing_arguments_and_pointers() {
+        let r = rules(json!([
+            {"server": "s", "tool": "t", "args": {
+                "repo": {"equals": "acme/site"},
+                "/options/path": {"under": "/p"},
+            }, "decision": "allow"},
+        ]));
+        let ok = json!({"repo": "acme/site", "options": {"path": "/p/x"}});
+        assert_eq!(
+            decide(&r, "s", "t", ok),
+            (ACCEPT, Some(0)),
+            "all conditions hold"
+        );
+        for args in [
+            json!({"repo": "acme/site"}),
+            json!({"options": {"path": "/p/x"}}),
+            json!({"repo": "acme/site", "options": {"path": "/q"}}),
+            json!({"repo": "acme/site", "options": "/p/x"}),
+            json!({"repo": "acme/site", "/options/path": "/p/x"}),
+            json!({}),
+            Value::Null,
+            json!(["acme/site"]),
+        ] {
+            assert_eq!(
+                decide(&r, "s", "t", args.clone()),
+                (REJECT, None),
+                "a missing or failing argument does not match: {args}"
+            );
+        }
+        let escaped = rules(json!([
+            {"server": "s", "tool": "t", "args": {"/a~1b/~0c": {"equals": 1}}, "decision": "allow"},
+        ]));
+        assert_eq!(
+            decide(&escaped, "s", "t", json!({"a/b": {"~c": 1}})),
+            (ACCEPT, Some(0)),
+            "JSON Pointer escapes"
+        );
+        let indexed = rules(json!([
+            {"server": "s", "tool": "t", "args": {"/paths/0": {"under": "/p"}}, "decision": "allow"},
+        ]));
+        assert_eq!(
+            decide(&indexed, "s", "t", json!({"paths": ["/p/a", "/etc"]})),
+            (ACCEPT, Some(0)),
+            "a pointer may index a list (and checks only that element)"
+        );
+    }
+
+    #[test]
+    fn the_default_rejection_gives_a_rule_that_allows_the_call() {
+        let original = json!([
+            {"server": "github", "tool": "create_issue", "args": {"repo": {"equals": "acme/site"}}, "decision": "allow"},
+            {"server": "github", "tool": "delete_*", "decision": "reject"},
+        ]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("rules.json");
+        for (server, tool, args) in [
+            ("github", "create_issue", json!({"repo": "evil/site"})),
+            ("filesystem", "read_file", json!({"path": "/x"})),
+            ("we\"ird", "na*me?", json!({})),
+        ] {
+            std::fs::write(&path, json!({"version": 1, "rules": original}).to_string())
+                .expect("write");
+            let r = Rules::load(&path).expect("load");
+            let o = r.decide(server, tool, &args);
+            assert_eq!((o.decision, o.rule), (REJECT, None));
+            let call = format!("no rule allows {server}.{tool}");
+            assert!(o.message.starts_with(&call), "{}", o.message);
+            let suffix = format!(" to {}", path.display());
+            assert!(
+                o.message.ends_with(&suffix),
+                "names the file: {}",
+                o.message
+            );
+            let (_, rest) = o
+                .message
+                .split_once("to allow it add ")
+                .expect("a suggestion");
+            let suggested = rest.strip_suffix(&suffix).expect("file at the end");
+            let rule: Value = serde_json::from_str(suggested).expect("the rule is JSON");
+            let mut appended = original.as_array().expect("list").clone();
+            appended.push(rule);
+            std::fs::write(&path, json!({"version": 1, "rules": appended}).to_string())
+                .expect("write");
+            let r = Rules::load(&path).expect("the suggested rule is valid");
+            assert_eq!(
+                decide(&r, server, tool, args),
+                (ACCEPT, Some(2)),
+                "appending the suggested rule allows the call"
+            );
+        }
+        let r = rules(original);
+        let o = r.decide("github", "create_issue", &json!({"repo": "evil/site"}));
+        assert_eq!(
+            o.message,
+            r#"no rule allows github.create_issue (rules[0] names it, but its condition on argument "repo" does not hold); to allow it add {"server": "github", "tool": "create_issue", "decision": "allow"} to the approval rules"#,
+            "a near miss is pointed out"
+        );
+        assert_eq!(
+            rules(json!([])).decide("s", "t", &json!({})).decision,
+            REJECT,
+            "no rules reject everything"
+        );
+    }
+
+    #[test]
+    fn load_errors_name_the_file_the_rule_and_the_fault() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("my-rules.json");
+        let good = json!({"server": "s", "tool": "t", "decision": "allow"});
+        let with = |bad: Value| json!({"version": 1, "rules": [good, bad]}).to_string();
+        let cases = [
+            (
+                with(json!({"server": "s", "tool": "t", "decison": "allow"})),
+                "rules[1]: unknown field `decison`",
+            ),
+            (
+                with(json!({"server": "s", "tool": "t", "decision": "alow"})),
+                "rules[1]: unknown variant `alow`, expected `allow` or `reject`",
+            ),
+            (
+                with(json!({"server": "s", "tool": "t"})),
+                "rules[1]: missing field `decision`",
+            ),
+            (
+                with(json!({"server": "", "tool": "t", "decision": "allow"})),
+                "rules[1]: empty server name",
+            ),
+            (
+                with(json!({"server": "s", "tool": "", "decision": "allow"})),
+                "rules[1]: empty tool name",
+            ),
+            (
+                with(
+                    json!({"server": "s", "tool": "t", "decision": "allow", "args": {"p": {"prefix": "/x"}}}),
+                ),
+                "rules[1]: argument \"p\": unknown field `prefix`, expected one of `equals`, `one_of`, `glob`, `under`",
+            ),
+            (
+                with(json!({"server": "s", "tool": "t", "decision": "allow", "args": {"p": {}}})),
+                "rules[1]: argument \"p\": no condition",
+            ),
+            (
+                with(
+                    json!({"server": "s", "tool": "t", "decision": "allow", "args": {"p": {"under": "rel/x"}}}),
+                ),
+                "rules[1]: argument \"p\": under must be an absolute path",
+            ),
+            (
+                with(
+                    json!({"server": "s", "tool": "t", "decision": "allow", "args": {"p": {"one_of": []}}}),
+                ),
+                "rules[1]: argument \"p\": one_of is empty",
+            ),
+            (
+                with(
+                    json!({"server": "s", "tool": "t", "decision": "allow", "args": {"/a~2": {"equals": 1}}}),
+                ),
+                "rules[1]: argument \"/a~2\": invalid JSON Pointer",
+            ),
+            (
+                with(json!({"server": "s", "tool": "t", "decision": "allow", "args": ["p"]})),
+                "rules[1]: args must be an object",
+            ),
+            (
+                with(json!({"server": "s", "tool": "t", "decision": "allow", "reason": "x"})),
+                "rules[1]: reason is only for reject rules",
+            ),
+            (with(json!("allow all")), "rules[1]: expected an object"),
+            (
+                json!({"version": 2, "rules": []}).to_string(),
+                "unsupported version 2 (this ipybox reads version 1)",
+            ),
+            (
+                json!({"version": "1", "rules": []}).to_string(),
+                "unsupported version \"1\"",
+            ),
+            (json!({"rules": []}).to_string(), "missing \"version\""),
+            (
+                json!({"version": 1, "rules": [], "default": "allow"}).to_string(),
+                "unknown field `default` at the top level",
+            ),
+            (
+                json!({"version": 1}).to_string(),
+                "\"rules\" must be a list",
+            ),
+            ("{\"version\": 1, ".to_owned(), "not valid JSON"),
+            ("[]".to_owned(), "expected a JSON object"),
+        ];
+        for (text, expected) in cases {
+            std::fs::write(&path, &text).expect("write");
+            let err = Rules::load(&path).expect_err(&text);
+            assert!(matches!(err, Error::Config(_)), "{err:?}");
+            let msg = err.to_string();
+            let prefix = format!("approval rules {}: ", path.display());
+            assert!(msg.starts_with(&prefix), "names the file: {msg}");
+            assert!(msg.contains(expected), "{msg:?} should say {expected:?}");
+        }
+        let missing = dir.path().join("absent.json");
+        let err = Rules::load(&missing).expect_err("no file");
+        assert!(
+            err.to_string().contains("absent.json") && matches!(err, Error::Config(_)),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn round_trips_through_the_file_format() {
+        let r = rules(json!([
+            {"server": "a", "tool": "b", "args": {
+                "x": {"equals": null}, "y": {"one_of": [1, "2"], "glob": "*"}, "/z/0": {"under": "/p"}
+            }, "decision": "allow", "comment": "note"},
+            {"server": "*", "tool": "*", "decision": "reject", "reason": "why"},
+        ]));
+        let again = Rules::from_json(&r.to_json()).expect("own output parses");
+        assert_eq!(again, r, "to_json and from_json round trip, null included");
+        assert_eq!(
+            Rules::new(r.rules().to_vec()).expect("valid"),
+            r,
+            "rules built in code check the same"
+        );
+        let bad = Rule {
+            server: String::new(),
+            ..r.rules()[1].clone()
+        };
+        assert!(Rules::new(vec![bad]).is_err(), "new() validates");
+    }
+
+    #[test]
+    fn the_shipped_example_loads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/approval-rules.json");
+        let r = Rules::load(&path).expect("the example is valid");
+        assert!(!r.rules().is_empty());
+        assert_eq!(
+            r.decide(
+                "filesystem",
+                "read_text_file",
+                &json!({"path": "/home/me/project/README.md"})
+            )
+            .decision,
+            ACCEPT
+        );
+        assert_eq!(
+            r.decide(
+                "filesystem",
+                "read_text_file",
+                &json!({"path": "/home/me/project/../.ssh/id_ed25519"})
+            )
+            .decision,
+            REJECT
+        );
+    }
+
+    /// Ask `handler` through a real [`Approvals`], as the tool server does.
+    async fn through(handler: &RulesHandler, tool: &str, args: Value) -> Result<(), Refusal> {
+        let approvals = Arc::new(Approvals::new(Duration::from_secs(5)));
+        let (_guard, mut events) = approvals.listen();
+        let a = approvals.clone();
+        let tool = tool.to_owned();
+        let call =
+            tokio::spawn(async move { a.request("github", &tool, &args, "npx github").await });
+        let Some(ToolEvent::Requested(request)) = events.recv().await else {
+            panic!("a request")
+        };
+        handler.handle(request.clone()).await;
+        assert!(request.is_decided(), "the handler decides at once");
+        call.await.expect("joined")
+    }
+
+    #[tokio::test]
+    async fn the_handler_accepts_and_rejects_real_requests() {
+        let handler = RulesHandler::new(rules(json!([
+            {"server": "github", "tool": "get_*", "decision": "allow"},
+            {"server": "*", "tool": "delete_*", "decision": "reject", "reason": "deletions are never allowed"},
+        ])));
+        assert_eq!(
+            through(&handler, "get_issue", json!({"n": 1})).await,
+            Ok(()),
+            "an allowed call runs"
+        );
+        assert_eq!(
+            through(&handler, "delete_repo", json!({})).await,
+            Err(Refusal::Rejected(
+                "github.delete_repo is rejected by rules[1]: deletions are never allowed".into()
+            )),
+            "the rule's reason reaches the caller"
+        );
+        let Err(Refusal::Rejected(reason)) = through(&handler, "create_issue", json!({})).await
+        else {
+            panic!("an unmatched call is rejected")
+        };
+        assert!(
+            reason.contains(
+                r#"add {"server": "github", "tool": "create_issue", "decision": "allow"}"#
+            ),
+            "the caller is told which rule to add: {reason}"
+        );
+    }
+}
