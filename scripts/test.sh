@@ -29,3 +29,5 @@ IPYBOX_EXAMPLE_SERVER="{\"command\": \"node\", \"args\": [\"$PWD/tests/servers/n
   target/debug/examples/quickstart | grep -q "Echo: hello from kernel code"
 echo "== cargo test"
 cargo test "${features[@]}" -- --test-threads 2
+echo "== MCP conformance suite against ipybox mcp --http"
+bash tests/conformance/run.sh target/debug/ipybox

@@ -73,6 +73,10 @@ struct McpArgs {
     /// IPYBOX_MCP_TOKEN, or a random one printed on stderr.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// With --http on a loopback address: accept requests without a bearer token (for
+    /// clients that cannot send one, such as the MCP conformance suite).
+    #[arg(long, requires = "http")]
+    no_auth: bool,
     /// Who approves the MCP tool calls executed code makes: `auto` (approve all) or
     /// `rules FILE` (see docs/approval-rules.md).
     #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"], default_value = "auto")]
@@ -222,12 +226,17 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             let listener = tokio::net::TcpListener::bind(&addr)
                 .await
                 .with_context(|| format!("binding {addr}"))?;
+            let loopback = listener.local_addr()?.ip().is_loopback();
+            if args.no_auth && !loopback {
+                bail!("--no-auth is only allowed on a loopback address (127.0.0.1, ::1)");
+            }
             let token = match std::env::var("IPYBOX_MCP_TOKEN") {
-                Ok(t) if !t.is_empty() => t,
+                _ if args.no_auth => None,
+                Ok(t) if !t.is_empty() => Some(t),
                 _ => {
                     let t = uuid::Uuid::new_v4().simple().to_string();
                     eprintln!("ipybox: bearer token: {t}");
-                    t
+                    Some(t)
                 }
             };
             eprintln!(

@@ -341,11 +341,12 @@ pub async fn serve_stdio(server: IpyboxMcpServer) -> Result<()> {
 }
 
 /// Serve Streamable HTTP at `http://<listener>/mcp`, requiring `Authorization: Bearer <token>`
+/// (unless `token` is `None`)
 /// and (against DNS rebinding) a loopback or the bound `Host`, until `shutdown` resolves.
 pub async fn serve_http(
     server: IpyboxMcpServer,
     listener: tokio::net::TcpListener,
-    token: String,
+    token: Option<String>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -379,13 +380,16 @@ pub async fn serve_http(
                         .get(axum::http::header::AUTHORIZATION)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.strip_prefix("Bearer "));
-                    let ok = given.is_some_and(|g| {
-                        g.len() == token.len()
-                            && g.bytes()
-                                .zip(token.bytes())
-                                .fold(0u8, |a, (x, y)| a | (x ^ y))
-                                == 0
-                    });
+                    let ok = match token.as_deref() {
+                        None => true,
+                        Some(token) => given.is_some_and(|g| {
+                            g.len() == token.len()
+                                && g.bytes()
+                                    .zip(token.bytes())
+                                    .fold(0u8, |a, (x, y)| a | (x ^ y))
+                                    == 0
+                        }),
+                    };
                     if ok {
                         next.run(request).await
                     } else {
