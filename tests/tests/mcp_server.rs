@@ -269,6 +269,36 @@ async fn http_requires_the_token_and_works_with_it() {
     .await;
     assert_eq!(text(&r), "42");
     c.cancel().await.unwrap();
+
+    // The Python SDK's client over Streamable HTTP.
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/.venv/bin/python");
+    let script = r#"
+import asyncio, sys
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+
+async def main():
+    async with streamablehttp_client(sys.argv[1], headers={"Authorization": "Bearer secret-token"}) as (r, w, _):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("execute_ipython_cell", {"code": "print('py-http')"})
+            print(res.content[0].text)
+
+asyncio.run(main())
+"#;
+    let out = tokio::process::Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .arg(&url)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "py-http");
     let _ = server.start_kill();
     let _ = server.wait().await;
 }
