@@ -375,21 +375,9 @@ pub async fn serve_http(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let token = token.clone();
                 async move {
-                    let given = request
-                        .headers()
-                        .get(axum::http::header::AUTHORIZATION)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer "));
-                    let ok = match token.as_deref() {
-                        None => true,
-                        Some(token) => given.is_some_and(|g| {
-                            g.len() == token.len()
-                                && g.bytes()
-                                    .zip(token.bytes())
-                                    .fold(0u8, |a, (x, y)| a | (x ^ y))
-                                    == 0
-                        }),
-                    };
+                    let ok = token
+                        .as_deref()
+                        .is_none_or(|t| crate::tools::server::bearer_matches(request.headers(), t));
                     if ok {
                         next.run(request).await
                     } else {

@@ -86,22 +86,7 @@ impl ToolServer {
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
-        let Some(value) = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-        else {
-            return false;
-        };
-        let Some(given) = value.strip_prefix("Bearer ") else {
-            return false;
-        };
-        // Constant-time comparison.
-        given.len() == self.token.len()
-            && given
-                .bytes()
-                .zip(self.token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
+        bearer_matches(headers, &self.token)
     }
 
     async fn run(&self, headers: HeaderMap, body: Bytes) -> Response {
@@ -234,6 +219,23 @@ impl ToolServer {
             }
         }
     }
+}
+
+/// Does `headers` carry `Authorization: Bearer <token>`? Compared in constant time.
+pub(crate) fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 /// The router of a tool server; tests call it directly.
