@@ -23,7 +23,7 @@ use crate::error::{Error, PythonError, Result};
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::connector::{HostConnector, SharedConnector};
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
-use crate::kernel::messages::{Content, ErrorContent, ExecuteRequest};
+use crate::kernel::messages::{ErrorContent, ExecuteRequest};
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::mcp::ServerParams;
@@ -807,7 +807,7 @@ impl Stream for ExecutionStream {
 }
 
 enum Stop {
-    Finished,
+    Finished(crate::kernel::messages::ExecuteReply),
     Died(String),
     TimedOut,
     Cancelled,
@@ -834,8 +834,8 @@ async fn run_execution(
     let mut pending = std::collections::HashSet::new();
     let mut paused_since = None;
     let stop = loop {
-        if reply.is_some() && idle {
-            break Stop::Finished;
+        if idle && let Some(r) = reply.take() {
+            break Stop::Finished(r);
         }
         let running_deadline = if pending.is_empty() { deadline } else { None };
         let event = tokio::select! {
@@ -885,8 +885,8 @@ async fn run_execution(
             None => break Stop::Died("the connection to the kernel closed".into()),
         }
     };
-    let finished_cleanly = match stop {
-        Stop::Finished => true,
+    let reply = match stop {
+        Stop::Finished(reply) => reply,
         Stop::Died(reason) => {
             kernel.forget(&msg_id);
             running.retire_kernel();
@@ -927,9 +927,7 @@ async fn run_execution(
             });
         }
     };
-    debug_assert!(finished_cleanly);
     kernel.forget(&msg_id);
-    let reply = reply.unwrap_or_else(unreachable_reply);
     let output = collector.finish();
     match reply.status.as_str() {
         "ok" => Ok(CodeExecutionResult {
@@ -945,16 +943,6 @@ async fn run_execution(
                 output: Box::new(output),
             })
         }
-    }
-}
-
-fn unreachable_reply() -> crate::kernel::messages::ExecuteReply {
-    crate::kernel::messages::ExecuteReply {
-        status: "error".into(),
-        execution_count: None,
-        ename: Some("IpyboxError".into()),
-        evalue: Some("no execute_reply".into()),
-        traceback: None,
     }
 }
 
@@ -1001,11 +989,4 @@ fn new_state_dir(home: &Path) -> Result<PathBuf> {
     std::fs::write(dir.join("pid"), std::process::id().to_string())
         .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
     Ok(dir)
-}
-
-#[allow(dead_code)]
-fn _assert_send() {
-    fn is_send<T: Send + Sync>() {}
-    is_send::<CodeExecutor>();
-    is_send::<Content>();
 }
