@@ -109,6 +109,10 @@ pub enum Error {
     /// Invalid configuration (builder or command line).
     #[error("{0}")]
     Config(String),
+    /// The sandbox cannot be set up (a missing tool, an invalid policy, a system that does
+    /// not allow it). ipybox never falls back to running unsandboxed.
+    #[error("{0}")]
+    Sandbox(String),
     /// An I/O error with the action that failed.
     #[error("{context}: {source}")]
     Io {
@@ -144,6 +148,8 @@ pub enum ErrorCode {
     McpError,
     /// See [`Error::Config`].
     InvalidConfig,
+    /// See [`Error::Sandbox`].
+    SandboxUnavailable,
     /// See [`Error::Io`].
     IoError,
 }
@@ -162,6 +168,7 @@ impl Error {
             Error::NotRunning => ErrorCode::NotRunning,
             Error::Mcp(_) => ErrorCode::McpError,
             Error::Config(_) => ErrorCode::InvalidConfig,
+            Error::Sandbox(_) => ErrorCode::SandboxUnavailable,
             Error::Io { .. } => ErrorCode::IoError,
         }
     }

@@ -29,6 +29,7 @@ use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::mcp::ServerParams;
 use crate::pyenv::{self, Progress};
 use crate::registry::Registry;
+use crate::sandbox::{self, SandboxOptions};
 use crate::tools::{
     ApprovalHandler, ApprovalRequest, Approvals, Sessions, ToolEvent, ToolServer, ToolServerHandle,
 };
@@ -100,6 +101,7 @@ struct Config {
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     mcp_connect_timeout: Duration,
     tool_listener: Arc<std::sync::Mutex<Option<std::net::TcpListener>>>,
+    sandbox: Option<SandboxOptions>,
 }
 
 /// Builds a [`CodeExecutor`].
@@ -131,6 +133,7 @@ impl Default for CodeExecutorBuilder {
                 approval_handler: None,
                 mcp_connect_timeout: Duration::from_secs(30),
                 tool_listener: Arc::new(std::sync::Mutex::new(None)),
+                sandbox: None,
             },
         }
     }
@@ -267,6 +270,32 @@ impl CodeExecutorBuilder {
         self
     }
 
+    /// Run the gateway and its kernels inside srt with ipybox's default kernel policy
+    /// (default off). See [`crate::sandbox`]; start() fails with
+    /// [`Error::Sandbox`] rather than run unsandboxed when srt or a dependency is missing.
+    pub fn sandbox(mut self, on: bool) -> Self {
+        self.config.sandbox = match (on, self.config.sandbox.take()) {
+            (false, _) => None,
+            (true, existing) => Some(existing.unwrap_or_default()),
+        };
+        self
+    }
+
+    /// Sandbox kernels with this policy file (srt settings) instead of the default policy;
+    /// turns the sandbox on.
+    pub fn sandbox_config(mut self, policy: impl Into<PathBuf>) -> Self {
+        let mut options = self.config.sandbox.take().unwrap_or_default();
+        options.policy = Some(policy.into());
+        self.config.sandbox = Some(options);
+        self
+    }
+
+    /// All sandbox options at once (`None`: no sandbox).
+    pub fn sandbox_options(mut self, options: Option<SandboxOptions>) -> Self {
+        self.config.sandbox = options;
+        self
+    }
+
     /// The executor (not started yet).
     pub fn build(self) -> CodeExecutor {
         CodeExecutor {
@@ -303,6 +332,27 @@ struct Running {
     state_dir: Option<PathBuf>,
     tools: Option<ToolServerHandle>,
     approvals: Arc<Approvals>,
+}
+
+/// Kernel environment variables with the tool server's address and bearer token.
+const TOOL_SERVER_VAR: &str = "IPYBOX_TOOL_SERVER";
+const TOOL_TOKEN_VAR: &str = "IPYBOX_TOOL_TOKEN";
+
+/// The running tool server and the token kernels present to it.
+#[derive(Debug)]
+struct StartedTools {
+    handle: ToolServerHandle,
+    token: String,
+}
+
+impl StartedTools {
+    fn addr(&self) -> std::net::SocketAddr {
+        self.handle.addr()
+    }
+
+    fn token(&self) -> &str {
+        &self.token
+    }
 }
 
 /// What it takes to start one kernel.
@@ -515,45 +565,16 @@ impl CodeExecutor {
         let home = pyenv::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
         let approvals = Arc::new(Approvals::new(c.approval_timeout));
-        let listener = match c.tool_listener.lock().ok().and_then(|mut l| l.take()) {
-            Some(l) => l,
-            None => std::net::TcpListener::bind("127.0.0.1:0")
-                .map_err(|e| Error::io("binding the tool server to 127.0.0.1", e))?,
-        };
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("configuring the tool server socket", e))?;
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| Error::io("registering the tool server socket", e))?;
-        let tool_state = Arc::new(ToolServer::new(
-            uuid::Uuid::new_v4().simple().to_string(),
-            registry.servers.clone(),
-            Sessions::new(working_dir.clone(), c.mcp_connect_timeout),
-            approvals.clone(),
-        ));
-        let tools = ToolServerHandle::spawn(listener, tool_state.clone())
-            .map_err(|e| Error::io("starting the tool server", e))?;
+        if c.sandbox.is_some() && c.external_gateway.is_some() {
+            return Err(Error::Config(
+                "the sandbox runs the gateway ipybox starts; it cannot be combined with an external gateway URL".into(),
+            ));
+        }
         let mut env = c.kernel_env.clone();
         env.entry("MPLBACKEND".into())
             .or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
-        env.insert("IPYBOX_TOOL_SERVER".into(), tools.addr().to_string());
-        env.insert("IPYBOX_TOOL_TOKEN".into(), tool_state.token().to_owned());
-        let init_code = KERNEL_INIT
-            .replace(
-                "@@ENV@@",
-                &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()),
-            )
-            .replace(
-                "@@WORKING_DIR@@",
-                &serde_json::to_string(&working_dir).unwrap_or_else(|_| "None".into()),
-            );
-        let mut spec = KernelSpec {
-            name: None,
-            env,
-            init_code,
-            ready_timeout: c.kernel_ready_timeout,
-            spare: c.spare_kernel,
-        };
+        let mut env_keys: Vec<String> = env.keys().cloned().collect();
+        env_keys.extend([TOOL_SERVER_VAR.to_owned(), TOOL_TOKEN_VAR.to_owned()]);
 
         let (api, gateway, state_dir) = match &c.external_gateway {
             Some((url, token)) => {
@@ -573,17 +594,50 @@ impl CodeExecutor {
                 .await
                 .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
                 let state_dir = new_state_dir(&home)?;
-                let launch = self.gateway_launch(&env, &home, &working_dir, &state_dir, &spec);
-                let gateway = match Gateway::start(launch).await {
+                let started =
+                    match self.gateway_launch(&env, &home, &working_dir, &state_dir, env_keys) {
+                        Ok(launch) => Gateway::start(launch).await,
+                        Err(e) => Err(e),
+                    };
+                let gateway = match started {
                     Ok(g) => g,
                     Err(e) => {
                         let _ = std::fs::remove_dir_all(&state_dir);
                         return Err(e);
                     }
                 };
-                spec.name = Some(KERNEL_NAME.to_owned());
                 (gateway.api().clone(), Some(gateway), Some(state_dir))
             }
+        };
+        let tools = match self.start_tools(gateway.as_ref(), &registry, &working_dir, &approvals) {
+            Ok(t) => t,
+            Err(e) => {
+                if let Some(mut gw) = gateway {
+                    gw.stop().await;
+                }
+                if let Some(dir) = state_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                return Err(e);
+            }
+        };
+        env.insert(TOOL_SERVER_VAR.into(), tools.addr().to_string());
+        env.insert(TOOL_TOKEN_VAR.into(), tools.token().to_owned());
+        let init_code = KERNEL_INIT
+            .replace(
+                "@@ENV@@",
+                &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()),
+            )
+            .replace(
+                "@@WORKING_DIR@@",
+                &serde_json::to_string(&working_dir).unwrap_or_else(|_| "None".into()),
+            );
+        let spec = KernelSpec {
+            name: gateway.as_ref().map(|_| KERNEL_NAME.to_owned()),
+            env,
+            init_code,
+            ready_timeout: c.kernel_ready_timeout,
+            spare: c.spare_kernel,
         };
         let mut running = Running {
             api,
@@ -593,7 +647,7 @@ impl CodeExecutor {
             kernel_spec: spec,
             images_dir,
             state_dir,
-            tools: Some(tools),
+            tools: Some(tools.handle),
             approvals,
         };
         match running.kernel_spec.start(&running.api).await {
@@ -611,14 +665,53 @@ impl CodeExecutor {
         Ok(running)
     }
 
+    /// The tool server: inside the gateway's sandbox when there is one, else on the
+    /// listener the builder was given, else on a free port of 127.0.0.1.
+    fn start_tools(
+        &self,
+        gateway: Option<&Gateway>,
+        registry: &Registry,
+        working_dir: &Path,
+        approvals: &Arc<Approvals>,
+    ) -> Result<StartedTools> {
+        let c = &self.shared.config;
+        let listener = match gateway.and_then(Gateway::sandbox_listener) {
+            Some(bound) => bound.map_err(|e| {
+                Error::Sandbox(format!(
+                    "cannot open the tool server's port inside the sandbox: {e}"
+                ))
+            })?,
+            None => match c.tool_listener.lock().ok().and_then(|mut l| l.take()) {
+                Some(l) => l,
+                None => std::net::TcpListener::bind("127.0.0.1:0")
+                    .map_err(|e| Error::io("binding the tool server to 127.0.0.1", e))?,
+            },
+        };
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("configuring the tool server socket", e))?;
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| Error::io("registering the tool server socket", e))?;
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let state = Arc::new(ToolServer::new(
+            token.clone(),
+            registry.servers.clone(),
+            Sessions::new(working_dir.to_path_buf(), c.mcp_connect_timeout),
+            approvals.clone(),
+        ));
+        let handle = ToolServerHandle::spawn(listener, state)
+            .map_err(|e| Error::io("starting the tool server", e))?;
+        Ok(StartedTools { handle, token })
+    }
+
     fn gateway_launch(
         &self,
         env: &pyenv::PythonEnv,
         home: &Path,
         working_dir: &Path,
         state_dir: &Path,
-        spec: &KernelSpec,
-    ) -> GatewayLaunch {
+        kernel_env_keys: Vec<String>,
+    ) -> Result<GatewayLaunch> {
         let c = &self.shared.config;
         let mut gw_env = BTreeMap::new();
         let mut path = env.bin_dir().into_os_string();
@@ -635,21 +728,52 @@ impl CodeExecutor {
         gw_env
             .entry("LANG".to_owned())
             .or_insert_with(|| "C.UTF-8".to_owned());
+        // Shared across sessions: matplotlib builds its font cache here once. Sandboxed
+        // kernels get a cache of their own, the only place outside the session they write.
+        let sandbox_cache = home.join("sandbox-cache");
+        let mplconfig = if c.sandbox.is_some() {
+            sandbox_cache.join("mplconfig")
+        } else {
+            home.join("mplconfig")
+        };
         let dirs = [
             ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
             ("JUPYTER_DATA_DIR", state_dir.join("data")),
             ("JUPYTER_RUNTIME_DIR", state_dir.join("runtime")),
             ("IPYTHONDIR", state_dir.join("ipython")),
-            // Shared across sessions: matplotlib builds its font cache here once.
-            ("MPLCONFIGDIR", home.join("mplconfig")),
+            ("MPLCONFIGDIR", mplconfig),
         ];
         for (k, v) in dirs {
             gw_env.insert(k.to_owned(), v.to_string_lossy().into_owned());
         }
         gw_env.insert("JUPYTER_PLATFORM_DIRS".into(), "1".into());
         gw_env.insert("PYTHONUNBUFFERED".into(), "1".into());
-        let process_env_whitelist = gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
-        GatewayLaunch {
+        let mut process_env_whitelist: Vec<String> =
+            gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
+        let mut kernel_spec_env = BTreeMap::new();
+        let sandbox_launch = match &c.sandbox {
+            Some(options) => {
+                // srt points TMPDIR at a directory the sandbox cannot write; kernels get one
+                // in the session's state directory.
+                let tmp = state_dir.join("tmp");
+                for dir in [&tmp, &sandbox_cache.join("mplconfig")] {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+                }
+                kernel_spec_env.insert("TMPDIR".to_owned(), tmp.to_string_lossy().into_owned());
+                // The proxy settings srt gives the gateway reach the kernels too.
+                process_env_whitelist.extend(sandbox::SRT_ENV.iter().map(|s| (*s).to_owned()));
+                Some(sandbox::prepare(
+                    options,
+                    home,
+                    working_dir,
+                    state_dir,
+                    &[state_dir.to_path_buf(), sandbox_cache],
+                )?)
+            }
+            None => None,
+        };
+        Ok(GatewayLaunch {
             python: env.python().to_path_buf(),
             host: c.gateway_host.clone(),
             port: c.gateway_port,
@@ -657,12 +781,14 @@ impl CodeExecutor {
             state_dir: state_dir.to_path_buf(),
             env: gw_env,
             process_env_whitelist,
-            kernel_env_whitelist: spec.env.keys().cloned().collect(),
+            kernel_env_whitelist: kernel_env_keys,
             startup_timeout: c.startup_timeout,
             log_level: c.log_level.clone(),
             wrapper: c.wrapper.clone(),
             connector: c.connector.clone(),
-        }
+            sandbox: sandbox_launch,
+            kernel_spec_env,
+        })
     }
 
     /// Stop the kernels and the gateway. The executor can be started again.

@@ -23,6 +23,7 @@ pub mod mcp_server;
 pub mod process;
 pub mod pyenv;
 pub mod registry;
+pub mod sandbox;
 pub mod tools;
 
 pub use apigen::generate::{Generated, generate_mcp_sources};
@@ -32,4 +33,5 @@ pub use executor::{
     ExecutionStream, StreamOptions,
 };
 pub use mcp::ServerParams;
+pub use sandbox::SandboxOptions;
 pub use tools::{ApprovalHandler, ApprovalRequest, Decision};

@@ -39,12 +39,46 @@ enum Command {
     /// Serve ipybox as an MCP server (stdio, or Streamable HTTP with --http) with the tools
     /// register_mcp_server, execute_ipython_cell, install_package and reset.
     Mcp(McpArgs),
-    /// Create (or check) the Python environment ipybox runs kernels in.
+    /// Create (or check) the Python environment ipybox runs kernels in; with --sandbox also
+    /// install the sandbox runtime (srt) and check its system packages.
     Setup {
         /// Check an existing environment instead of the managed one.
         #[arg(long, env = "IPYBOX_PYTHON")]
         python: Option<PathBuf>,
+        /// Also install srt (Anthropic's sandbox-runtime, pinned) with npm into ipybox's
+        /// data directory and check bubblewrap, socat and ripgrep.
+        #[arg(long)]
+        sandbox: bool,
     },
+}
+
+/// Sandboxing of the kernel.
+#[derive(Debug, Args)]
+struct SandboxArgs {
+    /// Run the kernel inside srt (Anthropic's sandbox-runtime) with ipybox's default policy:
+    /// no network, no secrets (.env, ~/.ssh, ...), writes only in the workspace.
+    #[arg(long)]
+    sandbox: bool,
+    /// Use this srt settings file as the kernel's sandbox policy instead of the default
+    /// (implies --sandbox). Relative paths in it are relative to the workspace.
+    #[arg(long, value_name = "FILE")]
+    sandbox_config: Option<PathBuf>,
+}
+
+impl SandboxArgs {
+    fn options(&self) -> anyhow::Result<Option<ipybox::SandboxOptions>> {
+        if !self.sandbox && self.sandbox_config.is_none() {
+            return Ok(None);
+        }
+        let policy = match &self.sandbox_config {
+            Some(p) => Some(
+                std::fs::canonicalize(p)
+                    .with_context(|| format!("the sandbox policy {}", p.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Some(ipybox::SandboxOptions { policy, srt: None }))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -84,6 +118,8 @@ struct McpArgs {
     /// Python interpreter of an existing environment to use.
     #[arg(long, env = "IPYBOX_PYTHON")]
     python: Option<PathBuf>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 /// Who approves the tool calls code makes.
@@ -129,6 +165,8 @@ struct ExecArgs {
     /// Token of the server given with --gateway-url.
     #[arg(long, env = "IPYBOX_GATEWAY_TOKEN", requires = "gateway_url")]
     gateway_token: Option<String>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -164,7 +202,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             Some(Command::Exec(args)) => exec(args).await,
-            Some(Command::Setup { python }) => setup(python).await,
+            Some(Command::Setup { python, sandbox }) => setup(python, sandbox).await,
             Some(Command::Register(args)) => register(args).await,
             Some(Command::Mcp(args)) => mcp(args).await,
             None => {
@@ -184,13 +222,20 @@ fn main() -> ExitCode {
     }
 }
 
-async fn setup(python: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCode> {
     let env = tokio::task::spawn_blocking(move || {
         ipybox::pyenv::resolve(python.as_deref(), ipybox::pyenv::Progress::Terminal)
     })
     .await
     .context("provisioning task failed")??;
     println!("Python environment ready: {}", env.python().display());
+    if sandbox {
+        let srt = tokio::task::spawn_blocking(ipybox::sandbox::install_srt)
+            .await
+            .context("installing srt failed")??;
+        ipybox::sandbox::check_tools(&srt)?;
+        println!("Sandbox runtime ready: {}", srt.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -214,6 +259,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         workspace,
         approval,
         python: args.python.clone(),
+        sandbox: args.sandbox.options()?,
     })?;
     match &args.http {
         None => serve_stdio(server).await?,
@@ -352,6 +398,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.gateway_url {
         builder = builder.gateway_url(url, args.gateway_token.clone());
     }
+    builder = builder.sandbox_options(args.sandbox.options()?);
     let executor = builder.build();
     executor.start().await?;
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));

@@ -39,6 +39,9 @@ pub struct McpServerConfig {
     pub approval: Arc<dyn ApprovalHandler>,
     /// An existing Python environment instead of the managed one.
     pub python: Option<PathBuf>,
+    /// Run the kernel in a sandbox. `install_package` then installs wheels only, so that no
+    /// package build script runs on the host.
+    pub sandbox: Option<crate::sandbox::SandboxOptions>,
 }
 
 /// The four tools of ipybox's MCP server.
@@ -47,6 +50,7 @@ pub struct IpyboxMcpServer {
     executor: CodeExecutor,
     workspace: PathBuf,
     python: Option<PathBuf>,
+    sandboxed: bool,
     tool_router: ToolRouter<Self>,
 }
 
@@ -130,6 +134,8 @@ impl IpyboxMcpServer {
         if let Some(p) = &config.python {
             builder = builder.python(p);
         }
+        let sandboxed = config.sandbox.is_some();
+        builder = builder.sandbox_options(config.sandbox);
         let executor = builder.build();
         let background = executor.clone();
         tokio::spawn(async move {
@@ -141,6 +147,7 @@ impl IpyboxMcpServer {
             executor,
             workspace,
             python: config.python,
+            sandboxed,
             tool_router: Self::tool_router(),
         })
     }
@@ -260,15 +267,21 @@ impl IpyboxMcpServer {
             Ok(Err(e)) => return error_result(e.to_string()),
             Err(e) => return error_result(e.to_string()),
         };
+        let mut args = vec![
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+        ];
+        // pip runs on the host. With a sandboxed kernel, no package's build script may run
+        // there: wheels only (installing a wheel executes nothing).
+        if self.sandboxed {
+            args.extend(["--only-binary", ":all:"]);
+        }
+        args.push(&spec);
         let out = tokio::process::Command::new(env.python())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--no-input",
-                "--disable-pip-version-check",
-                &spec,
-            ])
+            .args(&args)
             .current_dir(&self.workspace)
             .stdin(std::process::Stdio::null())
             .output()

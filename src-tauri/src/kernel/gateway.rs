@@ -13,12 +13,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::api::{Endpoint, GatewayApi};
 use super::connector::SharedConnector;
 use crate::error::{Error, Result};
 use crate::process;
+use crate::sandbox::{self, NetnsConnector, NetnsHelper, SandboxLaunch};
 
 const CONFIG_TEMPLATE: &str = include_str!("../../python/gateway_config.py");
 const KERNEL_LAUNCHER: &str = include_str!("../../python/kernel_launcher.py");
@@ -26,6 +28,11 @@ const IPYTHON_CONFIG: &str = include_str!("../../python/ipython_kernel_config.py
 
 /// The name of the kernelspec ipybox installs in the session's Jupyter data directory.
 pub const KERNEL_NAME: &str = "ipybox";
+
+/// The gateway's port inside a sandbox. The sandbox has a network namespace of its own, so
+/// a fixed port cannot collide with the host; it stays below the ephemeral range, where the
+/// tool server's listener gets its port.
+pub const SANDBOX_GATEWAY_PORT: u16 = 18888;
 
 /// How to launch a gateway.
 #[derive(Debug, Clone)]
@@ -51,10 +58,14 @@ pub struct GatewayLaunch {
     pub startup_timeout: Duration,
     /// The gateway's log level (`DEBUG`, `INFO`, `WARN`, `ERROR`).
     pub log_level: String,
-    /// Program and arguments to run the gateway command under (e.g. `srt --settings F`).
+    /// Program and arguments to run the gateway command under.
     pub wrapper: Vec<OsString>,
-    /// Where TCP connections to the gateway come from.
+    /// Where TCP connections to the gateway come from (replaced inside a sandbox).
     pub connector: SharedConnector,
+    /// Run the gateway inside srt.
+    pub sandbox: Option<SandboxLaunch>,
+    /// Environment the kernelspec sets for every kernel, over what the gateway passes.
+    pub kernel_spec_env: BTreeMap<String, String>,
 }
 
 /// A running gateway owned by ipybox.
@@ -63,6 +74,9 @@ pub struct Gateway {
     child: Option<Child>,
     api: GatewayApi,
     log_path: PathBuf,
+    /// Inside a sandbox: the helper that makes sockets in its network namespace. Dropped
+    /// after the process tree is stopped (its watchdog then has nothing left to do).
+    sandbox: Option<Arc<NetnsHelper>>,
 }
 
 impl Gateway {
@@ -73,11 +87,17 @@ impl Gateway {
         let log_path = launch.state_dir.join("gateway.log");
         // A port picked by binding port 0 can be taken before the gateway binds it; retry
         // with a fresh one when that happens.
-        let attempts = if launch.port.is_some() { 1 } else { 3 };
+        let sandboxed = launch.sandbox.is_some();
+        let attempts = if launch.port.is_some() || sandboxed {
+            1
+        } else {
+            3
+        };
         let mut last_err = None;
         for _ in 0..attempts {
             let port = match launch.port {
                 Some(p) => p,
+                None if sandboxed => SANDBOX_GATEWAY_PORT,
                 None => free_port(&launch.host)?,
             };
             let endpoint = Endpoint {
@@ -86,12 +106,31 @@ impl Gateway {
                 base_path: String::new(),
                 token: Some(token.clone()),
             };
-            let api = GatewayApi::new(endpoint, launch.connector.clone());
-            let child = spawn(&launch, port, &log_path)?;
+            let mut child = spawn(&launch, port, &log_path)?;
+            let (connector, helper) = if sandboxed {
+                let log = || read_tail(&log_path, 3000);
+                match sandbox::attach(&mut child, launch.startup_timeout, log).await {
+                    Ok(helper) => (
+                        Arc::new(NetnsConnector(helper.clone())) as SharedConnector,
+                        Some(helper),
+                    ),
+                    Err(e) => {
+                        let _ = tokio::task::spawn_blocking(move || {
+                            process::terminate_tree(&mut child, Duration::from_secs(2));
+                        })
+                        .await;
+                        return Err(e);
+                    }
+                }
+            } else {
+                (launch.connector.clone(), None)
+            };
+            let api = GatewayApi::new(endpoint, connector);
             let mut gateway = Gateway {
                 child: Some(child),
                 api,
                 log_path: log_path.clone(),
+                sandbox: helper,
             };
             match gateway.wait_ready(launch.startup_timeout).await {
                 Ok(()) => return Ok(gateway),
@@ -151,6 +190,16 @@ impl Gateway {
         read_tail(&self.log_path, max)
     }
 
+    /// A TCP listener on `127.0.0.1` inside the gateway's sandbox (`None` without one).
+    pub fn sandbox_listener(&self) -> Option<std::io::Result<std::net::TcpListener>> {
+        self.sandbox.as_ref().map(|h| h.listen(0))
+    }
+
+    /// Is the gateway running inside a sandbox?
+    pub fn is_sandboxed(&self) -> bool {
+        self.sandbox.is_some()
+    }
+
     /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 2 s).
     pub async fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -159,6 +208,7 @@ impl Gateway {
             })
             .await;
         }
+        self.sandbox.take();
     }
 
     /// Best-effort synchronous stop, for `Drop`.
@@ -166,6 +216,7 @@ impl Gateway {
         if let Some(mut child) = self.child.take() {
             process::terminate_tree(&mut child, Duration::from_secs(2));
         }
+        self.sandbox.take();
     }
 }
 
@@ -214,13 +265,16 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
         &state.join("ipython/profile_default/ipython_kernel_config.py"),
         IPYTHON_CONFIG,
     )?;
-    let spec = serde_json::json!({
+    let mut spec = serde_json::json!({
         "argv": [launch.python, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
         "display_name": "Python 3 (ipybox)",
         "language": "python",
         "interrupt_mode": "signal",
         "metadata": { "debugger": false },
     });
+    if !launch.kernel_spec_env.is_empty() {
+        spec["env"] = serde_json::json!(launch.kernel_spec_env);
+    }
     write_private(
         &state.join("data/kernels/ipybox/kernel.json"),
         &serde_json::to_string_pretty(&spec).unwrap_or_default(),
@@ -262,13 +316,14 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         ]
         .map(OsString::from),
     );
-    let (program, rest) = if launch.wrapper.is_empty() {
-        (args[0].clone(), args[1..].to_vec())
-    } else {
-        let mut all = launch.wrapper.clone();
-        all.extend(args);
-        (all[0].clone(), all[1..].to_vec())
-    };
+    let mut all: Vec<OsString> = launch
+        .sandbox
+        .iter()
+        .flat_map(|s| s.wrapper.iter().cloned())
+        .collect();
+    all.extend(launch.wrapper.iter().cloned());
+    all.extend(args);
+    let (program, rest) = (all[0].clone(), all[1..].to_vec());
     let mut cmd = Command::new(&program);
     cmd.args(&rest)
         .current_dir(&launch.working_dir)
@@ -277,7 +332,14 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
-    process::spawn_supervised(cmd, libc::SIGKILL).map_err(|e| {
+    // srt must get SIGTERM: it tears its sandbox down then, while SIGKILL would leave the
+    // sandbox running (bwrap's own parent-death link is to an intermediate shell).
+    let death_signal = if launch.sandbox.is_some() {
+        libc::SIGTERM
+    } else {
+        libc::SIGKILL
+    };
+    process::spawn_supervised(cmd, death_signal).map_err(|e| {
         Error::Gateway(format!(
             "cannot start the Kernel Gateway ({}): {e}",
             PathBuf::from(&program).display()

@@ -1,0 +1,345 @@
+//! Running the Kernel Gateway and its kernels inside `srt`, Anthropic's sandbox-runtime.
+//!
+//! On Linux srt wraps the command in bubblewrap: a read-only view of the file system with
+//! writable and hidden paths from the policy, a fresh network namespace that reaches the
+//! outside only through srt's domain-filtering proxy, a seccomp filter that forbids Unix
+//! sockets. ipybox keeps every one of those walls and talks to the gateway through sockets
+//! created inside the namespace ([`netns`]); the tool server listens inside it too, so kernel
+//! code reaches `127.0.0.1:<tool port>` and nothing else of the host.
+//!
+//! A missing piece (srt, Node.js, bubblewrap, socat, ripgrep), an invalid policy or a system
+//! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
+//! unsandboxed when a sandbox was asked for.
+
+pub mod netns;
+pub mod policy;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use netns::{NetnsConnector, NetnsHelper};
+
+use crate::error::{Error, Result};
+
+/// The sandbox-runtime version ipybox is tested with and `ipybox setup --sandbox` installs.
+pub const SRT_VERSION: &str = "0.0.78";
+/// The npm package of sandbox-runtime.
+pub const SRT_PACKAGE: &str = "@anthropic-ai/sandbox-runtime";
+/// Oldest Node.js that runs [`SRT_VERSION`].
+pub const MIN_NODE: (u32, u32) = (20, 11);
+
+/// Variables srt sets for the sandboxed command (its proxy, CA bundles for a TLS-inspecting
+/// proxy, markers) that kernels must inherit from the gateway for allowed domains to work.
+pub const SRT_ENV: [&str; 30] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "FTP_PROXY",
+    "GRPC_PROXY",
+    "RSYNC_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "ftp_proxy",
+    "grpc_proxy",
+    "DOCKER_HTTP_PROXY",
+    "DOCKER_HTTPS_PROXY",
+    "GIT_SSH_COMMAND",
+    "GIT_CONFIG_PARAMETERS",
+    "CLOUDSDK_PROXY_TYPE",
+    "CLOUDSDK_PROXY_ADDRESS",
+    "CLOUDSDK_PROXY_PORT",
+    "CLOUDSDK_PROXY_USERNAME",
+    "CLOUDSDK_PROXY_PASSWORD",
+    "JAVA_TOOL_OPTIONS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "PIP_CERT",
+    "SANDBOX_RUNTIME",
+];
+
+const INSTALL_APT: &str = "apt-get install bubblewrap socat ripgrep";
+
+/// How to sandbox kernels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxOptions {
+    /// A policy file (srt settings) that replaces ipybox's default kernel policy.
+    pub policy: Option<PathBuf>,
+    /// The `srt` program (default: `$IPYBOX_SRT`, the copy `ipybox setup --sandbox`
+    /// installed, else `srt` on `PATH`).
+    pub srt: Option<PathBuf>,
+}
+
+/// Where `ipybox setup --sandbox` installs srt.
+pub fn managed_srt_dir(home: &Path) -> PathBuf {
+    home.join("srt")
+}
+
+/// `name` on `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Find srt: `explicit`, `$IPYBOX_SRT`, the managed copy in `home`, `srt` on `PATH`.
+pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<PathBuf> {
+    let from_env = std::env::var_os("IPYBOX_SRT")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from);
+    if let Some(p) = explicit.map(Path::to_path_buf).or(from_env) {
+        return if is_executable(&p) {
+            Ok(p)
+        } else {
+            Err(Error::Sandbox(format!(
+                "the sandbox runtime {} does not exist or is not executable. {}",
+                p.display(),
+                install_hint()
+            )))
+        };
+    }
+    let managed = managed_srt_dir(home).join("node_modules/.bin/srt");
+    if is_executable(&managed) {
+        return Ok(managed);
+    }
+    which("srt").ok_or_else(|| {
+        Error::Sandbox(format!(
+            "the sandbox needs srt (Anthropic's sandbox-runtime), which is not installed. {}",
+            install_hint()
+        ))
+    })
+}
+
+fn install_hint() -> String {
+    format!(
+        "Install it with `ipybox setup --sandbox` (needs Node.js ≥ {}.{} and npm), or `npm install -g {SRT_PACKAGE}@{SRT_VERSION}`; on Debian/Ubuntu also `{INSTALL_APT}`.",
+        MIN_NODE.0, MIN_NODE.1
+    )
+}
+
+/// The version of the sandbox-runtime package `srt` belongs to, read from its package.json.
+pub fn srt_version(srt: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(srt).ok()?;
+    // <pkg>/dist/cli.js → <pkg>/package.json
+    let manifest = real.parent()?.parent()?.join("package.json");
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (json.get("name")?.as_str()? == SRT_PACKAGE)
+        .then(|| json.get("version")?.as_str().map(str::to_owned))
+        .flatten()
+}
+
+/// Parse `vMAJOR.MINOR.PATCH` as printed by `node --version`.
+pub fn parse_node_version(s: &str) -> Option<(u32, u32)> {
+    let mut parts = s.trim().trim_start_matches('v').split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// Check that everything srt needs on Linux is installed; the error says how to fix it.
+pub fn check_tools(srt: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    for tool in ["bwrap", "socat", "rg"] {
+        if which(tool).is_none() {
+            missing.push(tool);
+        }
+    }
+    if !missing.is_empty() {
+        return Err(Error::Sandbox(format!(
+            "the sandbox needs {} on PATH (srt runs kernels with bubblewrap). Install with `{INSTALL_APT}`.",
+            missing.join(", ")
+        )));
+    }
+    // srt is a Node.js program: its `#!/usr/bin/env node` needs node on PATH. A copy whose
+    // package we cannot read (a wrapper script, say) is trusted to know how to start.
+    if srt_version(srt).is_some() {
+        let Some(node) = which("node") else {
+            return Err(Error::Sandbox(format!(
+                "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH.",
+                MIN_NODE.0, MIN_NODE.1
+            )));
+        };
+        let version = std::process::Command::new(&node)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|o| parse_node_version(&String::from_utf8_lossy(&o.stdout)));
+        if let Some(v) = version
+            && v < MIN_NODE
+        {
+            return Err(Error::Sandbox(format!(
+                "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}.",
+                MIN_NODE.0,
+                MIN_NODE.1,
+                node.display(),
+                v.0,
+                v.1
+            )));
+        }
+    }
+    match srt_version(srt) {
+        Some(v) if v != SRT_VERSION => tracing::warn!(
+            srt = %srt.display(),
+            version = %v,
+            tested = SRT_VERSION,
+            "this sandbox-runtime version is not the one ipybox is tested with"
+        ),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), unless that
+/// version is already there. Returns the `srt` program.
+pub fn install_srt() -> Result<PathBuf> {
+    let home = crate::pyenv::ipybox_home()?;
+    let dir = managed_srt_dir(&home);
+    let srt = dir.join("node_modules/.bin/srt");
+    if srt_version(&srt).as_deref() == Some(SRT_VERSION) {
+        return Ok(srt);
+    }
+    let npm = which("npm").ok_or_else(|| {
+        Error::Sandbox(format!(
+            "installing the sandbox runtime needs npm (Node.js ≥ {}.{}), which is not on PATH.",
+            MIN_NODE.0, MIN_NODE.1
+        ))
+    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let status = std::process::Command::new(&npm)
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir)
+        .arg(format!("{SRT_PACKAGE}@{SRT_VERSION}"))
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::inherit())
+        .status()
+        .map_err(|e| Error::Sandbox(format!("cannot run {}: {e}", npm.display())))?;
+    if !status.success() || srt_version(&srt).as_deref() != Some(SRT_VERSION) {
+        return Err(Error::Sandbox(format!(
+            "npm could not install {SRT_PACKAGE}@{SRT_VERSION} into {} ({status})",
+            dir.display()
+        )));
+    }
+    Ok(srt)
+}
+
+/// A sandbox set up for one gateway: the srt command and the policy file handed to it.
+#[derive(Debug, Clone)]
+pub struct SandboxLaunch {
+    /// `srt --settings <state>/srt.json`, to run the gateway command under.
+    pub wrapper: Vec<OsString>,
+    /// The policy as written for srt.
+    pub settings_path: PathBuf,
+}
+
+/// Locate srt, check its dependencies, render the policy for this session and write it to
+/// `<state_dir>/srt.json`. `writable` are directories ipybox itself needs writable (the
+/// session's state directory, caches).
+pub fn prepare(
+    options: &SandboxOptions,
+    home: &Path,
+    working_dir: &Path,
+    state_dir: &Path,
+    writable: &[PathBuf],
+) -> Result<SandboxLaunch> {
+    let srt = locate_srt(options.srt.as_deref(), home)?;
+    check_tools(&srt)?;
+    let user_home = dirs::home_dir()
+        .ok_or_else(|| Error::Sandbox("cannot find the home directory for `~` paths".into()))?;
+    let policy = policy::load(options.policy.as_deref())?;
+    let rendered = policy::render(policy, working_dir, &user_home, writable)?;
+    let settings_path = state_dir.join("srt.json");
+    let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
+    std::fs::write(&settings_path, text)
+        .map_err(|e| Error::io(format!("writing {}", settings_path.display()), e))?;
+    Ok(SandboxLaunch {
+        wrapper: vec![
+            srt.into_os_string(),
+            "--settings".into(),
+            settings_path.clone().into_os_string(),
+        ],
+        settings_path,
+    })
+}
+
+/// Wait until srt (`child`) has started its sandbox, then join the sandbox's network
+/// namespace with a [`NetnsHelper`]. Fails if srt exits, or if no process in a separate
+/// network namespace appears within `timeout` (a sandbox without network isolation is not
+/// accepted).
+pub async fn attach(
+    child: &mut Child,
+    timeout: Duration,
+    log: impl Fn() -> String,
+) -> Result<Arc<NetnsHelper>> {
+    let root = child.id() as i32;
+    let started = Instant::now();
+    let sandbox_pid = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(Error::Sandbox(format!(
+                "the sandbox (srt) exited during start-up ({status}). Its output:\n{}",
+                log()
+            )));
+        }
+        if let Some(pid) = netns::find_sandbox(root) {
+            break pid;
+        }
+        if started.elapsed() >= timeout {
+            return Err(Error::Sandbox(format!(
+                "srt did not start a network-isolated sandbox within {:.0} s. Its output:\n{}",
+                timeout.as_secs_f64(),
+                log()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    tracing::debug!(elapsed = ?started.elapsed(), sandbox_pid, "sandbox found");
+    let watched = crate::process::process_tree(root);
+    let helper = NetnsHelper::start(sandbox_pid, &watched, root).map_err(|e| {
+        Error::Sandbox(format!(
+            "cannot reach into the sandbox's network namespace ({e}). ipybox needs to join the user and network namespaces srt created (setns); this system does not allow it, so the sandbox cannot be used."
+        ))
+    })?;
+    Ok(Arc::new(helper))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_versions() {
+        assert_eq!(parse_node_version("v20.20.2\n"), Some((20, 20)));
+        assert_eq!(parse_node_version("22.1.0"), Some((22, 1)));
+        assert_eq!(parse_node_version("nonsense"), None);
+        assert!(parse_node_version("v18.19.0").is_some_and(|v| v < MIN_NODE));
+        assert!(parse_node_version("v20.11.0").is_some_and(|v| v >= MIN_NODE));
+    }
+
+    #[test]
+    fn a_missing_srt_says_how_to_install_it() {
+        let err = locate_srt(
+            Some(Path::new("/nonexistent/srt")),
+            Path::new("/nonexistent"),
+        )
+        .expect_err("no srt there");
+        let msg = err.to_string();
+        assert!(msg.contains("ipybox setup --sandbox"), "{msg}");
+        assert!(msg.contains(SRT_VERSION), "{msg}");
+        assert_eq!(err.code(), crate::ErrorCode::SandboxUnavailable);
+    }
+}

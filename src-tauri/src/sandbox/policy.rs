@@ -1,0 +1,234 @@
+//! Sandbox policies: srt settings files, made absolute for one session.
+//!
+//! A policy is an srt settings file (`filesystem`, `network` and srt's other keys). ipybox
+//! reads the default from `sandbox-profiles/kernel.json` (built in) or a user's file, then
+//! writes the copy it hands to srt with every path absolute: `~/x` becomes the home
+//! directory's `x`, a relative path is relative to the workspace (so `**/.env` hides `.env`
+//! files at any depth of the workspace). It always adds the directories ipybox itself must
+//! write (the session's state directory) and always keeps a `network` section, because a
+//! policy without one would give the sandbox the host's network.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// ipybox's default kernel policy.
+pub const DEFAULT_KERNEL_POLICY: &str = include_str!("../../../sandbox-profiles/kernel.json");
+
+const PATH_LISTS: [&str; 4] = ["denyRead", "allowRead", "allowWrite", "denyWrite"];
+const REQUIRED_PATH_LISTS: [&str; 3] = ["denyRead", "allowWrite", "denyWrite"];
+const REQUIRED_DOMAIN_LISTS: [&str; 2] = ["allowedDomains", "deniedDomains"];
+
+/// Read the policy at `path`, or the default.
+pub fn load(path: Option<&Path>) -> Result<Value> {
+    let (text, origin) = match path {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| {
+                Error::Sandbox(format!(
+                    "cannot read the sandbox policy {}: {e}",
+                    p.display()
+                ))
+            })?,
+            p.display().to_string(),
+        ),
+        None => (
+            DEFAULT_KERNEL_POLICY.to_owned(),
+            "the built-in kernel policy".to_owned(),
+        ),
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        Error::Sandbox(format!(
+            "the sandbox policy {origin} is not valid JSON: {e} (line {}, column {})",
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+fn absolute(entry: &str, workspace: &Path, home: &Path) -> String {
+    let path = if entry == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = entry.strip_prefix("~/") {
+        home.join(rest)
+    } else if Path::new(entry).is_absolute() {
+        PathBuf::from(entry)
+    } else {
+        let rest = entry.strip_prefix("./").unwrap_or(entry);
+        if rest.is_empty() || rest == "." {
+            workspace.to_path_buf()
+        } else {
+            workspace.join(rest)
+        }
+    };
+    path.to_string_lossy().into_owned()
+}
+
+fn section<'a>(root: &'a mut Map<String, Value>, name: &str) -> Result<&'a mut Map<String, Value>> {
+    root.entry(name)
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| Error::Sandbox(format!("the sandbox policy's \"{name}\" must be an object")))
+}
+
+fn string_list<'a>(
+    sec: &'a mut Map<String, Value>,
+    sec_name: &str,
+    key: &str,
+    required: bool,
+) -> Result<Option<&'a mut Vec<Value>>> {
+    if required {
+        sec.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    }
+    let Some(value) = sec.get_mut(key) else {
+        return Ok(None);
+    };
+    let list = value.as_array_mut().ok_or_else(|| {
+        Error::Sandbox(format!(
+            "the sandbox policy's \"{sec_name}.{key}\" must be a list of strings"
+        ))
+    })?;
+    if list.iter().any(|v| !v.is_string()) {
+        return Err(Error::Sandbox(format!(
+            "the sandbox policy's \"{sec_name}.{key}\" must be a list of strings"
+        )));
+    }
+    Ok(Some(list))
+}
+
+/// The policy as handed to srt: paths absolute, `writable` added to `allowWrite`, required
+/// lists present.
+pub fn render(policy: Value, workspace: &Path, home: &Path, writable: &[PathBuf]) -> Result<Value> {
+    let Value::Object(mut root) = policy else {
+        return Err(Error::Sandbox(
+            "the sandbox policy must be a JSON object with \"filesystem\" and \"network\" sections"
+                .into(),
+        ));
+    };
+    {
+        let fs = section(&mut root, "filesystem")?;
+        if fs.get("disabled").and_then(Value::as_bool) == Some(true) {
+            tracing::warn!("the sandbox policy disables file-system restrictions");
+        }
+        for key in PATH_LISTS {
+            let required = REQUIRED_PATH_LISTS.contains(&key);
+            if let Some(list) = string_list(fs, "filesystem", key, required)? {
+                for v in list.iter_mut() {
+                    if let Some(s) = v.as_str() {
+                        *v = Value::String(absolute(s, workspace, home));
+                    }
+                }
+                if key == "allowWrite" {
+                    for dir in writable {
+                        let dir = Value::String(dir.to_string_lossy().into_owned());
+                        if !list.contains(&dir) {
+                            list.push(dir);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    {
+        let net = section(&mut root, "network")?;
+        for key in REQUIRED_DOMAIN_LISTS {
+            string_list(net, "network", key, true)?;
+        }
+        if net.get("allowAllUnixSockets").and_then(Value::as_bool) == Some(true) {
+            tracing::warn!(
+                "the sandbox policy allows all Unix sockets: kernel code can reach host services such as D-Bus or Docker"
+            );
+        }
+    }
+    if root
+        .get("enableWeakerNestedSandbox")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        tracing::warn!("the sandbox policy enables srt's weaker nested sandbox");
+    }
+    Ok(Value::Object(root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn render_default() -> Value {
+        render(
+            load(None).expect("default policy parses"),
+            Path::new("/work/ws"),
+            Path::new("/home/u"),
+            &[PathBuf::from("/data/sessions/s1")],
+        )
+        .expect("default policy renders")
+    }
+
+    #[test]
+    fn default_policy_is_absolute_and_writes_only_workspace_and_state() {
+        let p = render_default();
+        let write: Vec<&str> = p["filesystem"]["allowWrite"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(write, ["/work/ws", "/data/sessions/s1"]);
+        let deny: Vec<&str> = p["filesystem"]["denyRead"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for expected in [
+            "/work/ws/.env",
+            "/work/ws/**/.env",
+            "/home/u/.ssh",
+            "/home/u/.aws",
+        ] {
+            assert!(deny.contains(&expected), "{expected} in {deny:?}");
+        }
+        assert!(deny.iter().all(|d| d.starts_with('/')), "{deny:?}");
+        assert_eq!(p["network"]["allowedDomains"], json!([]));
+    }
+
+    #[test]
+    fn a_policy_without_network_section_still_isolates_the_network() {
+        let p = render(
+            json!({"filesystem": {"allowWrite": ["out", "~"]}}),
+            Path::new("/ws"),
+            Path::new("/home/u"),
+            &[],
+        )
+        .expect("renders");
+        assert_eq!(
+            p["network"],
+            json!({"allowedDomains": [], "deniedDomains": []})
+        );
+        assert_eq!(p["filesystem"]["allowWrite"], json!(["/ws/out", "/home/u"]));
+        assert_eq!(p["filesystem"]["denyRead"], json!([]));
+    }
+
+    #[test]
+    fn malformed_policies_are_reported() {
+        for bad in [
+            json!([]),
+            json!({"filesystem": []}),
+            json!({"filesystem": {"denyRead": ".env"}}),
+            json!({"network": {"allowedDomains": [1]}}),
+        ] {
+            let err = render(bad.clone(), Path::new("/ws"), Path::new("/h"), &[])
+                .expect_err("must be rejected");
+            assert!(err.to_string().contains("sandbox policy"), "{bad}: {err}");
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("p.json");
+        std::fs::write(&file, "{ \"filesystem\": ").expect("write");
+        let err = load(Some(&file)).expect_err("invalid JSON");
+        assert!(err.to_string().contains("not valid JSON"), "{err}");
+        let err = load(Some(&dir.path().join("missing.json"))).expect_err("missing");
+        assert!(err.to_string().contains("cannot read"), "{err}");
+    }
+}
