@@ -1,5 +1,5 @@
-//! A host process for lifecycle tests: starts an executor, runs a long cell, prints the
-//! gateway's pid and waits to be killed.
+//! A host process for lifecycle tests: starts an executor (sandboxed with `--sandbox` after
+//! the workspace), runs a long cell, prints the gateway's pid and waits to be killed.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -15,7 +15,11 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let dir = std::env::args().nth(1).expect("workspace dir");
-        let e = ipybox::CodeExecutor::builder().working_dir(dir).build();
+        let sandbox = std::env::args().nth(2).as_deref() == Some("--sandbox");
+        let e = ipybox::CodeExecutor::builder()
+            .working_dir(dir)
+            .sandbox(sandbox)
+            .build();
         e.start().await.unwrap();
         let pid = e.gateway_pid().await.unwrap();
         let mut s = e.stream(

@@ -73,7 +73,8 @@ pub async fn connect(
     let (service, process_group) = match params.transport()? {
         TransportKind::Stdio => {
             let command = params.command.as_deref().unwrap_or_default();
-            let mut cmd = tokio::process::Command::new(command);
+            let program = program_for(command).map_err(|e| fail(e.to_string(), &stderr))?;
+            let mut cmd = tokio::process::Command::new(&program);
             cmd.args(&params.args)
                 .env_clear()
                 .envs(
@@ -191,6 +192,20 @@ pub async fn connect(
         process_group,
         stderr,
     })
+}
+
+/// The program to start for `command`. `srt` (a server sandboxed with Anthropic's
+/// sandbox-runtime, `srt --settings FILE cmd …`) is the copy ipybox uses for kernels when it
+/// is not on `PATH`, and its system dependencies are checked first so that a missing one is
+/// reported as such rather than as a server that failed to start.
+fn program_for(command: &str) -> Result<std::path::PathBuf> {
+    if command != "srt" {
+        return Ok(command.into());
+    }
+    let home = crate::pyenv::ipybox_home()?;
+    let srt = crate::sandbox::locate_srt(None, &home)?;
+    crate::sandbox::check_tools(&srt)?;
+    Ok(srt)
 }
 
 /// The parameters' HTTP headers, checked.

@@ -1,0 +1,561 @@
+//! Sandboxed kernels (real srt, real bubblewrap), probed by kernel code the way an attacker
+//! would write it: the network, the host's ports and Unix sockets, secrets, writes outside
+//! the workspace; custom policies, allowed domains, MCP tool calls with approval, a sandboxed
+//! MCP server, and no process left behind.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use ipybox::{CodeExecutor, Error, ErrorCode, Event, ServerParams, StreamOptions};
+use ipybox_tests::{alive, ipybox_bin, tree, wait_for, workspace};
+
+async fn sandboxed(ws: &Path, policy: Option<&Path>) -> CodeExecutor {
+    let mut b = CodeExecutor::builder().working_dir(ws).sandbox(true);
+    if let Some(p) = policy {
+        b = b.sandbox_config(p);
+    }
+    let e = b.build();
+    e.start().await.expect("the sandboxed executor starts");
+    e
+}
+
+async fn run(e: &CodeExecutor, code: &str) -> String {
+    e.execute(code, None)
+        .await
+        .unwrap_or_else(|err| panic!("{code}\nfailed: {err}"))
+        .text
+        .unwrap_or_default()
+}
+
+/// A Python helper printing `name: OK value` or `name: BLOCKED ExceptionType: message`.
+const PROBE: &str = r#"
+def probe(name, f):
+    try:
+        print(f"{name}: OK {f()!r}"[:200])
+    except BaseException as e:
+        print(f"{name}: BLOCKED {type(e).__name__}: {e}"[:200])
+"#;
+
+fn line<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("no probe {name} in:\n{text}"))
+}
+
+fn assert_blocked(text: &str, name: &str, why: &str) {
+    let l = line(text, name);
+    assert!(
+        l.contains("BLOCKED") && l.contains(why),
+        "{name} must be blocked ({why}): {l}"
+    );
+}
+
+fn assert_ok(text: &str, name: &str) {
+    let l = line(text, name);
+    assert!(l.contains(": OK "), "{name} must work: {l}");
+}
+
+/// A plain HTTP server on the host's 127.0.0.1 answering every request with `body`.
+fn http_server(body: &'static str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn the_network_is_unreachable_except_the_tool_server() {
+    let ws = workspace();
+    let host_port = http_server("host service");
+    let e = sandboxed(ws.path(), None).await;
+    let code = format!(
+        r#"{PROBE}
+import os, socket, urllib.request
+tool_port = int(os.environ["IPYBOX_TOOL_SERVER"].rsplit(":", 1)[1])
+probe("dns", lambda: socket.getaddrinfo("pypi.org", 443))
+probe("direct", lambda: socket.create_connection(("1.1.1.1", 80), timeout=3))
+probe("proxy", lambda: urllib.request.urlopen("https://pypi.org/simple/", timeout=10).status)
+probe("proxy_http", lambda: urllib.request.urlopen("http://example.com/", timeout=10).status)
+probe("host_port", lambda: socket.create_connection(("127.0.0.1", {host_port}), timeout=3))
+probe("tool_server", lambda: socket.create_connection(("127.0.0.1", tool_port), timeout=3).close())
+probe("steal_tool_port", lambda: socket.create_server(("127.0.0.1", tool_port)))
+probe("unix_socket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+probe("unix_dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
+"#
+    );
+    let out = run(&e, &code).await;
+    assert_blocked(&out, "dns", "gaierror");
+    assert_blocked(&out, "direct", "unreachable");
+    assert_blocked(&out, "proxy", "403");
+    assert_blocked(&out, "proxy_http", "403");
+    assert_blocked(&out, "host_port", "ConnectionRefusedError");
+    assert_ok(&out, "tool_server");
+    assert_blocked(&out, "steal_tool_port", "Address already in use");
+    assert_blocked(&out, "unix_socket", "Operation not permitted");
+    assert_blocked(&out, "unix_dgram", "Operation not permitted");
+
+    // reset() keeps the sandbox: a fresh kernel, still unable to resolve names.
+    run(&e, "secret_state = 1").await;
+    let started = Instant::now();
+    e.reset().await.unwrap();
+    let reset_took = started.elapsed();
+    let out = run(
+        &e,
+        &format!(
+            "{PROBE}\nimport socket\nprobe('state', lambda: secret_state)\nprobe('dns', lambda: socket.getaddrinfo('pypi.org', 443))"
+        ),
+    )
+    .await;
+    assert_blocked(&out, "state", "NameError");
+    assert_blocked(&out, "dns", "gaierror");
+    assert!(
+        reset_took < Duration::from_secs(2),
+        "reset with a spare kernel took {reset_took:?}"
+    );
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn secrets_are_hidden_and_writes_stay_in_the_workspace() {
+    let ws = workspace();
+    std::fs::write(ws.path().join(".env"), "API_KEY=top-secret\n").unwrap();
+    std::fs::create_dir_all(ws.path().join("sub/deeper")).unwrap();
+    std::fs::write(ws.path().join("sub/deeper/.env"), "NESTED=secret\n").unwrap();
+    std::fs::write(ws.path().join("README.md"), "# readable\n").unwrap();
+    let home = ipybox::pyenv::ipybox_home().unwrap();
+    let e = sandboxed(ws.path(), None).await;
+    let outside = workspace();
+    let code = format!(
+        r#"{PROBE}
+import os, sys, pathlib
+probe("env", lambda: open(".env").read())
+probe("nested_env", lambda: open("sub/deeper/.env").read())
+probe("readme", lambda: open("README.md").read())
+probe("write_ws", lambda: pathlib.Path("sub/out.txt").write_text("ok"))
+probe("write_outside", lambda: open({outside:?} + "/x", "w"))
+probe("write_home", lambda: open(os.path.expanduser("~/ipybox-sandbox-probe"), "w"))
+probe("write_data_dir", lambda: open({home:?} + "/ipybox-sandbox-probe", "w"))
+probe("write_venv", lambda: open(os.path.join(sys.prefix, "ipybox-sandbox-probe"), "w"))
+probe("write_tmp", lambda: open("/tmp/ipybox-sandbox-probe", "w"))
+import tempfile
+probe("tempfile", lambda: tempfile.NamedTemporaryFile().name)
+probe("mpl", lambda: __import__("matplotlib.pyplot").__name__)
+"#,
+        outside = outside.path().display().to_string(),
+        home = home.display().to_string(),
+    );
+    let out = run(&e, &code).await;
+    assert_blocked(&out, "env", "Permission denied");
+    assert_blocked(&out, "nested_env", "Permission denied");
+    assert_ok(&out, "readme");
+    assert_ok(&out, "write_ws");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("sub/out.txt")).unwrap(),
+        "ok"
+    );
+    for name in [
+        "write_outside",
+        "write_home",
+        "write_data_dir",
+        "write_venv",
+        "write_tmp",
+    ] {
+        assert_blocked(&out, name, "Read-only file system");
+    }
+    assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    assert_ok(&out, "tempfile");
+    assert_ok(&out, "mpl");
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_custom_policy_replaces_the_default_and_can_allow_a_domain() {
+    let ws = workspace();
+    std::fs::write(ws.path().join(".env"), "VISIBLE=1\n").unwrap();
+    std::fs::create_dir(ws.path().join("notes")).unwrap();
+    std::fs::write(ws.path().join("notes/private.txt"), "private\n").unwrap();
+    let allowed = http_server("hello from the allowed host");
+    let other = http_server("should not be reachable");
+    let policy_dir = workspace();
+    let policy = policy_dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        serde_json::json!({
+            "filesystem": {
+                "denyRead": ["notes/private.txt"],
+                "allowWrite": ["out"],
+                "denyWrite": []
+            },
+            "network": {
+                "allowedDomains": [format!("localhost:{allowed}")],
+                "deniedDomains": []
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir(ws.path().join("out")).unwrap();
+    let e = sandboxed(ws.path(), Some(&policy)).await;
+    let code = format!(
+        r#"{PROBE}
+import os, urllib.request
+probe("private", lambda: open("notes/private.txt").read())
+probe("env", lambda: open(".env").read())
+probe("write_out", lambda: open("out/result.txt", "w").write("1"))
+probe("write_root", lambda: open("root.txt", "w"))
+# srt's NO_PROXY sends localhost direct (into the sandbox's own loopback); go through the proxy.
+os.environ.pop("NO_PROXY", None); os.environ.pop("no_proxy", None)
+probe("allowed", lambda: urllib.request.urlopen("http://localhost:{allowed}/", timeout=10).read().decode())
+probe("other", lambda: urllib.request.urlopen("http://localhost:{other}/", timeout=10).read().decode())
+probe("internet", lambda: urllib.request.urlopen("https://pypi.org/simple/", timeout=10).status)
+"#
+    );
+    let out = run(&e, &code).await;
+    assert_blocked(&out, "private", "Permission denied");
+    assert!(
+        line(&out, "env").contains("VISIBLE=1"),
+        "the custom policy replaces the default, which hid .env: {out}"
+    );
+    assert_ok(&out, "write_out");
+    assert_blocked(&out, "write_root", "Read-only file system");
+    assert!(
+        line(&out, "allowed").contains("hello from the allowed host"),
+        "{out}"
+    );
+    assert_blocked(&out, "other", "403");
+    assert_blocked(&out, "internet", "403");
+    e.stop().await.unwrap();
+}
+
+fn fixture() -> ServerParams {
+    ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    }))
+    .unwrap()
+}
+
+/// Run `code`, answering approval requests with `approve`; the result and the requests.
+async fn run_with_approval(
+    e: &CodeExecutor,
+    code: &str,
+    approve: bool,
+) -> (ipybox::Result<ipybox::CodeExecutionResult>, Vec<String>) {
+    let mut s = e.stream(code, StreamOptions::default());
+    let mut seen = Vec::new();
+    while let Some(ev) = s.next().await {
+        match ev {
+            Ok(Event::ApprovalRequest(r)) => {
+                seen.push(r.to_string());
+                if approve { r.accept() } else { r.reject() }
+            }
+            Ok(Event::Result(r)) => return (Ok(r), seen),
+            Ok(_) => {}
+            Err(err) => return (Err(err), seen),
+        }
+    }
+    panic!("stream ended without a result")
+}
+
+#[tokio::test]
+async fn mcp_tool_calls_work_from_the_sandbox_with_approval() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .sandbox(true)
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let code =
+        "from mcptools.fx.echo import Params, run\nprint(run(Params(text='from the sandbox')))";
+    let (r, seen) = run_with_approval(&e, code, true).await;
+    assert_eq!(r.unwrap().text.as_deref(), Some("from the sandbox"));
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].starts_with("fx.echo("), "{seen:?}");
+
+    let code = "from mcptools.fx.echo import Params, run\nfrom mcptools._runtime import ApprovalRejected\ntry:\n    run(Params(text='no'))\nexcept ApprovalRejected as e:\n    print('rejected:', e)";
+    let (r, seen) = run_with_approval(&e, code, false).await;
+    let text = r.unwrap().text.unwrap_or_default();
+    assert!(text.starts_with("rejected:"), "{text}");
+    assert_eq!(seen.len(), 1);
+    e.stop().await.unwrap();
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Processes whose command line mentions `needle` and whose working directory is `cwd`.
+fn processes_with(needle: &str, cwd: &Path) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let here = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+        if String::from_utf8_lossy(&cmdline).contains(needle) && here.as_deref() == Some(cwd) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_sandboxed_filesystem_server_reads_the_readme_but_not_env() {
+    let ws = workspace();
+    let ws_path = std::fs::canonicalize(ws.path()).unwrap();
+    std::fs::write(ws_path.join("README.md"), "# the readme\n").unwrap();
+    std::fs::write(ws_path.join(".env"), "TOKEN=do-not-leak\n").unwrap();
+    let profile = repo_root().join("sandbox-profiles/mcp-npm.json");
+    let params = ServerParams::from_json(&serde_json::json!({
+        "command": "srt",
+        "args": [
+            "--settings", profile,
+            "npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "."
+        ],
+    }))
+    .unwrap();
+    let e = CodeExecutor::builder()
+        .working_dir(&ws_path)
+        .sandbox(true)
+        .mcp_connect_timeout(Duration::from_secs(120))
+        .build();
+    let generated = e.register_mcp_server("filesystem", &params).await.unwrap();
+    assert!(
+        generated.modules.contains(&"read_text_file".to_owned()),
+        "{generated:?}"
+    );
+    e.start().await.unwrap();
+    let list = "from mcptools.filesystem.list_directory import run, Params\nprint(run(Params(path='.')).content)";
+    let (r, _) = run_with_approval(&e, list, true).await;
+    let text = r.unwrap().text.unwrap_or_default();
+    assert!(text.contains("README.md"), "{text}");
+
+    let read = "from mcptools.filesystem.read_text_file import run, Params\nprint(run(Params(path='README.md')).content)";
+    let (r, _) = run_with_approval(&e, read, true).await;
+    assert_eq!(r.unwrap().text.as_deref(), Some("# the readme"));
+
+    let read_env = "from mcptools.filesystem.read_text_file import run, Params\nprint(run(Params(path='.env')).content)";
+    let (r, seen) = run_with_approval(&e, read_env, true).await;
+    assert_eq!(seen.len(), 1, "the call was approved and made: {seen:?}");
+    match r {
+        Err(Error::CodeExecution { error, .. }) => {
+            assert_eq!(error.name, "ToolError", "{error}");
+            assert!(error.value.contains("EACCES"), "{error}");
+            assert!(!error.value.contains("do-not-leak"), "{error}");
+        }
+        other => panic!("reading .env must fail in the server's sandbox: {other:?}"),
+    }
+    let servers = processes_with("mcp-npm.json", &ws_path);
+    assert!(!servers.is_empty(), "the server runs under srt");
+    let pids: Vec<i32> = servers.iter().flat_map(|&p| tree(p)).collect();
+    e.stop().await.unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || pids.iter().all(|&p| !alive(p))),
+        "sandboxed server processes left after stop(): {:?}",
+        pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+    );
+}
+
+/// Names of the live processes among `pids`.
+fn names(pids: &[i32]) -> Vec<String> {
+    pids.iter()
+        .filter(|&&p| alive(p))
+        .map(|p| {
+            let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+            format!("{p} {}", comm.trim())
+        })
+        .collect()
+}
+
+fn children_of(pid: i32) -> Vec<i32> {
+    tree(pid).into_iter().filter(|&p| p != pid).collect()
+}
+
+#[tokio::test]
+async fn stop_leaves_no_sandbox_process_behind() {
+    let ws = workspace();
+    let e = sandboxed(ws.path(), None).await;
+    run(&e, "x = 1").await;
+    let srt = e.gateway_pid().await.unwrap() as i32;
+    // srt, its socats, bwrap, the gateway, the active and the spare kernel.
+    assert!(
+        wait_for(Duration::from_secs(30), || names(&tree(srt))
+            .iter()
+            .filter(|n| n.ends_with("python"))
+            .count()
+            >= 3),
+        "gateway and two kernels run: {:?}",
+        names(&tree(srt))
+    );
+    let mut pids = tree(srt);
+    let comms = names(&pids).join(" ");
+    for expected in ["node", "bwrap", "python"] {
+        assert!(comms.contains(expected), "{expected} in {comms}");
+    }
+    // The namespace helper is a child of this process.
+    pids.extend(
+        children_of(std::process::id() as i32)
+            .into_iter()
+            .filter(|p| names(&[*p]).iter().any(|n| n.ends_with("ipybox-netns"))),
+    );
+    e.stop().await.unwrap();
+    assert!(
+        wait_for(Duration::from_secs(5), || pids.iter().all(|&p| !alive(p))),
+        "processes left after stop(): {:?}",
+        names(&pids)
+    );
+}
+
+#[test]
+fn killing_the_host_leaves_no_sandbox_process_behind() {
+    let ws = workspace();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ipybox-test-host"))
+        .arg(ws.path())
+        .arg("--sandbox")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let srt: i32 = line.trim().parse().expect("the host prints the srt pid");
+    let host = child.id() as i32;
+    assert!(
+        wait_for(Duration::from_secs(30), || names(&tree(srt))
+            .iter()
+            .filter(|n| n.ends_with("python"))
+            .count()
+            >= 2),
+        "gateway and kernel run: {:?}",
+        names(&tree(srt))
+    );
+    let pids = children_of(host);
+    let comms = names(&pids).join(" ");
+    for expected in ["node", "bwrap", "python", "ipybox-netns"] {
+        assert!(comms.contains(expected), "{expected} in {comms}");
+    }
+    // SAFETY: killing the child we spawned.
+    unsafe {
+        libc::kill(host, libc::SIGKILL);
+    }
+    child.wait().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || pids.iter().all(|&p| !alive(p))),
+        "processes left after the host was killed: {:?}",
+        names(&pids)
+    );
+}
+
+#[tokio::test]
+async fn misconfigurations_fail_clearly_and_never_run_unsandboxed() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .sandbox(true)
+        .gateway_url("http://127.0.0.1:9", None)
+        .build();
+    let err = e
+        .start()
+        .await
+        .expect_err("a sandbox needs its own gateway");
+    assert_eq!(err.code(), ErrorCode::InvalidConfig, "{err}");
+
+    let bad = ws.path().join("bad.json");
+    std::fs::write(&bad, "{\"filesystem\": [}").unwrap();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .sandbox_config(&bad)
+        .build();
+    let err = e.start().await.expect_err("invalid policy");
+    assert_eq!(err.code(), ErrorCode::SandboxUnavailable, "{err}");
+    assert!(err.to_string().contains("not valid JSON"), "{err}");
+    assert!(!e.is_running().await);
+}
+
+#[test]
+fn the_cli_says_how_to_install_a_missing_sandbox_piece() {
+    let ws = workspace();
+    let out = Command::new(ipybox_bin())
+        .args(["exec", "--sandbox", "print('must not run')"])
+        .current_dir(ws.path())
+        .env("IPYBOX_SRT", "/nonexistent/srt")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("ipybox setup --sandbox"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("must not run"));
+
+    // srt present, but bubblewrap & co. not on PATH.
+    let home = ipybox::pyenv::ipybox_home().unwrap();
+    let srt = ipybox::sandbox::locate_srt(None, &home).expect("srt is installed for the tests");
+    let out = Command::new(ipybox_bin())
+        .args(["exec", "--sandbox", "print('must not run')"])
+        .current_dir(ws.path())
+        .env("IPYBOX_SRT", &srt)
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("bwrap") && stderr.contains("apt-get install bubblewrap"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("must not run"));
+
+    // A policy file that does not exist.
+    let out = Command::new(ipybox_bin())
+        .args(["exec", "--sandbox-config", "missing.json", "print(1)"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("missing.json"), "{stderr}");
+}
+
+#[test]
+fn the_cli_runs_sandboxed_code() {
+    let ws = workspace();
+    std::fs::write(ws.path().join(".env"), "K=v\n").unwrap();
+    let out = Command::new(ipybox_bin())
+        .args([
+            "exec",
+            "--sandbox",
+            "import socket\nprint(open('README', 'w').write('hi'))\ntry:\n    open('.env').read()\nexcept PermissionError:\n    print('env hidden')",
+        ])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.trim(), "2\nenv hidden");
+}
