@@ -14,8 +14,8 @@ echo "== cargo clippy"
 cargo clippy "${features[@]}" --all-targets -- -D warnings
 echo "== cargo build"
 cargo build "${features[@]}" --all-targets
-echo "== ipybox setup (Python environment for the kernels)"
-target/debug/ipybox setup
+echo "== ipybox setup (Python environment for the kernels, sandbox runtime)"
+target/debug/ipybox setup --sandbox
 echo "== reference MCP servers for the tests (npm, PyPI)"
 bash tests/servers/install.sh
 echo "== examples"

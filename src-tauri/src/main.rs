@@ -234,7 +234,11 @@ async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCod
             .await
             .context("installing srt failed")??;
         ipybox::sandbox::check_tools(&srt)?;
-        println!("Sandbox runtime ready: {}", srt.display());
+        println!(
+            "Sandbox runtime ready: srt {} ({})",
+            srt.version().unwrap_or_default(),
+            srt.program.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

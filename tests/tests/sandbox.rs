@@ -515,7 +515,7 @@ fn the_cli_says_how_to_install_a_missing_sandbox_piece() {
     let out = Command::new(ipybox_bin())
         .args(["exec", "--sandbox", "print('must not run')"])
         .current_dir(ws.path())
-        .env("IPYBOX_SRT", &srt)
+        .env("IPYBOX_SRT", &srt.program)
         .env("PATH", "/nonexistent")
         .output()
         .unwrap();

