@@ -2,6 +2,20 @@
 # Values between @@ markers are replaced with JSON literals by ipybox.
 c = get_config()  # noqa: F821
 
+# In a sandbox, srt points TMPDIR at a directory nobody can write; ipybox passes one in the
+# session's state directory. Kernels inherit it from here.
+def _ipybox_tmpdir():
+    import os
+    import tempfile
+
+    tmp = os.environ.get("IPYBOX_TMPDIR")
+    if tmp:
+        os.environ["TMPDIR"] = tmp
+        tempfile.tempdir = None
+
+
+_ipybox_tmpdir()
+
 c.KernelGatewayApp.auth_token = @@TOKEN@@
 c.KernelGatewayApp.default_kernel_name = "ipybox"
 c.KernelGatewayApp.port_retries = 0

@@ -334,6 +334,23 @@ struct Running {
     approvals: Arc<Approvals>,
 }
 
+/// Copy matplotlib's font cache (`fontlist-*.json`) from the shared directory, so a
+/// sandboxed session does not rebuild it on its first plot.
+fn copy_font_cache(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_cache = name
+            .to_str()
+            .is_some_and(|n| n.starts_with("fontlist-") && n.ends_with(".json"));
+        if is_cache && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::copy(entry.path(), to.join(&name));
+        }
+    }
+}
+
 /// Kernel environment variables with the tool server's address and bearer token.
 const TOOL_SERVER_VAR: &str = "IPYBOX_TOOL_SERVER";
 const TOOL_TOKEN_VAR: &str = "IPYBOX_TOOL_TOKEN";
@@ -728,20 +745,21 @@ impl CodeExecutor {
         gw_env
             .entry("LANG".to_owned())
             .or_insert_with(|| "C.UTF-8".to_owned());
-        // Shared across sessions: matplotlib builds its font cache here once. Sandboxed
-        // kernels get a cache of their own, the only place outside the session they write.
-        let sandbox_cache = home.join("sandbox-cache");
+        // Shared across sessions: matplotlib builds its font cache here once. A sandboxed
+        // session gets a copy in its state directory instead: its kernels must not write
+        // anything another session reads.
+        let shared_mplconfig = home.join("mplconfig");
         let mplconfig = if c.sandbox.is_some() {
-            sandbox_cache.join("mplconfig")
+            state_dir.join("mplconfig")
         } else {
-            home.join("mplconfig")
+            shared_mplconfig.clone()
         };
         let dirs = [
             ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
             ("JUPYTER_DATA_DIR", state_dir.join("data")),
             ("JUPYTER_RUNTIME_DIR", state_dir.join("runtime")),
             ("IPYTHONDIR", state_dir.join("ipython")),
-            ("MPLCONFIGDIR", mplconfig),
+            ("MPLCONFIGDIR", mplconfig.clone()),
         ];
         for (k, v) in dirs {
             gw_env.insert(k.to_owned(), v.to_string_lossy().into_owned());
@@ -750,25 +768,39 @@ impl CodeExecutor {
         gw_env.insert("PYTHONUNBUFFERED".into(), "1".into());
         let mut process_env_whitelist: Vec<String> =
             gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
-        let mut kernel_spec_env = BTreeMap::new();
         let sandbox_launch = match &c.sandbox {
             Some(options) => {
                 // srt points TMPDIR at a directory the sandbox cannot write; kernels get one
                 // in the session's state directory.
                 let tmp = state_dir.join("tmp");
-                for dir in [&tmp, &sandbox_cache.join("mplconfig")] {
+                for dir in [&tmp, &mplconfig] {
                     std::fs::create_dir_all(dir)
                         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
                 }
-                kernel_spec_env.insert("TMPDIR".to_owned(), tmp.to_string_lossy().into_owned());
+                copy_font_cache(&shared_mplconfig, &mplconfig);
+                gw_env.insert(
+                    "IPYBOX_TMPDIR".to_owned(),
+                    tmp.to_string_lossy().into_owned(),
+                );
+                process_env_whitelist.push("TMPDIR".to_owned());
                 // The proxy settings srt gives the gateway reach the kernels too.
                 process_env_whitelist.extend(sandbox::SRT_ENV.iter().map(|s| (*s).to_owned()));
+                // Kernels write their connection files and temporary files in the state
+                // directory, but cannot change what configures the gateway and later
+                // kernels (gateway config, kernelspec, IPython profile and startup files):
+                // reset() gives a kernel the previous one could not tamper with.
+                let read_only = [
+                    state_dir.join("config"),
+                    state_dir.join("data"),
+                    state_dir.join("ipython/profile_default"),
+                ];
                 Some(sandbox::prepare(
                     options,
                     home,
                     working_dir,
                     state_dir,
-                    &[state_dir.to_path_buf(), sandbox_cache],
+                    &[state_dir.to_path_buf()],
+                    &read_only,
                 )?)
             }
             None => None,
@@ -787,7 +819,6 @@ impl CodeExecutor {
             wrapper: c.wrapper.clone(),
             connector: c.connector.clone(),
             sandbox: sandbox_launch,
-            kernel_spec_env,
         })
     }
 

@@ -185,6 +185,16 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
         let _ = std::fs::remove_dir_all(&venv);
         return Err(e);
     }
+    // matplotlib builds its font list on first import; do it now, once, where every
+    // session reads it (sandboxed sessions get a copy), instead of on a user's first plot.
+    say(progress, "building matplotlib's font cache");
+    let _ = Command::new(&env.python)
+        .args(["-c", "import matplotlib.font_manager"])
+        .env("MPLCONFIGDIR", home.join("mplconfig"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
     let marker = venv.join(MARKER);
     std::fs::write(&marker, &digest)
         .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;

@@ -157,6 +157,11 @@ probe("write_tmp", lambda: open("/tmp/ipybox-sandbox-probe", "w"))
 import tempfile
 probe("tempfile", lambda: tempfile.NamedTemporaryFile().name)
 probe("mpl", lambda: __import__("matplotlib.pyplot").__name__)
+state = os.path.dirname(os.environ["JUPYTER_RUNTIME_DIR"])
+probe("kernelspec", lambda: open(state + "/data/kernels/ipybox/kernel.json", "a"))
+probe("startup_file", lambda: open(state + "/ipython/profile_default/startup/00-persist.py", "w"))
+probe("gateway_config", lambda: open(state + "/config/jupyter_kernel_gateway_config.py", "a"))
+probe("runtime_dir", lambda: open(os.environ["JUPYTER_RUNTIME_DIR"] + "/probe", "w").close())
 "#,
         outside = outside.path().display().to_string(),
         home = home.display().to_string(),
@@ -182,7 +187,20 @@ probe("mpl", lambda: __import__("matplotlib.pyplot").__name__)
     assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
     assert_ok(&out, "tempfile");
     assert_ok(&out, "mpl");
+    // What configures the gateway and the next kernels cannot be changed from a kernel, so
+    // nothing a cell does survives reset().
+    for name in ["kernelspec", "startup_file", "gateway_config"] {
+        assert_blocked(&out, name, "Read-only file system");
+    }
+    assert_ok(&out, "runtime_dir");
     e.stop().await.unwrap();
+    // Nothing of the kernel's own (temporary directories, caches) lands in the workspace.
+    let mut entries: Vec<String> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, [".env", "README.md", "sub"]);
 }
 
 #[tokio::test]

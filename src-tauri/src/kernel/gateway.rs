@@ -64,8 +64,6 @@ pub struct GatewayLaunch {
     pub connector: SharedConnector,
     /// Run the gateway inside srt.
     pub sandbox: Option<SandboxLaunch>,
-    /// Environment the kernelspec sets for every kernel, over what the gateway passes.
-    pub kernel_spec_env: BTreeMap<String, String>,
 }
 
 /// A running gateway owned by ipybox.
@@ -245,7 +243,10 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
         "config",
         "data/kernels/ipybox",
         "runtime",
-        "ipython/profile_default",
+        "ipython/profile_default/startup",
+        "ipython/profile_default/security",
+        "ipython/profile_default/log",
+        "ipython/profile_default/pid",
     ] {
         std::fs::create_dir_all(state.join(sub))
             .map_err(|e| Error::io(format!("creating {}", state.join(sub).display()), e))?;
@@ -265,16 +266,16 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
         &state.join("ipython/profile_default/ipython_kernel_config.py"),
         IPYTHON_CONFIG,
     )?;
-    let mut spec = serde_json::json!({
+    // jupyter_core's one-time migration from IPython 3 looks for this marker; without it
+    // the gateway tries to write it (and fails where the config directory is read-only).
+    write_private(&state.join("config/migrated"), "")?;
+    let spec = serde_json::json!({
         "argv": [launch.python, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
         "display_name": "Python 3 (ipybox)",
         "language": "python",
         "interrupt_mode": "signal",
         "metadata": { "debugger": false },
     });
-    if !launch.kernel_spec_env.is_empty() {
-        spec["env"] = serde_json::json!(launch.kernel_spec_env);
-    }
     write_private(
         &state.join("data/kernels/ipybox/kernel.json"),
         &serde_json::to_string_pretty(&spec).unwrap_or_default(),

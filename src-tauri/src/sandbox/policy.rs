@@ -97,9 +97,15 @@ fn string_list<'a>(
     Ok(Some(list))
 }
 
-/// The policy as handed to srt: paths absolute, `writable` added to `allowWrite`, required
-/// lists present.
-pub fn render(policy: Value, workspace: &Path, home: &Path, writable: &[PathBuf]) -> Result<Value> {
+/// The policy as handed to srt: paths absolute, `writable` added to `allowWrite` and
+/// `read_only` to `denyWrite`, required lists present.
+pub fn render(
+    policy: Value,
+    workspace: &Path,
+    home: &Path,
+    writable: &[PathBuf],
+    read_only: &[PathBuf],
+) -> Result<Value> {
     let Value::Object(mut root) = policy else {
         return Err(Error::Sandbox(
             "the sandbox policy must be a JSON object with \"filesystem\" and \"network\" sections"
@@ -119,12 +125,15 @@ pub fn render(policy: Value, workspace: &Path, home: &Path, writable: &[PathBuf]
                         *v = Value::String(absolute(s, workspace, home));
                     }
                 }
-                if key == "allowWrite" {
-                    for dir in writable {
-                        let dir = Value::String(dir.to_string_lossy().into_owned());
-                        if !list.contains(&dir) {
-                            list.push(dir);
-                        }
+                let extra = match key {
+                    "allowWrite" => writable,
+                    "denyWrite" => read_only,
+                    _ => &[],
+                };
+                for dir in extra {
+                    let dir = Value::String(dir.to_string_lossy().into_owned());
+                    if !list.contains(&dir) {
+                        list.push(dir);
                     }
                 }
             }
@@ -162,6 +171,7 @@ mod tests {
             Path::new("/work/ws"),
             Path::new("/home/u"),
             &[PathBuf::from("/data/sessions/s1")],
+            &[PathBuf::from("/data/sessions/s1/config")],
         )
         .expect("default policy renders")
     }
@@ -192,6 +202,10 @@ mod tests {
         }
         assert!(deny.iter().all(|d| d.starts_with('/')), "{deny:?}");
         assert_eq!(p["network"]["allowedDomains"], json!([]));
+        assert_eq!(
+            p["filesystem"]["denyWrite"],
+            json!(["/data/sessions/s1/config"])
+        );
     }
 
     #[test]
@@ -200,6 +214,7 @@ mod tests {
             json!({"filesystem": {"allowWrite": ["out", "~"]}}),
             Path::new("/ws"),
             Path::new("/home/u"),
+            &[],
             &[],
         )
         .expect("renders");
@@ -219,7 +234,7 @@ mod tests {
             json!({"filesystem": {"denyRead": ".env"}}),
             json!({"network": {"allowedDomains": [1]}}),
         ] {
-            let err = render(bad.clone(), Path::new("/ws"), Path::new("/h"), &[])
+            let err = render(bad.clone(), Path::new("/ws"), Path::new("/h"), &[], &[])
                 .expect_err("must be rejected");
             assert!(err.to_string().contains("sandbox policy"), "{bad}: {err}");
         }
