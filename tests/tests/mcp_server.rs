@@ -401,3 +401,54 @@ async fn rules_allow_and_reject_including_an_argument_pattern() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/rules.json"));
 }
+
+#[tokio::test]
+async fn sandboxed_mcp_server_isolates_the_kernel_and_still_calls_tools() {
+    let ws = workspace();
+    std::fs::write(ws.path().join(".env"), "KERNEL_ENV_GREETING=hello\n").unwrap();
+    let c = stdio_client(ws.path(), &[], &["--sandbox"]).await;
+    let fixture = serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    });
+    let r = call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "fx", "server_params": fixture}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let code = r#"import os, socket
+from mcptools.fx.echo import Params, run
+print(run(Params(text="tool call from the sandbox")))
+print(os.environ.get("GREETING"))
+try:
+    open(".env").read()
+except PermissionError:
+    print(".env hidden")
+try:
+    socket.getaddrinfo("pypi.org", 443)
+except socket.gaierror:
+    print("no DNS")
+"#;
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": code}),
+    )
+    .await;
+    assert_eq!(
+        text(&r),
+        "tool call from the sandbox\nhello\n.env hidden\nno DNS"
+    );
+    let r = call(&c, "reset", serde_json::json!({})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "import socket\ntry:\n    socket.socket(socket.AF_UNIX)\nexcept PermissionError:\n    print('no unix sockets after reset')"}),
+    )
+    .await;
+    assert_eq!(text(&r), "no unix sockets after reset");
+    c.cancel().await.unwrap();
+}
