@@ -19,7 +19,7 @@ target/debug/ipybox setup --sandbox
 echo "== reference MCP servers for the tests (npm, PyPI)"
 bash tests/servers/install.sh
 echo "== examples"
-for example in basic_execution stream_chunks capturing_plots kernel_environment kernel_reset working_directory; do
+for example in basic_execution stream_chunks capturing_plots kernel_environment kernel_reset working_directory sandbox; do
   echo "-- $example"
   target/debug/examples/"$example" > /dev/null
 done

@@ -511,6 +511,27 @@ async fn misconfigurations_fail_clearly_and_never_run_unsandboxed() {
     assert_eq!(err.code(), ErrorCode::SandboxUnavailable, "{err}");
     assert!(err.to_string().contains("not valid JSON"), "{err}");
     assert!(!e.is_running().await);
+
+    // srt itself cannot start its sandbox (bubblewrap replaced by a program that fails).
+    let broken = ws.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        serde_json::json!({
+            "filesystem": {"denyRead": [], "allowWrite": ["."], "denyWrite": []},
+            "network": {"allowedDomains": [], "deniedDomains": []},
+            "bwrapPath": "/bin/false"
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .sandbox_config(&broken)
+        .build();
+    let err = e.start().await.expect_err("srt cannot start a sandbox");
+    assert_eq!(err.code(), ErrorCode::SandboxUnavailable, "{err}");
+    assert!(err.to_string().contains("srt echo ok"), "{err}");
+    assert!(!e.is_running().await);
 }
 
 #[test]

@@ -391,7 +391,7 @@ pub async fn attach(
     let sandbox_pid = loop {
         if let Ok(Some(status)) = child.try_wait() {
             return Err(Error::Sandbox(format!(
-                "the sandbox (srt) exited during start-up ({status}). Its output:\n{}",
+                "the sandbox (srt) exited during start-up ({status}). Check that `srt echo ok` works on this system: bubblewrap needs unprivileged user namespaces (on Ubuntu 23.10+ through bubblewrap's AppArmor profile). Its output:\n{}",
                 log()
             )));
         }
