@@ -231,14 +231,15 @@ impl CodeExecutorBuilder {
         self
     }
 
-    /// Where TCP connections to the gateway come from (the sandbox's seam).
+    /// Where TCP connections to the gateway come from (default: plain host TCP; the sandbox
+    /// uses its own).
     pub fn connector(mut self, connector: SharedConnector) -> Self {
         self.config.connector = connector;
         self
     }
 
-    /// Run the gateway under this program and arguments (the sandbox's seam, e.g.
-    /// `srt --settings FILE`).
+    /// Run the gateway under this program and arguments (e.g. a resource limiter); the
+    /// sandbox adds srt in front of them.
     pub fn gateway_wrapper(mut self, wrapper: Vec<OsString>) -> Self {
         self.config.wrapper = wrapper;
         self
@@ -263,8 +264,8 @@ impl CodeExecutorBuilder {
         self
     }
 
-    /// Serve the tool server on this already bound listener (the sandbox's seam) instead
-    /// of a fresh one on 127.0.0.1.
+    /// Serve the tool server on this already bound listener instead of a fresh one on
+    /// 127.0.0.1 (not used with the sandbox, which binds one inside itself).
     pub fn tool_listener(mut self, listener: std::net::TcpListener) -> Self {
         self.config.tool_listener = Arc::new(std::sync::Mutex::new(Some(listener)));
         self

@@ -1,6 +1,6 @@
 //! Child processes that never outlive ipybox.
 //!
-//! Every long-lived child (the Kernel Gateway, later srt and MCP servers) is started here:
+//! Every long-lived child (the Kernel Gateway, or srt running it) is started here:
 //! in its own process group, with `PR_SET_PDEATHSIG` so the kernel signals it when ipybox
 //! dies, from one thread that lives as long as the process (the death signal fires when the
 //! *thread* that forked the child exits, so spawning from a short-lived runtime thread

@@ -345,7 +345,7 @@ async fn the_sandboxed_filesystem_server_reads_the_readme_but_not_env() {
     let ws_path = std::fs::canonicalize(ws.path()).unwrap();
     std::fs::write(ws_path.join("README.md"), "# the readme\n").unwrap();
     std::fs::write(ws_path.join(".env"), "TOKEN=do-not-leak\n").unwrap();
-    let profile = repo_root().join("sandbox-profiles/mcp-npm.json");
+    let profile = repo_root().join("sandbox-profiles/mcp-server.json");
     let params = ServerParams::from_json(&serde_json::json!({
         "command": "srt",
         "args": [
@@ -385,7 +385,7 @@ async fn the_sandboxed_filesystem_server_reads_the_readme_but_not_env() {
         }
         other => panic!("reading .env must fail in the server's sandbox: {other:?}"),
     }
-    let servers = processes_with("mcp-npm.json", &ws_path);
+    let servers = processes_with("mcp-server.json", &ws_path);
     assert!(!servers.is_empty(), "the server runs under srt");
     let pids: Vec<i32> = servers.iter().flat_map(|&p| tree(p)).collect();
     e.stop().await.unwrap();

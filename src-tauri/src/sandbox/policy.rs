@@ -227,6 +227,25 @@ mod tests {
     }
 
     #[test]
+    fn every_shipped_profile_loads_and_renders() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sandbox-profiles");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("sandbox-profiles/") {
+            let path = entry.expect("entry").path();
+            let policy = load(Some(&path)).expect("a shipped profile parses");
+            let p = render(policy, Path::new("/ws"), Path::new("/h"), &[], &[])
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(
+                p["network"]["allowedDomains"].is_array(),
+                "{}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert!(seen >= 4, "kernel default, MCP default and examples");
+    }
+
+    #[test]
     fn malformed_policies_are_reported() {
         for bad in [
             json!([]),
