@@ -27,6 +27,7 @@ use crate::kernel::messages::{ErrorContent, ExecuteRequest};
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::mcp::ServerParams;
+use crate::mcp::params::Variables;
 use crate::pyenv::{self, Progress};
 use crate::registry::Registry;
 use crate::sandbox::{self, SandboxOptions};
@@ -335,6 +336,25 @@ struct Running {
     approvals: Arc<Approvals>,
 }
 
+/// `path` with the symbolic links of its existing part resolved now, so that a link kernel
+/// code plants later is noticed when images are saved.
+fn resolve_links(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// Copy matplotlib's font cache (`fontlist-*.json`) from the shared directory, so a
 /// sandboxed session does not rebuild it on its first plot.
 fn copy_font_cache(from: &Path, to: &Path) {
@@ -575,11 +595,11 @@ impl CodeExecutor {
                 working_dir.display()
             ))
         })?;
-        let images_dir = match &c.images_dir {
+        let images_dir = resolve_links(&match &c.images_dir {
             Some(d) if d.is_relative() => working_dir.join(d),
             Some(d) => d.clone(),
             None => working_dir.join("images"),
-        };
+        });
         let home = pyenv::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
         let approvals = Arc::new(Approvals::new(c.approval_timeout));
@@ -711,10 +731,14 @@ impl CodeExecutor {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| Error::io("registering the tool server socket", e))?;
         let token = uuid::Uuid::new_v4().simple().to_string();
+        let mut sessions = Sessions::new(working_dir.to_path_buf(), c.mcp_connect_timeout);
+        if gateway.is_some_and(Gateway::is_sandboxed) {
+            sessions = sessions.with_fixed_variables(Variables::load(Some(working_dir))?);
+        }
         let state = Arc::new(ToolServer::new(
             token.clone(),
             registry.servers.clone(),
-            Sessions::new(working_dir.to_path_buf(), c.mcp_connect_timeout),
+            sessions,
             approvals.clone(),
         ));
         let handle = ToolServerHandle::spawn(listener, state)

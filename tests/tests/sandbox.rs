@@ -598,3 +598,50 @@ fn the_cli_runs_sandboxed_code() {
     );
     assert_eq!(stdout.trim(), "2\nenv hidden");
 }
+
+#[tokio::test]
+async fn kernel_code_cannot_steer_what_ipybox_does_on_the_host() {
+    let ws = workspace();
+    let ws_path = std::fs::canonicalize(ws.path()).unwrap();
+    let outside = workspace();
+    let params = ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+        "env": {"MARK": "${HOME}"},
+    }))
+    .unwrap();
+    let e = CodeExecutor::builder()
+        .working_dir(&ws_path)
+        .sandbox(true)
+        .build();
+    e.register_mcp_server("fx", &params).await.unwrap();
+    e.start().await.unwrap();
+    // 1. A planted .env must not change the ${VAR}s of servers ipybox starts on the host.
+    // 2. A planted link must not make ipybox write images outside the images directory.
+    let code = format!(
+        r#"import os
+open(".env", "w").write("HOME=/planted-by-the-kernel\n")
+os.symlink({outside:?}, "images")
+from mcptools.fx.env import Params, run
+print("MARK=" + run(Params(name="MARK")))
+from IPython.display import Image, display
+import base64
+png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+display(Image(data=png, format="png"))
+"#,
+        outside = outside.path().display().to_string(),
+    );
+    let (r, _) = run_with_approval(&e, &code, true).await;
+    let r = r.unwrap();
+    let text = r.text.unwrap_or_default();
+    let home = std::env::var("HOME").unwrap();
+    assert!(text.contains(&format!("MARK={home}")), "{text}");
+    assert!(!text.contains("planted"), "{text}");
+    assert!(text.contains("output not saved"), "{text}");
+    assert!(r.images.is_empty(), "{:?}", r.images);
+    assert!(
+        std::fs::read_dir(outside.path()).unwrap().next().is_none(),
+        "nothing was written through the link"
+    );
+    e.stop().await.unwrap();
+}

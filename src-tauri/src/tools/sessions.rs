@@ -20,6 +20,8 @@ pub struct Sessions {
     slots: Mutex<HashMap<String, Slot>>,
     workspace: PathBuf,
     connect_timeout: Duration,
+    /// Variables fixed when the session started, instead of reading `.env` at each start.
+    fixed: Option<Variables>,
 }
 
 impl Sessions {
@@ -30,7 +32,16 @@ impl Sessions {
             slots: Mutex::new(HashMap::new()),
             workspace,
             connect_timeout,
+            fixed: None,
         }
+    }
+
+    /// Use these variables for every server start instead of re-reading `workspace/.env`.
+    /// A sandboxed kernel can write the workspace: it must not be able to plant a `.env`
+    /// that steers the `${VAR}`s of the servers ipybox starts on the host.
+    pub fn with_fixed_variables(mut self, vars: Variables) -> Self {
+        self.fixed = Some(vars);
+        self
     }
 
     /// The session of `name`, starting it if needed. Concurrent callers share one start; a
@@ -45,7 +56,10 @@ impl Sessions {
             .clone();
         let conn = slot
             .get_or_try_init(|| async {
-                let vars = Variables::load(Some(&self.workspace))?;
+                let vars = match &self.fixed {
+                    Some(v) => v.clone(),
+                    None => Variables::load(Some(&self.workspace))?,
+                };
                 let resolved = params.resolve(&vars)?;
                 connect(name, &resolved, &self.workspace, self.connect_timeout)
                     .await
