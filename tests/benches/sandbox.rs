@@ -71,8 +71,10 @@ fn main() {
         let rounds = if quick { 4 } else { 10 };
         let mut cold = [Vec::new(), Vec::new()];
         for i in 0..rounds + 1 {
-            for (m, (_, sandbox)) in MODES.iter().enumerate() {
-                let e = builder(ws.path(), *sandbox).spare_kernel(false).build();
+            let order: [usize; 2] = if i % 2 == 0 { [0, 1] } else { [1, 0] };
+            for m in order {
+                let sandbox = MODES[m].1;
+                let e = builder(ws.path(), sandbox).spare_kernel(false).build();
                 let t = Instant::now();
                 e.start().await.unwrap();
                 let r = e.execute("print(1)", None).await.unwrap();
@@ -83,6 +85,12 @@ fn main() {
                     cold[m].push(took);
                 }
             }
+        }
+        for (m, (name, _)) in MODES.iter().enumerate() {
+            let mut xs = cold[m].clone();
+            xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let xs: Vec<String> = xs.iter().map(|x| format!("{x:.2}")).collect();
+            println!("cold starts, {name}: {} s", xs.join(" "));
         }
         let mut report = Vec::new();
         for (m, (name, _)) in MODES.iter().enumerate() {
@@ -106,13 +114,16 @@ fn main() {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         let n = if quick { 200 } else { 500 };
-        let blocks = if quick { 3 } else { 6 };
+        let blocks = if quick { 4 } else { 10 };
         let mut warm = [Vec::new(), Vec::new()];
         let mut tool = [Vec::new(), Vec::new()];
         let mut reset = [Vec::new(), Vec::new()];
         let calls = if quick { 200 } else { 1000 };
-        for _ in 0..blocks {
-            for (m, e) in executors.iter().enumerate() {
+        for block in 0..blocks {
+            // Alternate which mode goes first, so neither always follows the other.
+            let order: [usize; 2] = if block % 2 == 0 { [0, 1] } else { [1, 0] };
+            for m in order {
+                let e = &executors[m];
                 for _ in 0..n / blocks {
                     let t = Instant::now();
                     e.execute("x=1", None).await.unwrap();
