@@ -29,11 +29,7 @@ fn stats(name: &str, unit: &str, mut xs: Vec<f64>, json: &mut Vec<String>) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = ipybox_tests::runtime();
     rt.block_on(async {
         let mut json = Vec::new();
         let ws = workspace();

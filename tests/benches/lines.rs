@@ -5,11 +5,7 @@
 use std::time::Instant;
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = ipybox_tests::runtime();
     rt.block_on(async {
         let ws = ipybox_tests::workspace();
         let e = ipybox_tests::builder(ws.path()).spare_kernel(false).build();

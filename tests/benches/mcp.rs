@@ -11,11 +11,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = ipybox_tests::runtime();
     rt.block_on(async {
         let ws = ipybox_tests::workspace();
         println!("load average at start: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());

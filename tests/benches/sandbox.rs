@@ -15,17 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
-use ipybox::{ApprovalHandler, ApprovalRequest, CodeExecutor, ServerParams};
-
-#[derive(Debug)]
-struct AcceptAll;
-
-impl ApprovalHandler for AcceptAll {
-    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { request.accept() })
-    }
-}
+use ipybox::CodeExecutor;
+use ipybox::tools::AutoApprove;
 
 fn median(mut xs: Vec<f64>) -> (f64, f64) {
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -36,25 +27,15 @@ fn builder(ws: &Path, sandbox: bool) -> ipybox::CodeExecutorBuilder {
     CodeExecutor::builder()
         .working_dir(ws)
         .sandbox(sandbox)
-        .approval_handler(Arc::new(AcceptAll))
+        .approval_handler(Arc::new(AutoApprove))
 }
 
 const MODES: [(&str, bool); 2] = [("unsandboxed", false), ("sandboxed", true)];
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers");
-    let python = servers.join(".venv/bin/python");
-    assert!(python.exists(), "run tests/servers/install.sh first");
-    let echo = ServerParams::from_json(&serde_json::json!({
-        "command": python, "args": [servers.join("echo_server.py")]
-    }))
-    .unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let echo = ipybox_tests::echo_server();
+    let rt = ipybox_tests::runtime();
     rt.block_on(async {
         println!(
             "load average at start: {}",

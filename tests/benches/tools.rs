@@ -12,17 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use futures_util::future::BoxFuture;
-use ipybox::{ApprovalHandler, ApprovalRequest, CodeExecutor, Event, ServerParams, StreamOptions};
-
-#[derive(Debug)]
-struct AcceptAll;
-
-impl ApprovalHandler for AcceptAll {
-    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { request.accept() })
-    }
-}
+use ipybox::tools::AutoApprove;
+use ipybox::{CodeExecutor, Event, StreamOptions};
 
 fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -31,23 +22,13 @@ fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers");
-    let python = servers.join(".venv/bin/python");
-    assert!(python.exists(), "run tests/servers/install.sh first");
-    let echo = ServerParams::from_json(&serde_json::json!({
-        "command": python, "args": [servers.join("echo_server.py")]
-    }))
-    .unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let echo = ipybox_tests::echo_server();
+    let rt = ipybox_tests::runtime();
     rt.block_on(async {
         let ws = ipybox_tests::workspace();
         println!("load average at start: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
         let t = Instant::now();
-        let e = CodeExecutor::builder().working_dir(ws.path()).approval_handler(Arc::new(AcceptAll)).build();
+        let e = CodeExecutor::builder().working_dir(ws.path()).approval_handler(Arc::new(AutoApprove)).build();
         let generated = e.register_mcp_server("bench_echo", &echo).await.unwrap();
         println!("generate bench_echo ({} tools, incl. server start): {:.3} s", generated.modules.len(), t.elapsed().as_secs_f64());
         e.start().await.unwrap();

@@ -8,11 +8,7 @@ use std::io::Write;
 use futures_util::StreamExt;
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = ipybox_tests::runtime();
     rt.block_on(async {
         let dir = std::env::args().nth(1).expect("workspace dir");
         let sandbox = std::env::args().nth(2).as_deref() == Some("--sandbox");

@@ -92,3 +92,82 @@ pub fn rss_kib() -> (u64, u64) {
     };
     (field("VmRSS:"), field("VmHWM:"))
 }
+
+/// The multi-threaded runtime the benchmarks and helper binaries use (two workers, as on
+/// the 2-core test machine).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Start `ipybox-test-host` on `ws` (sandboxed or not) and wait for the pid it prints: the
+/// gateway's, or srt's in a sandbox.
+pub fn spawn_host(host_bin: &str, ws: &Path, sandbox: bool) -> (std::process::Child, i32) {
+    use std::io::BufRead;
+    let mut cmd = std::process::Command::new(host_bin);
+    cmd.arg(ws).stdout(std::process::Stdio::piped());
+    if sandbox {
+        cmd.arg("--sandbox");
+    }
+    let mut child = cmd.spawn().expect("starting the test host");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut line)
+        .expect("reading the host's pid line");
+    let pid = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("host printed {line:?}"));
+    (child, pid)
+}
+
+/// Run `code` in a stream, answering each approval request with `decide(request)` (`None`
+/// leaves it pending); returns the final result and the requests seen.
+pub async fn run_with(
+    e: &CodeExecutor,
+    code: &str,
+    timeout: Option<Duration>,
+    decide: impl Fn(&ipybox::ApprovalRequest) -> Option<bool>,
+) -> (ipybox::Result<ipybox::CodeExecutionResult>, Vec<String>) {
+    use futures_util::StreamExt;
+    let mut s = e.stream(
+        code,
+        ipybox::StreamOptions {
+            timeout,
+            chunks: false,
+        },
+    );
+    let mut seen = Vec::new();
+    let mut held = Vec::new();
+    while let Some(ev) = s.next().await {
+        match ev {
+            Ok(ipybox::Event::ApprovalRequest(r)) => {
+                seen.push(r.to_string());
+                match decide(&r) {
+                    Some(true) => r.accept(),
+                    Some(false) => r.reject(),
+                    None => held.push(r),
+                }
+            }
+            Ok(ipybox::Event::Result(r)) => return (Ok(r), seen),
+            Ok(_) => {}
+            Err(err) => return (Err(err), seen),
+        }
+    }
+    panic!("stream ended without a result")
+}
+
+/// The Python echo MCP server of `tests/servers/` (the one the Python ipybox is measured
+/// with); needs `tests/servers/install.sh`.
+pub fn echo_server() -> ipybox::ServerParams {
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers");
+    let python = servers.join(".venv/bin/python");
+    assert!(python.exists(), "run tests/servers/install.sh first");
+    ipybox::ServerParams::from_json(&serde_json::json!({
+        "command": python, "args": [servers.join("echo_server.py")]
+    }))
+    .expect("valid server parameters")
+}

@@ -3,11 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use ipybox_tests::{alive, ipybox_bin, started, tree, wait_for, workspace};
+use ipybox_tests::{alive, ipybox_bin, spawn_host, started, tree, wait_for, workspace};
 
 #[tokio::test]
 async fn stop_leaves_no_process_behind() {
@@ -49,19 +48,7 @@ fn kill_host_and_check(mut child: std::process::Child, gateway: i32) {
 #[test]
 fn killing_a_library_host_leaves_no_process_behind() {
     let ws = workspace();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ipybox-test-host"))
-        .arg(ws.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let gateway: i32 = line
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("host printed {line:?}"));
+    let (child, gateway) = spawn_host(env!("CARGO_BIN_EXE_ipybox-test-host"), ws.path(), false);
     kill_host_and_check(child, gateway);
 }
 

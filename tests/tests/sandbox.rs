@@ -5,15 +5,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use ipybox::{CodeExecutor, Error, ErrorCode, Event, ServerParams, StreamOptions};
-use ipybox_tests::{alive, ipybox_bin, tree, wait_for, workspace};
+use ipybox::{CodeExecutor, Error, ErrorCode, ServerParams};
+use ipybox_tests::{alive, ipybox_bin, run_with, spawn_host, tree, wait_for, workspace};
 
 async fn sandboxed(ws: &Path, policy: Option<&Path>) -> CodeExecutor {
     let mut b = CodeExecutor::builder().working_dir(ws).sandbox(true);
@@ -270,26 +269,12 @@ fn fixture() -> ServerParams {
     .unwrap()
 }
 
-/// Run `code`, answering approval requests with `approve`; the result and the requests.
 async fn run_with_approval(
     e: &CodeExecutor,
     code: &str,
     approve: bool,
 ) -> (ipybox::Result<ipybox::CodeExecutionResult>, Vec<String>) {
-    let mut s = e.stream(code, StreamOptions::default());
-    let mut seen = Vec::new();
-    while let Some(ev) = s.next().await {
-        match ev {
-            Ok(Event::ApprovalRequest(r)) => {
-                seen.push(r.to_string());
-                if approve { r.accept() } else { r.reject() }
-            }
-            Ok(Event::Result(r)) => return (Ok(r), seen),
-            Ok(_) => {}
-            Err(err) => return (Err(err), seen),
-        }
-    }
-    panic!("stream ended without a result")
+    run_with(e, code, Some(Duration::from_secs(120)), |_| Some(approve)).await
 }
 
 #[tokio::test]
@@ -449,17 +434,7 @@ async fn stop_leaves_no_sandbox_process_behind() {
 #[test]
 fn killing_the_host_leaves_no_sandbox_process_behind() {
     let ws = workspace();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ipybox-test-host"))
-        .arg(ws.path())
-        .arg("--sandbox")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let srt: i32 = line.trim().parse().expect("the host prints the srt pid");
+    let (mut child, srt) = spawn_host(env!("CARGO_BIN_EXE_ipybox-test-host"), ws.path(), true);
     let host = child.id() as i32;
     assert!(
         wait_for(Duration::from_secs(30), || names(&tree(srt))

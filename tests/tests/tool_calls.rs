@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use ipybox::{CodeExecutor, Error, Event, ServerParams, StreamOptions};
-use ipybox_tests::workspace;
+use ipybox_tests::{run_with, workspace};
 
 fn fixture() -> ServerParams {
     ServerParams::from_json(&serde_json::json!({
@@ -30,41 +30,6 @@ async fn executor_with_fixture(ws: &std::path::Path) -> CodeExecutor {
     );
     e.start().await.unwrap();
     e
-}
-
-/// Run `code` in a stream, answering each approval request with `decide(request)`; returns
-/// the final result and the requests seen.
-async fn run_with(
-    e: &CodeExecutor,
-    code: &str,
-    timeout: Option<Duration>,
-    decide: impl Fn(&ipybox::ApprovalRequest) -> Option<bool>,
-) -> (ipybox::Result<ipybox::CodeExecutionResult>, Vec<String>) {
-    let mut s = e.stream(
-        code,
-        StreamOptions {
-            timeout,
-            chunks: false,
-        },
-    );
-    let mut seen = Vec::new();
-    let mut held = Vec::new();
-    while let Some(ev) = s.next().await {
-        match ev {
-            Ok(Event::ApprovalRequest(r)) => {
-                seen.push(r.to_string());
-                match decide(&r) {
-                    Some(true) => r.accept(),
-                    Some(false) => r.reject(),
-                    None => held.push(r),
-                }
-            }
-            Ok(Event::Result(r)) => return (Ok(r), seen),
-            Ok(_) => {}
-            Err(err) => return (Err(err), seen),
-        }
-    }
-    panic!("stream ended without a result")
 }
 
 #[tokio::test]
