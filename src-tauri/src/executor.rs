@@ -819,13 +819,21 @@ impl CodeExecutor {
                     state_dir.join("data"),
                     state_dir.join("ipython/profile_default"),
                 ];
+                // Other sessions' state (gateway tokens) and the MCP registry (server
+                // parameters, which may hold literal keys) are none of the kernel's business.
+                let hidden = [home.join("sessions"), home.join("workspaces")];
+                let own = [state_dir.to_path_buf()];
                 Some(sandbox::prepare(
                     options,
                     home,
                     working_dir,
                     state_dir,
-                    &[state_dir.to_path_buf()],
-                    &read_only,
+                    sandbox::policy::Additions {
+                        allow_write: &own,
+                        deny_write: &read_only,
+                        deny_read: &hidden,
+                        allow_read: &own,
+                    },
                 )?)
             }
             None => None,

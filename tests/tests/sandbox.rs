@@ -139,7 +139,19 @@ async fn secrets_are_hidden_and_writes_stay_in_the_workspace() {
     std::fs::write(ws.path().join("sub/deeper/.env"), "NESTED=secret\n").unwrap();
     std::fs::write(ws.path().join("README.md"), "# readable\n").unwrap();
     let home = ipybox::pyenv::ipybox_home().unwrap();
-    let e = sandboxed(ws.path(), None).await;
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .sandbox(true)
+        .build();
+    // A registered server: its parameters are in the registry under the data directory.
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    // Another session's state directory, with a gateway token in it.
+    let other = tempfile::Builder::new()
+        .prefix("other-session-")
+        .tempdir_in(home.join("sessions"))
+        .unwrap();
+    std::fs::write(other.path().join("token"), "other-token").unwrap();
+    e.start().await.unwrap();
     let outside = workspace();
     let code = format!(
         r#"{PROBE}
@@ -161,6 +173,8 @@ probe("kernelspec", lambda: open(state + "/data/kernels/ipybox/kernel.json", "a"
 probe("startup_file", lambda: open(state + "/ipython/profile_default/startup/00-persist.py", "w"))
 probe("gateway_config", lambda: open(state + "/config/jupyter_kernel_gateway_config.py", "a"))
 probe("runtime_dir", lambda: open(os.environ["JUPYTER_RUNTIME_DIR"] + "/probe", "w").close())
+probe("other_sessions", lambda: os.listdir({home:?} + "/sessions") == [os.path.basename(state)])
+probe("registry", lambda: os.listdir({home:?} + "/workspaces"))
 "#,
         outside = outside.path().display().to_string(),
         home = home.display().to_string(),
@@ -192,6 +206,9 @@ probe("runtime_dir", lambda: open(os.environ["JUPYTER_RUNTIME_DIR"] + "/probe", 
         assert_blocked(&out, name, "Read-only file system");
     }
     assert_ok(&out, "runtime_dir");
+    // Other sessions' state and the MCP registry (server parameters) are hidden.
+    assert_eq!(line(&out, "other_sessions"), "other_sessions: OK True");
+    assert_eq!(line(&out, "registry"), "registry: OK []");
     e.stop().await.unwrap();
     // Nothing of the kernel's own (temporary directories, caches) lands in the workspace.
     let mut entries: Vec<String> = std::fs::read_dir(ws.path())
@@ -199,7 +216,7 @@ probe("runtime_dir", lambda: open(os.environ["JUPYTER_RUNTIME_DIR"] + "/probe", 
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     entries.sort();
-    assert_eq!(entries, [".env", "README.md", "sub"]);
+    assert_eq!(entries, [".env", "README.md", "mcptools", "sub"]);
 }
 
 #[tokio::test]

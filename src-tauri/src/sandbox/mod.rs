@@ -348,15 +348,13 @@ pub struct SandboxLaunch {
 }
 
 /// Locate srt, check its dependencies, render the policy for this session and write it to
-/// `<state_dir>/srt.json`. `writable` are directories ipybox itself needs writable (the
-/// session's state directory), `read_only` paths inside them kernels must not change.
+/// `<state_dir>/srt.json`, with ipybox's own `additions`.
 pub fn prepare(
     options: &SandboxOptions,
     home: &Path,
     working_dir: &Path,
     state_dir: &Path,
-    writable: &[PathBuf],
-    read_only: &[PathBuf],
+    additions: policy::Additions<'_>,
 ) -> Result<SandboxLaunch> {
     let srt = locate_srt(options.srt.as_deref(), home)?;
     check_tools(&srt)?;
@@ -364,7 +362,7 @@ pub fn prepare(
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::Sandbox("cannot find the home directory for `~` paths".into()))?;
     let policy = policy::load(options.policy.as_deref())?;
-    let rendered = policy::render(policy, working_dir, &user_home, writable, read_only)?;
+    let rendered = policy::render(policy, working_dir, &user_home, additions)?;
     let settings_path = state_dir.join("srt.json");
     let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
     std::fs::write(&settings_path, text)

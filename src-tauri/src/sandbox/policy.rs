@@ -97,14 +97,26 @@ fn string_list<'a>(
     Ok(Some(list))
 }
 
-/// The policy as handed to srt: paths absolute, `writable` added to `allowWrite` and
-/// `read_only` to `denyWrite`, required lists present.
+/// Paths ipybox adds to any policy, for its own needs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Additions<'a> {
+    /// Appended to `allowWrite` (the session's state directory).
+    pub allow_write: &'a [PathBuf],
+    /// Appended to `denyWrite` (what configures the gateway and the next kernels).
+    pub deny_write: &'a [PathBuf],
+    /// Appended to `denyRead` (other sessions' state, the MCP registry).
+    pub deny_read: &'a [PathBuf],
+    /// Appended to `allowRead` (this session's state directory inside a denied one).
+    pub allow_read: &'a [PathBuf],
+}
+
+/// The policy as handed to srt: paths absolute, ipybox's `additions` appended, required
+/// lists present.
 pub fn render(
     policy: Value,
     workspace: &Path,
     home: &Path,
-    writable: &[PathBuf],
-    read_only: &[PathBuf],
+    additions: Additions<'_>,
 ) -> Result<Value> {
     let Value::Object(mut root) = policy else {
         return Err(Error::Sandbox(
@@ -118,18 +130,19 @@ pub fn render(
             tracing::warn!("the sandbox policy disables file-system restrictions");
         }
         for key in PATH_LISTS {
-            let required = REQUIRED_PATH_LISTS.contains(&key);
+            let extra = match key {
+                "allowWrite" => additions.allow_write,
+                "denyWrite" => additions.deny_write,
+                "denyRead" => additions.deny_read,
+                _ => additions.allow_read,
+            };
+            let required = REQUIRED_PATH_LISTS.contains(&key) || !extra.is_empty();
             if let Some(list) = string_list(fs, "filesystem", key, required)? {
                 for v in list.iter_mut() {
                     if let Some(s) = v.as_str() {
                         *v = Value::String(absolute(s, workspace, home));
                     }
                 }
-                let extra = match key {
-                    "allowWrite" => writable,
-                    "denyWrite" => read_only,
-                    _ => &[],
-                };
                 for dir in extra {
                     let dir = Value::String(dir.to_string_lossy().into_owned());
                     if !list.contains(&dir) {
@@ -170,8 +183,12 @@ mod tests {
             load(None).expect("default policy parses"),
             Path::new("/work/ws"),
             Path::new("/home/u"),
-            &[PathBuf::from("/data/sessions/s1")],
-            &[PathBuf::from("/data/sessions/s1/config")],
+            Additions {
+                allow_write: &[PathBuf::from("/data/sessions/s1")],
+                deny_write: &[PathBuf::from("/data/sessions/s1/config")],
+                deny_read: &[PathBuf::from("/data/sessions")],
+                allow_read: &[PathBuf::from("/data/sessions/s1")],
+            },
         )
         .expect("default policy renders")
     }
@@ -206,6 +223,8 @@ mod tests {
             p["filesystem"]["denyWrite"],
             json!(["/data/sessions/s1/config"])
         );
+        assert!(deny.contains(&"/data/sessions"), "{deny:?}");
+        assert_eq!(p["filesystem"]["allowRead"], json!(["/data/sessions/s1"]));
     }
 
     #[test]
@@ -214,8 +233,7 @@ mod tests {
             json!({"filesystem": {"allowWrite": ["out", "~"]}}),
             Path::new("/ws"),
             Path::new("/home/u"),
-            &[],
-            &[],
+            Additions::default(),
         )
         .expect("renders");
         assert_eq!(
@@ -233,8 +251,13 @@ mod tests {
         for entry in std::fs::read_dir(&dir).expect("sandbox-profiles/") {
             let path = entry.expect("entry").path();
             let policy = load(Some(&path)).expect("a shipped profile parses");
-            let p = render(policy, Path::new("/ws"), Path::new("/h"), &[], &[])
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let p = render(
+                policy,
+                Path::new("/ws"),
+                Path::new("/h"),
+                Additions::default(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(
                 p["network"]["allowedDomains"].is_array(),
                 "{}",
@@ -253,8 +276,13 @@ mod tests {
             json!({"filesystem": {"denyRead": ".env"}}),
             json!({"network": {"allowedDomains": [1]}}),
         ] {
-            let err = render(bad.clone(), Path::new("/ws"), Path::new("/h"), &[], &[])
-                .expect_err("must be rejected");
+            let err = render(
+                bad.clone(),
+                Path::new("/ws"),
+                Path::new("/h"),
+                Additions::default(),
+            )
+            .expect_err("must be rejected");
             assert!(err.to_string().contains("sandbox policy"), "{bad}: {err}");
         }
         let dir = tempfile::tempdir().expect("tempdir");
