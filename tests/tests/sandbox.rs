@@ -128,6 +128,21 @@ probe("unix_dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
         reset_took < Duration::from_secs(2),
         "reset with a spare kernel took {reset_took:?}"
     );
+
+    // A timeout interrupts the sandboxed kernel (a REST call through a socket made in the
+    // sandbox) and keeps its state.
+    run(&e, "kept = 41").await;
+    let err = e
+        .execute("import time\ntime.sleep(60)", Some(Duration::from_secs(1)))
+        .await
+        .expect_err("times out");
+    match err {
+        Error::Timeout {
+            kernel_restarted, ..
+        } => assert!(!kernel_restarted, "the interrupt worked"),
+        other => panic!("expected a timeout: {other}"),
+    }
+    assert_eq!(run(&e, "print(kept + 1)").await, "42");
     e.stop().await.unwrap();
 }
 
