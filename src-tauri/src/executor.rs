@@ -355,23 +355,6 @@ fn resolve_links(path: &Path) -> PathBuf {
     }
 }
 
-/// Copy matplotlib's font cache (`fontlist-*.json`) from the shared directory, so a
-/// sandboxed session does not rebuild it on its first plot.
-fn copy_font_cache(from: &Path, to: &Path) {
-    let Ok(entries) = std::fs::read_dir(from) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let is_cache = name
-            .to_str()
-            .is_some_and(|n| n.starts_with("fontlist-") && n.ends_with(".json"));
-        if is_cache && entry.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::copy(entry.path(), to.join(&name));
-        }
-    }
-}
-
 /// Kernel environment variables with the tool server's address and bearer token.
 const TOOL_SERVER_VAR: &str = "IPYBOX_TOOL_SERVER";
 const TOOL_TOKEN_VAR: &str = "IPYBOX_TOOL_TOKEN";
@@ -773,11 +756,10 @@ impl CodeExecutor {
         // Shared across sessions: matplotlib builds its font cache here once. A sandboxed
         // session gets a copy in its state directory instead: its kernels must not write
         // anything another session reads.
-        let shared_mplconfig = home.join("mplconfig");
         let mplconfig = if c.sandbox.is_some() {
-            state_dir.join("mplconfig")
+            sandbox::mplconfig_dir(state_dir)
         } else {
-            shared_mplconfig.clone()
+            home.join("mplconfig")
         };
         let dirs = [
             ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
@@ -795,46 +777,11 @@ impl CodeExecutor {
             gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
         let sandbox_launch = match &c.sandbox {
             Some(options) => {
-                // srt points TMPDIR at a directory the sandbox cannot write; kernels get one
-                // in the session's state directory.
-                let tmp = state_dir.join("tmp");
-                for dir in [&tmp, &mplconfig] {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-                }
-                copy_font_cache(&shared_mplconfig, &mplconfig);
-                gw_env.insert(
-                    "IPYBOX_TMPDIR".to_owned(),
-                    tmp.to_string_lossy().into_owned(),
-                );
-                process_env_whitelist.push("TMPDIR".to_owned());
-                // The proxy settings srt gives the gateway reach the kernels too.
-                process_env_whitelist.extend(sandbox::SRT_ENV.iter().map(|s| (*s).to_owned()));
-                // Kernels write their connection files and temporary files in the state
-                // directory, but cannot change what configures the gateway and later
-                // kernels (gateway config, kernelspec, IPython profile and startup files):
-                // reset() gives a kernel the previous one could not tamper with.
-                let read_only = [
-                    state_dir.join("config"),
-                    state_dir.join("data"),
-                    state_dir.join("ipython/profile_default"),
-                ];
-                // Other sessions' state (gateway tokens) and the MCP registry (server
-                // parameters, which may hold literal keys) are none of the kernel's business.
-                let hidden = [home.join("sessions"), home.join("workspaces")];
-                let own = [state_dir.to_path_buf()];
-                Some(sandbox::prepare(
-                    options,
-                    home,
-                    working_dir,
-                    state_dir,
-                    sandbox::policy::Additions {
-                        allow_write: &own,
-                        deny_write: &read_only,
-                        deny_read: &hidden,
-                        allow_read: &own,
-                    },
-                )?)
+                let session =
+                    sandbox::prepare_session(options, home, working_dir, state_dir, &mplconfig)?;
+                gw_env.extend(session.gateway_env);
+                process_env_whitelist.extend(session.inherited_env);
+                Some(session.launch)
             }
             None => None,
         };

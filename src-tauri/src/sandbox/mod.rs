@@ -375,6 +375,93 @@ pub fn prepare(
     })
 }
 
+/// Where a sandboxed session's matplotlib configuration and cache live.
+pub fn mplconfig_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("mplconfig")
+}
+
+/// What a sandboxed session adds to its gateway.
+#[derive(Debug, Clone)]
+pub struct SessionSandbox {
+    /// How to run the gateway under srt.
+    pub launch: SandboxLaunch,
+    /// Variables for the gateway's environment.
+    pub gateway_env: Vec<(String, String)>,
+    /// Names of the gateway's variables its kernels inherit (srt's proxy settings, TMPDIR).
+    pub inherited_env: Vec<String>,
+}
+
+/// Set up the sandbox of one session: its temporary and matplotlib directories in
+/// `state_dir`, the policy with ipybox's additions, srt located and checked.
+pub fn prepare_session(
+    options: &SandboxOptions,
+    home: &Path,
+    working_dir: &Path,
+    state_dir: &Path,
+    mplconfig: &Path,
+) -> Result<SessionSandbox> {
+    // srt points TMPDIR at a directory the sandbox cannot write (and tempfile would then
+    // fall back to the workspace); the gateway config moves it to the state directory.
+    let tmp = state_dir.join("tmp");
+    for dir in [&tmp, &mplconfig.to_path_buf()] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    }
+    copy_font_cache(&home.join("mplconfig"), mplconfig);
+    // Kernels write their connection files and temporary files in the state directory, but
+    // cannot change what configures the gateway and later kernels (gateway config,
+    // kernelspec, IPython profile and startup files): reset() gives a kernel the previous
+    // one could not tamper with.
+    let read_only = [
+        state_dir.join("config"),
+        state_dir.join("data"),
+        state_dir.join("ipython/profile_default"),
+    ];
+    // Other sessions' state (gateway tokens) and the MCP registry (server parameters, which
+    // may hold literal keys) are none of the kernel's business.
+    let hidden = [home.join("sessions"), home.join("workspaces")];
+    let own = [state_dir.to_path_buf()];
+    let launch = prepare(
+        options,
+        home,
+        working_dir,
+        state_dir,
+        policy::Additions {
+            allow_write: &own,
+            deny_write: &read_only,
+            deny_read: &hidden,
+            allow_read: &own,
+        },
+    )?;
+    let mut inherited_env: Vec<String> = SRT_ENV.iter().map(|s| (*s).to_owned()).collect();
+    inherited_env.push("TMPDIR".to_owned());
+    Ok(SessionSandbox {
+        launch,
+        gateway_env: vec![(
+            "IPYBOX_TMPDIR".to_owned(),
+            tmp.to_string_lossy().into_owned(),
+        )],
+        inherited_env,
+    })
+}
+
+/// Copy matplotlib's font cache (`fontlist-*.json`) from the shared directory, so a
+/// sandboxed session does not rebuild it on its first plot.
+fn copy_font_cache(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_cache = name
+            .to_str()
+            .is_some_and(|n| n.starts_with("fontlist-") && n.ends_with(".json"));
+        if is_cache && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::copy(entry.path(), to.join(&name));
+        }
+    }
+}
+
 /// Wait until srt (`child`) has started its sandbox, then join the sandbox's network
 /// namespace with a [`NetnsHelper`]. Fails if srt exits, or if no process in a separate
 /// network namespace appears within `timeout` (a sandbox without network isolation is not
