@@ -187,6 +187,7 @@ state = os.path.dirname(os.environ["JUPYTER_RUNTIME_DIR"])
 probe("kernelspec", lambda: open(state + "/data/kernels/ipybox/kernel.json", "a"))
 probe("startup_file", lambda: open(state + "/ipython/profile_default/startup/00-persist.py", "w"))
 probe("gateway_config", lambda: open(state + "/config/jupyter_kernel_gateway_config.py", "a"))
+probe("owner_pid", lambda: open(state + "/pid", "w"))
 probe("runtime_dir", lambda: open(os.environ["JUPYTER_RUNTIME_DIR"] + "/probe", "w").close())
 probe("other_sessions", lambda: os.listdir({home:?} + "/sessions") == [os.path.basename(state)])
 probe("registry", lambda: os.listdir({home:?} + "/workspaces"))
@@ -217,7 +218,7 @@ probe("registry", lambda: os.listdir({home:?} + "/workspaces"))
     assert_ok(&out, "mpl");
     // What configures the gateway and the next kernels cannot be changed from a kernel, so
     // nothing a cell does survives reset().
-    for name in ["kernelspec", "startup_file", "gateway_config"] {
+    for name in ["kernelspec", "startup_file", "gateway_config", "owner_pid"] {
         assert_blocked(&out, name, "Read-only file system");
     }
     assert_ok(&out, "runtime_dir");

@@ -416,6 +416,8 @@ pub fn prepare_session(
         state_dir.join("config"),
         state_dir.join("data"),
         state_dir.join("ipython/profile_default"),
+        // The owner's pid, which tells other ipybox processes whether the session is alive.
+        state_dir.join("pid"),
     ];
     // Other sessions' state (gateway tokens) and the MCP registry (server parameters, which
     // may hold literal keys) are none of the kernel's business.
