@@ -133,20 +133,15 @@ pub async fn connect(
                     }
                 });
             }
-            match tokio::time::timeout(timeout, ().serve(transport)).await {
-                Ok(Ok(service)) => (service, pgid),
-                Ok(Err(e)) => {
-                    // Let the stderr reader catch up with a server that just exited.
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+            match handshake(transport, timeout).await {
+                Ok(service) => (service, pgid),
+                Err(e) => {
+                    if let Handshake::Failed(_) = e {
+                        // Let the stderr reader catch up with a server that just exited.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
                     kill_group(pgid);
-                    return Err(fail(e.to_string(), &stderr));
-                }
-                Err(_) => {
-                    kill_group(pgid);
-                    return Err(fail(
-                        format!("no answer within {:.0} s", timeout.as_secs_f64()),
-                        &stderr,
-                    ));
+                    return Err(fail(e.into_message(), &stderr));
                 }
             }
         }
@@ -158,16 +153,10 @@ pub async fn connect(
                 .collect();
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
-            match tokio::time::timeout(timeout, ().serve(transport)).await {
-                Ok(Ok(service)) => (service, None),
-                Ok(Err(e)) => return Err(fail(e.to_string(), &stderr)),
-                Err(_) => {
-                    return Err(fail(
-                        format!("no answer within {:.0} s", timeout.as_secs_f64()),
-                        &stderr,
-                    ));
-                }
-            }
+            let service = handshake(transport, timeout)
+                .await
+                .map_err(|e| fail(e.into_message(), &stderr))?;
+            (service, None)
         }
         TransportKind::Sse => {
             let url = params.url.as_deref().unwrap_or_default();
@@ -175,16 +164,10 @@ pub async fn connect(
             let transport = sse::connect(url, &headers, timeout)
                 .await
                 .map_err(|e| fail(e.to_string(), &stderr))?;
-            match tokio::time::timeout(timeout, ().serve(transport)).await {
-                Ok(Ok(service)) => (service, None),
-                Ok(Err(e)) => return Err(fail(e.to_string(), &stderr)),
-                Err(_) => {
-                    return Err(fail(
-                        format!("no answer within {:.0} s", timeout.as_secs_f64()),
-                        &stderr,
-                    ));
-                }
-            }
+            let service = handshake(transport, timeout)
+                .await
+                .map_err(|e| fail(e.into_message(), &stderr))?;
+            (service, None)
         }
     };
     Ok(McpConnection {
@@ -193,6 +176,39 @@ pub async fn connect(
         process_group,
         stderr,
     })
+}
+
+/// Why an MCP handshake did not complete.
+enum Handshake {
+    /// The server answered with an error or closed the connection.
+    Failed(String),
+    /// No answer within the timeout.
+    TimedOut(Duration),
+}
+
+impl Handshake {
+    fn into_message(self) -> String {
+        match self {
+            Handshake::Failed(e) => e,
+            Handshake::TimedOut(t) => format!("no answer within {:.0} s", t.as_secs_f64()),
+        }
+    }
+}
+
+/// The MCP initialize handshake over `transport`, within `timeout`.
+async fn handshake<T, E, A>(
+    transport: T,
+    timeout: Duration,
+) -> std::result::Result<RunningService<RoleClient, ()>, Handshake>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout(timeout, ().serve(transport)).await {
+        Ok(Ok(service)) => Ok(service),
+        Ok(Err(e)) => Err(Handshake::Failed(e.to_string())),
+        Err(_) => Err(Handshake::TimedOut(timeout)),
+    }
 }
 
 /// The program to start for `command`. `srt` (a server sandboxed with Anthropic's
