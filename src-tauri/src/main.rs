@@ -234,6 +234,7 @@ async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCod
             .await
             .context("installing srt failed")??;
         ipybox::sandbox::check_tools(&srt)?;
+        ipybox::sandbox::check_node(&srt)?;
         println!(
             "Sandbox runtime ready: srt {} ({})",
             srt.version().unwrap_or_default(),

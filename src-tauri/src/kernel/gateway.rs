@@ -105,9 +105,9 @@ impl Gateway {
                 token: Some(token.clone()),
             };
             let mut child = spawn(&launch, port, &log_path)?;
-            let (connector, helper) = if sandboxed {
+            let (connector, helper) = if let Some(sandbox) = &launch.sandbox {
                 let log = || read_tail(&log_path, 3000);
-                match sandbox::attach(&mut child, launch.startup_timeout, log).await {
+                match sandbox::attach(&mut child, sandbox, launch.startup_timeout, log).await {
                     Ok(helper) => (
                         Arc::new(NetnsConnector(helper.clone())) as SharedConnector,
                         Some(helper),

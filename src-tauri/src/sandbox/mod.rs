@@ -230,6 +230,8 @@ fn node_version(node: &Path) -> Option<(u32, u32)> {
 }
 
 /// Check that everything srt needs on Linux is installed; the error says how to fix it.
+/// Only looks at `PATH` (cheap, done on every sandboxed start); the Node.js version is
+/// [`check_node`]'s job, which costs a Node.js start.
 pub fn check_tools(srt: &Srt) -> Result<()> {
     let mut missing = Vec::new();
     for tool in ["bwrap", "socat", "rg"] {
@@ -245,39 +247,50 @@ pub fn check_tools(srt: &Srt) -> Result<()> {
     }
     // srt is a Node.js program. A copy whose package we cannot read (a wrapper script, say)
     // is trusted to know how to start.
-    if srt.version().is_some() {
-        let node = match srt.bundled_node() {
-            Some(n) => n.to_path_buf(),
-            None => which("node").ok_or_else(|| {
-                Error::Sandbox(format!(
-                    "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH. `ipybox setup --sandbox` installs one for it.",
-                    MIN_NODE.0, MIN_NODE.1
-                ))
-            })?,
-        };
-        if let Some(v) = node_version(&node)
-            && v < MIN_NODE
-        {
-            return Err(Error::Sandbox(format!(
-                "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}. `ipybox setup --sandbox` installs a newer one for it.",
-                MIN_NODE.0,
-                MIN_NODE.1,
-                node.display(),
-                v.0,
-                v.1
-            )));
-        }
+    let Some(version) = srt.version() else {
+        return Ok(());
+    };
+    if srt.bundled_node().is_none() && which("node").is_none() {
+        return Err(Error::Sandbox(format!(
+            "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH. `ipybox setup --sandbox` installs one for it.",
+            MIN_NODE.0, MIN_NODE.1
+        )));
     }
-    match srt.version() {
-        Some(v) if v != SRT_VERSION => tracing::warn!(
+    if version != SRT_VERSION {
+        tracing::warn!(
             srt = %srt.program.display(),
-            version = %v,
+            version = %version,
             tested = SRT_VERSION,
             "this sandbox-runtime version is not the one ipybox is tested with"
-        ),
-        _ => {}
+        );
     }
     Ok(())
+}
+
+/// Check that the Node.js srt runs on is recent enough. Runs `node --version`, so it is done
+/// by `ipybox setup --sandbox` and when srt fails to start, not on every start.
+pub fn check_node(srt: &Srt) -> Result<()> {
+    if srt.version().is_none() {
+        return Ok(());
+    }
+    let node = match srt.bundled_node() {
+        Some(n) => n.to_path_buf(),
+        None => match which("node") {
+            Some(n) => n,
+            None => return check_tools(srt),
+        },
+    };
+    match node_version(&node) {
+        Some(v) if v < MIN_NODE => Err(Error::Sandbox(format!(
+            "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}. `ipybox setup --sandbox` installs a newer one for it.",
+            MIN_NODE.0,
+            MIN_NODE.1,
+            node.display(),
+            v.0,
+            v.1
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), with a
@@ -343,6 +356,8 @@ pub fn install_srt() -> Result<Srt> {
 pub struct SandboxLaunch {
     /// `srt --settings <state>/srt.json`, to run the gateway command under.
     pub wrapper: Vec<OsString>,
+    /// The srt that runs it.
+    pub srt: Srt,
     /// The policy as written for srt.
     pub settings_path: PathBuf,
 }
@@ -371,6 +386,7 @@ pub fn prepare(
     wrapper.push(settings_path.clone().into_os_string());
     Ok(SandboxLaunch {
         wrapper,
+        srt,
         settings_path,
     })
 }
@@ -470,6 +486,7 @@ fn copy_font_cache(from: &Path, to: &Path) {
 /// accepted).
 pub async fn attach(
     child: &mut Child,
+    launch: &SandboxLaunch,
     timeout: Duration,
     log: impl Fn() -> String,
 ) -> Result<Arc<NetnsHelper>> {
@@ -477,6 +494,8 @@ pub async fn attach(
     let started = Instant::now();
     let sandbox_pid = loop {
         if let Ok(Some(status)) = child.try_wait() {
+            // A Node.js too old for srt is a likely cause; say so if it is.
+            check_node(&launch.srt)?;
             return Err(Error::Sandbox(format!(
                 "the sandbox (srt) exited during start-up ({status}). Check that `srt echo ok` works on this system: bubblewrap needs unprivileged user namespaces (on Ubuntu 23.10+ through bubblewrap's AppArmor profile). Its output:\n{}",
                 log()
