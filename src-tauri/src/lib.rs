@@ -17,6 +17,7 @@
 pub mod apigen;
 pub mod error;
 pub mod executor;
+mod fsutil;
 pub mod kernel;
 pub mod mcp;
 pub mod mcp_server;

@@ -1,11 +1,12 @@
 //! `generate_mcp_sources`: connect to an MCP server, list its tools and write the typed Python
 //! package `<root>/<server>/` plus the runtime module the generated code calls through.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::{ToolSpec, module_names, render_package_init, render_tool_module};
 use crate::error::{Error, Result};
+use crate::fsutil::Dir;
 use crate::mcp::params::Variables;
 use crate::mcp::{ServerParams, connect};
 use crate::registry::check_server_name;
@@ -97,26 +98,33 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
     // Everything below goes through the opened directory, never through a link: kernel code
     // (sandboxed or not) can change the workspace, and must not turn ipybox's writes and
     // deletions into writes and deletions elsewhere.
-    let root = RealDir::open(root_dir)?;
+    let root = open_root(root_dir)?;
     // Build the new package beside the old one, then swap, so a failure leaves the old one.
     let staging_name = format!(".{server_name}.tmp-{}", uuid::Uuid::new_v4().simple());
     std::fs::create_dir(root.join(&staging_name)).map_err(|e| io(root_dir, e))?;
     let result = (|| {
-        let staging = RealDir::open(&root.join(&staging_name))?;
+        let staging_dir = root_dir.join(&staging_name);
+        let staging =
+            Dir::open_nofollow(&root.join(&staging_name)).map_err(|e| io(&staging_dir, e))?;
         let init = render_package_init(server_name, &good, &modules);
-        staging.create_file("__init__.py", init.as_bytes())?;
+        staging
+            .create_file("__init__.py", init.as_bytes())
+            .map_err(|e| io(&staging_dir, e))?;
         for (module, src) in modules.iter().zip(&sources) {
-            staging.create_file(&format!("{module}.py"), src.as_bytes())?;
+            staging
+                .create_file(&format!("{module}.py"), src.as_bytes())
+                .map_err(|e| io(&staging_dir, e))?;
         }
-        root.remove(server_name)?;
+        let target = root_dir.join(server_name);
+        root.remove(server_name).map_err(|e| io(&target, e))?;
         std::fs::rename(root.join(&staging_name), root.join(server_name))
-            .map_err(|e| io(&root_dir.join(server_name), e))
+            .map_err(|e| io(&target, e))
     })();
     if result.is_err() {
         let _ = std::fs::remove_dir_all(root.join(&staging_name));
     }
     result?;
-    root.write_runtime()?;
+    write_runtime_in(&root, root_dir)?;
     Ok(Generated {
         modules,
         tools: good.into_iter().map(|t| t.name).collect(),
@@ -126,100 +134,42 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
 
 /// Write `root_dir/_runtime.py` and `root_dir/__init__.py`.
 pub fn write_runtime(root_dir: &Path) -> Result<()> {
-    RealDir::open(root_dir)?.write_runtime()
+    write_runtime_in(&open_root(root_dir)?, root_dir)
 }
 
-/// A directory opened without following a link, addressed through its descriptor
-/// (`/proc/self/fd/N`) so that a later swap of its path for a link changes nothing.
-struct RealDir {
-    handle: std::fs::File,
-    shown: PathBuf,
+/// `root_dir`, opened without following a link.
+fn open_root(root_dir: &Path) -> Result<Dir> {
+    Dir::open_nofollow(root_dir).map_err(|e| {
+        if std::fs::symlink_metadata(root_dir).is_ok_and(|m| m.is_symlink()) {
+            Error::Config(format!(
+                "{} is a symbolic link; ipybox writes generated code only into a real directory",
+                root_dir.display()
+            ))
+        } else {
+            Error::io(format!("opening {}", root_dir.display()), e)
+        }
+    })
 }
 
-impl RealDir {
-    fn open(path: &Path) -> Result<RealDir> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let handle = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(|e| {
-                let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink());
-                if link {
-                    Error::Config(format!(
-                        "{} is a symbolic link; ipybox writes generated code only into a real directory",
-                        path.display()
-                    ))
-                } else {
-                    Error::io(format!("opening {}", path.display()), e)
-                }
-            })?;
-        Ok(RealDir {
-            handle,
-            shown: path.to_path_buf(),
-        })
+/// `_runtime.py` (when it differs) and `__init__.py` (when missing) in `root`.
+fn write_runtime_in(root: &Dir, root_dir: &Path) -> Result<()> {
+    let io = |name: &str, e| Error::io(format!("writing {}", root_dir.join(name).display()), e);
+    let current = root
+        .is_file("_runtime.py")
+        .then(|| std::fs::read_to_string(root.join("_runtime.py")).ok())
+        .flatten();
+    if current.as_deref() != Some(RUNTIME) {
+        root.replace_file("_runtime.py", RUNTIME.as_bytes())
+            .map_err(|e| io("_runtime.py", e))?;
     }
-
-    fn join(&self, name: &str) -> PathBuf {
-        use std::os::fd::AsRawFd;
-        PathBuf::from(format!("/proc/self/fd/{}", self.handle.as_raw_fd())).join(name)
+    if !root.is_file("__init__.py") {
+        root.replace_file(
+            "__init__.py",
+            b"\"\"\"MCP tools generated by ipybox: `from mcptools.<server>.<tool> import Params, run`.\"\"\"\n",
+        )
+        .map_err(|e| io("__init__.py", e))?;
     }
-
-    fn err(&self, name: &str, e: std::io::Error) -> Error {
-        Error::io(format!("writing {}", self.shown.join(name).display()), e)
-    }
-
-    /// Create `name`, which must not exist yet (so never through a link).
-    fn create_file(&self, name: &str, contents: &[u8]) -> Result<()> {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(self.join(name))
-            .map_err(|e| self.err(name, e))?;
-        f.write_all(contents).map_err(|e| self.err(name, e))
-    }
-
-    /// Replace `name` with `contents` (a new file renamed over it: a link is replaced, not
-    /// followed).
-    fn replace_file(&self, name: &str, contents: &[u8]) -> Result<()> {
-        let tmp = format!(".{name}.tmp-{}", uuid::Uuid::new_v4().simple());
-        self.create_file(&tmp, contents)?;
-        std::fs::rename(self.join(&tmp), self.join(name)).map_err(|e| {
-            let _ = std::fs::remove_file(self.join(&tmp));
-            self.err(name, e)
-        })
-    }
-
-    /// Remove the entry `name` if there is one: a directory with its contents, a file or a
-    /// link (itself, not what it points to).
-    fn remove(&self, name: &str) -> Result<()> {
-        let path = self.join(name);
-        match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
-            Ok(_) => std::fs::remove_file(&path),
-            Err(_) => Ok(()),
-        }
-        .map_err(|e| self.err(name, e))
-    }
-
-    fn write_runtime(&self) -> Result<()> {
-        let current = std::fs::symlink_metadata(self.join("_runtime.py"))
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|_| std::fs::read_to_string(self.join("_runtime.py")).ok());
-        if current.as_deref() != Some(RUNTIME) {
-            self.replace_file("_runtime.py", RUNTIME.as_bytes())?;
-        }
-        let init = std::fs::symlink_metadata(self.join("__init__.py"));
-        if !init.is_ok_and(|m| m.is_file()) {
-            self.replace_file(
-                "__init__.py",
-                b"\"\"\"MCP tools generated by ipybox: `from mcptools.<server>.<tool> import Params, run`.\"\"\"\n",
-            )?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 #[cfg(test)]

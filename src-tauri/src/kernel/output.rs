@@ -199,29 +199,13 @@ fn save_image(dir: &Path, d: &DisplayData, mime: &str, ext: &str) -> Result<Path
 
 /// Create `dir/name` with `bytes`, refusing when `dir` is no longer the directory it was when
 /// the session started (kernel code can replace a workspace directory with a link to any
-/// place the user can write) and never following a link at `name`. Race-free: the file is
-/// created through the opened directory's descriptor.
+/// place the user can write) and never following a link at `name`.
 fn write_in_dir(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
-    use std::io::Write;
-    use std::os::fd::AsRawFd;
-    let handle =
-        std::fs::File::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
-    let through = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
-    let real =
-        std::fs::read_link(&through).map_err(|e| format!("cannot check {}: {e}", dir.display()))?;
-    if real != dir {
-        return Err(format!(
-            "{} now leads to {}; images are only saved in the directory the session started with",
-            dir.display(),
-            real.display()
-        ));
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(through.join(name))
-        .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))?;
-    f.write_all(bytes)
+    let handle = crate::fsutil::Dir::open_exact(dir).map_err(|e| {
+        format!("{e}; images are only saved in the directory the session started with")
+    })?;
+    handle
+        .create_file(name, bytes)
         .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
 }
 

@@ -1,0 +1,93 @@
+//! Writing into a directory that untrusted code can also change.
+//!
+//! Kernel code can write the workspace, so it can swap `images/` or `mcptools/` for a link
+//! to any place the user can write. ipybox writes there on the host; [`Dir`] makes sure it
+//! writes only into the directory it meant: the directory is opened once and every later
+//! operation goes through its descriptor (`/proc/self/fd/N/<name>`), files are created with
+//! `O_EXCL` (never through a link) and replaced by renaming (a link is replaced, not followed).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// An opened directory, addressed through its descriptor.
+#[derive(Debug)]
+pub(crate) struct Dir {
+    handle: File,
+}
+
+impl Dir {
+    /// Open `path`, refusing a link at its last component (`ENOTDIR` or `ELOOP`).
+    pub(crate) fn open_nofollow(path: &Path) -> io::Result<Dir> {
+        let handle = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+            .open(path)?;
+        Ok(Dir { handle })
+    }
+
+    /// Open `path`, which must resolve to exactly `path` (absolute, links already resolved):
+    /// the error names where it leads instead.
+    pub(crate) fn open_exact(path: &Path) -> io::Result<Dir> {
+        let handle = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(path)?;
+        let dir = Dir { handle };
+        let real = std::fs::read_link(dir.join(""))?;
+        if real != path {
+            return Err(io::Error::other(format!(
+                "{} now leads to {}",
+                path.display(),
+                real.display()
+            )));
+        }
+        Ok(dir)
+    }
+
+    /// `name` inside this directory, as a path through its descriptor.
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
+        let base = PathBuf::from(format!("/proc/self/fd/{}", self.handle.as_raw_fd()));
+        if name.is_empty() {
+            base
+        } else {
+            base.join(name)
+        }
+    }
+
+    /// Create `name`, which must not exist yet (so never through a link).
+    pub(crate) fn create_file(&self, name: &str, contents: &[u8]) -> io::Result<()> {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.join(name))?
+            .write_all(contents)
+    }
+
+    /// Replace `name` with `contents`: a new file renamed over it.
+    pub(crate) fn replace_file(&self, name: &str, contents: &[u8]) -> io::Result<()> {
+        let tmp = format!(".{name}.tmp-{}", uuid::Uuid::new_v4().simple());
+        self.create_file(&tmp, contents)?;
+        std::fs::rename(self.join(&tmp), self.join(name)).inspect_err(|_| {
+            let _ = std::fs::remove_file(self.join(&tmp));
+        })
+    }
+
+    /// Remove the entry `name` if there is one: a directory with its contents, a file or a
+    /// link (itself, not what it points to).
+    pub(crate) fn remove(&self, name: &str) -> io::Result<()> {
+        let path = self.join(name);
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Is `name` a regular file (not a link)?
+    pub(crate) fn is_file(&self, name: &str) -> bool {
+        std::fs::symlink_metadata(self.join(name)).is_ok_and(|m| m.is_file())
+    }
+}
