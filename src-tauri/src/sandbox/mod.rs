@@ -358,8 +358,6 @@ pub struct SandboxLaunch {
     pub wrapper: Vec<OsString>,
     /// The srt that runs it.
     pub srt: Srt,
-    /// The policy as written for srt.
-    pub settings_path: PathBuf,
 }
 
 /// Locate srt, check its dependencies, render the policy for this session and write it to
@@ -383,12 +381,8 @@ pub fn prepare(
     std::fs::write(&settings_path, text)
         .map_err(|e| Error::io(format!("writing {}", settings_path.display()), e))?;
     wrapper.push("--settings".into());
-    wrapper.push(settings_path.clone().into_os_string());
-    Ok(SandboxLaunch {
-        wrapper,
-        srt,
-        settings_path,
-    })
+    wrapper.push(settings_path.into_os_string());
+    Ok(SandboxLaunch { wrapper, srt })
 }
 
 /// Where a sandboxed session's matplotlib configuration and cache live.

@@ -239,11 +239,6 @@ impl NetnsHelper {
         let fd = self.request(OP_LISTEN, port)?;
         Ok(std::net::TcpListener::from(fd))
     }
-
-    /// The helper's process id.
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
 }
 
 impl Drop for NetnsHelper {
