@@ -87,6 +87,14 @@ struct SleepParams {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct WriteParams {
+    /// Absolute path of the file to create or replace.
+    path: String,
+    /// Its contents.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct EnvParams {
     /// Name of the environment variable to read.
     name: String,
@@ -220,6 +228,17 @@ impl Fixture {
             Err(err) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "invalid seconds {seconds}: {err}"
             ))]),
+        }
+    }
+
+    #[tool(description = "Write text to a file; a tool error says why it could not.")]
+    fn write_file(
+        &self,
+        Parameters(WriteParams { path, text }): Parameters<WriteParams>,
+    ) -> CallToolResult {
+        match std::fs::write(&path, text) {
+            Ok(()) => CallToolResult::success(vec![ContentBlock::text("written")]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{path}: {e}"))]),
         }
     }
 

@@ -171,3 +171,56 @@ pub fn echo_server() -> ipybox::ServerParams {
     }))
     .expect("valid server parameters")
 }
+
+/// A client of `ipybox mcp` over stdio, as an agent would run it.
+pub mod mcp_client {
+    use std::path::Path;
+    use std::process::Stdio;
+
+    use rmcp::model::{CallToolRequestParams, CallToolResult};
+    use rmcp::service::RunningService;
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::{RoleClient, ServiceExt};
+
+    /// A connected rmcp client.
+    pub type Client = RunningService<RoleClient, ()>;
+
+    /// Start `ipybox mcp --workspace WS EXTRA…` with `envs` and connect to it.
+    pub async fn stdio_client(ws: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Client {
+        let mut cmd = tokio::process::Command::new(super::ipybox_bin());
+        cmd.arg("mcp")
+            .arg("--workspace")
+            .arg(ws)
+            .args(extra)
+            .envs(envs.iter().copied());
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting ipybox mcp");
+        ().serve(transport).await.expect("the MCP handshake")
+    }
+
+    /// Call `tool` with an object of arguments.
+    pub async fn call(c: &Client, tool: &str, args: serde_json::Value) -> CallToolResult {
+        let serde_json::Value::Object(args) = args else {
+            panic!("tool arguments must be an object")
+        };
+        c.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+            .await
+            .expect("the tool call is answered")
+    }
+
+    /// The text blocks of a result, joined by newlines.
+    pub fn text(r: &CallToolResult) -> String {
+        let v = serde_json::to_value(&r.content).expect("content serializes");
+        v.as_array()
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    }
+}

@@ -7,46 +7,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use ipybox_tests::mcp_client::{call, stdio_client, text};
 use ipybox_tests::{ipybox_bin, wait_for, workspace};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
-
-type Client = RunningService<RoleClient, ()>;
-
-async fn stdio_client(ws: &Path, envs: &[(&str, &str)], extra: &[&str]) -> Client {
-    let mut cmd = tokio::process::Command::new(ipybox_bin());
-    cmd.arg("mcp")
-        .arg("--workspace")
-        .arg(ws)
-        .args(extra)
-        .envs(envs.iter().copied());
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    ().serve(transport).await.unwrap()
-}
-
-async fn call(c: &Client, tool: &str, args: serde_json::Value) -> CallToolResult {
-    let serde_json::Value::Object(args) = args else {
-        panic!("object args")
-    };
-    c.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
-        .await
-        .unwrap()
-}
-
-fn text(r: &CallToolResult) -> String {
-    let v = serde_json::to_value(&r.content).unwrap();
-    v.as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|b| b["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use rmcp::ServiceExt;
 
 fn everything() -> serde_json::Value {
     let js = Path::new(env!("CARGO_MANIFEST_DIR"))
