@@ -16,6 +16,44 @@ def _ipybox_tmpdir():
 
 _ipybox_tmpdir()
 
+
+# In a sandbox, the gateway and every kernel it starts hold no capabilities. When ipybox
+# runs as root, bubblewrap leaves the sandbox's root with all capabilities in its user
+# namespace, enough to bind-mount over the read-only IPython profile. Drop the bounding set,
+# the ambient and the current sets, and forbid regaining any (no_new_privs, inherited by the
+# kernels): root's execve then grants nothing either. Refuse to run when that fails.
+def _ipybox_drop_capabilities():
+    import ctypes
+    import sys
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    except Exception:
+        last = 63
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: nothing to drop
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (Data * 2)()
+    failed = libc.capset(ctypes.byref(header), data) != 0
+    failed |= libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+    status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+    if failed or int(status["CapEff"], 16) or int(status["CapPrm"], 16):
+        sys.exit("ipybox: cannot drop the capabilities of the sandboxed gateway; refusing to run")
+
+
+if @@DROP_CAPABILITIES@@:
+    _ipybox_drop_capabilities()
+
 c.KernelGatewayApp.auth_token = @@TOKEN@@
 c.KernelGatewayApp.default_kernel_name = "ipybox"
 c.KernelGatewayApp.port_retries = 0

@@ -9,12 +9,16 @@ def _ipybox_init():
     # may not, so set them here too.
     os.environ.update(env)
     working_dir = @@WORKING_DIR@@
+    # IPython puts the working directory ('') on the module path before site-packages. The
+    # workspace is kernel-writable: a module left there by earlier code must not shadow the
+    # standard library or an installed package that a later kernel imports on its own (the
+    # inline plot backend, say). Its modules (mcptools/, the user's own) stay importable,
+    # after everything installed, also when the code changes directory.
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", working_dir)]
     if working_dir:
         if os.path.isdir(working_dir):
             os.chdir(working_dir)
-        # Keep the working directory importable (mcptools/) even after the code changes dir.
-        if working_dir not in sys.path:
-            sys.path.insert(1 if sys.path[:1] == [""] else 0, working_dir)
+        sys.path.append(working_dir)
 
     # IPython 9 copies everything a cell prints into its output history (`_tee`): about two
     # microseconds per write, and memory that grows with all output the session ever printed.

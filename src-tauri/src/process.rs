@@ -10,12 +10,44 @@
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
+
+/// The directory host-side helpers run in: pip, the unsandboxed gateway, MCP servers without
+/// an explicit `cwd`. It is an empty directory in ipybox's data directory, never the
+/// workspace: Python puts the working directory first on the module path (`-m`, `-c`), npm
+/// and uv look for projects and configuration there, and kernel code can write the
+/// workspace. Falls back to `/` when the data directory cannot be created.
+pub fn neutral_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let made = crate::pyenv::ipybox_home().and_then(|home| {
+            let dir = home.join("empty");
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))?;
+            Ok(dir)
+        });
+        match made {
+            Ok(dir) => dir,
+            Err(e) => {
+                tracing::warn!(error = %e, "no neutral directory in the data directory; using /");
+                PathBuf::from("/")
+            }
+        }
+    })
+}
+
+/// A command for a program ipybox runs on the host on its own behalf, in [`neutral_dir`].
+pub fn host_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(neutral_dir());
+    cmd
+}
 
 fn spawner() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
     static SPAWNER: OnceLock<std::sync::Mutex<mpsc::Sender<SpawnJob>>> = OnceLock::new();

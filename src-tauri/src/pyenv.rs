@@ -12,6 +12,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::process::host_command;
+
 use crate::error::{Error, Result};
 
 /// The pinned requirements shipped with ipybox.
@@ -131,7 +133,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
             say(progress, &format!("using uv and {}", base.display()));
             run(
                 progress,
-                Command::new(&uv)
+                host_command(&uv)
                     .arg("venv")
                     .arg("--seed")
                     .arg("--quiet")
@@ -146,7 +148,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
                 );
                 run(
                     progress,
-                    Command::new(&uv)
+                    host_command(&uv)
                         .args(["pip", "install", "--no-deps", "--python"])
                         .arg(&env.python)
                         .arg("-r")
@@ -162,7 +164,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
                     base.display()
                 ),
             );
-            run(progress, Command::new(&base).arg("-m").arg("venv").arg(&venv))
+            run(progress, host_command(&base).args(["-I", "-m", "venv"]).arg(&venv))
                 .map_err(|e| {
                     Error::PythonEnv(format!(
                         "{e}\nOn Debian and Ubuntu, `python3 -m venv` needs the python3-venv package: apt-get install python3-venv"
@@ -172,8 +174,8 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
                     say(progress, "installing ipykernel, jupyter-kernel-gateway, pydantic, matplotlib");
                     run(
                         progress,
-                        Command::new(&env.python)
-                            .args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input"])
+                        host_command(&env.python)
+                            .args(["-I", "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input"])
                             .args(if progress == Progress::Quiet { &["--quiet"][..] } else { &[][..] })
                             .arg("-r")
                             .arg(&req_path),
@@ -188,8 +190,8 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     // matplotlib builds its font list on first import; do it now, once, where every
     // session reads it (sandboxed sessions get a copy), instead of on a user's first plot.
     say(progress, "building matplotlib's font cache");
-    let _ = Command::new(&env.python)
-        .args(["-c", "import matplotlib.font_manager"])
+    let _ = host_command(&env.python)
+        .args(["-I", "-c", "import matplotlib.font_manager"])
         .env("MPLCONFIGDIR", home.join("mplconfig"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -297,8 +299,9 @@ fn is_executable(p: &Path) -> bool {
 
 /// `(major, minor)` of an interpreter.
 fn python_version(python: &Path) -> Option<(u32, u32)> {
-    let out = Command::new(python)
+    let out = host_command(python)
         .args([
+            "-I",
             "-c",
             "import sys; print(sys.version_info[0], sys.version_info[1])",
         ])
@@ -352,8 +355,8 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
     let probe = format!(
         "import sys, importlib.util as u\nprint(sys.version_info[0], sys.version_info[1])\nprint(' '.join(m for m in ({modules},) if u.find_spec(m) is None))"
     );
-    let out = Command::new(&python)
-        .args(["-c", &probe])
+    let out = host_command(&python)
+        .args(["-I", "-c", &probe])
         .stdin(Stdio::null())
         .output()
         .map_err(|e| {

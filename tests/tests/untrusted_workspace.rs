@@ -354,7 +354,7 @@ async fn the_sandboxed_kernel_holds_no_capabilities_and_reset_is_clean() {
 import ctypes, os
 status = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
 print("CapEff", status["CapEff"].strip())
-print("CapBnd", status["CapBnd"].strip())
+print("CapPrm", status["CapPrm"].strip())
 os.makedirs("startup", exist_ok=True)
 open("startup/00-planted.py", "w").write({planted:?})
 target = os.path.join(os.environ["IPYTHONDIR"], "profile_default", "startup")
@@ -367,7 +367,7 @@ print("mount", rc, os.strerror(ctypes.get_errno()) if rc else "ok")
     )
     .await;
     assert!(out.contains("CapEff 0000000000000000"), "{out}");
-    assert!(out.contains("CapBnd 0000000000000000"), "{out}");
+    assert!(out.contains("CapPrm 0000000000000000"), "{out}");
     assert!(out.contains("mount -1"), "the bind mount must fail: {out}");
     e.reset().await.unwrap();
     run(&e, "print(1)").await;

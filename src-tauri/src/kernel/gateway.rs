@@ -257,7 +257,15 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
             &serde_json::to_string(token).unwrap_or_default(),
         )
         .replace("@@PROCESS_ENV@@", &json_list(&launch.process_env_whitelist))
-        .replace("@@KERNEL_ENV@@", &json_list(&launch.kernel_env_whitelist));
+        .replace("@@KERNEL_ENV@@", &json_list(&launch.kernel_env_whitelist))
+        .replace(
+            "@@DROP_CAPABILITIES@@",
+            if launch.sandbox.is_some() {
+                "True"
+            } else {
+                "False"
+            },
+        );
     write_private(
         &state.join("config/jupyter_kernel_gateway_config.py"),
         &config,
@@ -309,6 +317,11 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
     args.push(launch.python.clone().into_os_string());
     args.extend(
         [
+            // Isolated: nothing from the working directory, PYTHONPATH or user site-packages
+            // on the module path (a `kernel_gateway.py` kernel code left in the workspace
+            // must not run). -u replaces PYTHONUNBUFFERED, which -I ignores.
+            "-I".to_owned(),
+            "-u".to_owned(),
             "-m".to_owned(),
             "kernel_gateway".to_owned(),
             format!("--KernelGatewayApp.ip={}", launch.host),
@@ -325,9 +338,18 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
     all.extend(launch.wrapper.iter().cloned());
     all.extend(args);
     let (program, rest) = (all[0].clone(), all[1..].to_vec());
+    // srt resolves its own protections (writes to .git/hooks, .bashrc, .mcp.json, … are
+    // refused) against its working directory, so it starts in the workspace; srt reads no
+    // code or configuration from there, and the gateway under it is isolated (-I). Without
+    // a sandbox the gateway starts in the neutral directory, and its kernels with it.
+    let cwd = if launch.sandbox.is_some() {
+        launch.working_dir.as_path()
+    } else {
+        process::neutral_dir()
+    };
     let mut cmd = Command::new(&program);
     cmd.args(&rest)
-        .current_dir(&launch.working_dir)
+        .current_dir(cwd)
         .env_clear()
         .envs(&launch.env)
         .stdin(Stdio::null())
