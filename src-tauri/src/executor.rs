@@ -860,25 +860,35 @@ impl CodeExecutor {
             None => std::env::current_dir()
                 .map_err(|e| Error::io("reading the current directory", e))?,
         };
-        let generated = generate(
-            name,
-            params,
-            &working_dir.join("mcptools"),
-            c.mcp_connect_timeout,
-        )
-        .await?;
         let home = pyenv::ipybox_home()?;
         let mut registry = Registry::load(&home, &working_dir)?;
-        registry.insert(name, params.clone())?;
-        if let Some(tools) = self
+        let working_dir = registry.workspace.clone();
+        let params = registry.pin_srt_policy(name, params, &working_dir)?;
+        // A running session resolves ${VAR}s the way its tool server does: a sandboxed one
+        // from the snapshot taken at its start, never from a .env its kernel may have written.
+        let tools = self
             .shared
             .state
             .lock()
             .await
             .as_ref()
             .and_then(|r| r.tools.as_ref())
-        {
-            tools.state().set_server(name, params.clone());
+            .map(|t| t.state().clone());
+        let vars = match &tools {
+            Some(state) => state.variables()?,
+            None => Variables::load(Some(&working_dir))?,
+        };
+        let generated = generate(
+            name,
+            &params,
+            &working_dir.join("mcptools"),
+            &vars,
+            c.mcp_connect_timeout,
+        )
+        .await?;
+        registry.insert(name, params.clone())?;
+        if let Some(state) = tools {
+            state.set_server(name, params);
         }
         Ok(generated)
     }

@@ -78,6 +78,75 @@ impl Registry {
         }
     }
 
+    /// Where ipybox keeps this workspace's files (outside the workspace).
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(&self.path)
+    }
+
+    /// The parameters to store for a server: a stdio server run under `srt --settings FILE`
+    /// gets its policy read now and pinned. FILE may lie in the workspace, which kernel code
+    /// can rewrite, and the server starts in a neutral directory: so the policy is rendered
+    /// with its relative paths resolved against `workspace` (as srt did when servers started
+    /// there) and `~` expanded, written to this workspace's directory in ipybox's data
+    /// directory, and the argument replaced by that copy. Registering again re-reads it.
+    pub fn pin_srt_policy(
+        &self,
+        name: &str,
+        params: &ServerParams,
+        workspace: &Path,
+    ) -> Result<ServerParams> {
+        let command = params.command.as_deref().unwrap_or_default();
+        if crate::mcp::client::program_name(command) != "srt" {
+            return Ok(params.clone());
+        }
+        let Some(settings) = crate::mcp::client::srt_settings(&params.args) else {
+            return Ok(params.clone());
+        };
+        if settings.contains("${") {
+            return Err(Error::Config(format!(
+                "the sandbox policy of \"{name}\" ({settings}) cannot contain ${{…}} placeholders: ipybox reads it once, at registration"
+            )));
+        }
+        let source = workspace.join(settings);
+        let user_home = dirs::home_dir()
+            .ok_or_else(|| Error::Config("cannot find the home directory for `~` paths".into()))?;
+        let policy = crate::sandbox::policy::load(Some(&source))?;
+        let rendered = crate::sandbox::policy::render(
+            policy,
+            workspace,
+            &user_home,
+            crate::sandbox::policy::Additions::default(),
+        )?;
+        check_server_name(name)?;
+        let dir = self.dir().join("srt");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let pinned = dir.join(format!("{name}.json"));
+        let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.json.{}", std::process::id()));
+        std::fs::write(&tmp, text)
+            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
+        std::fs::rename(&tmp, &pinned)
+            .map_err(|e| Error::io(format!("writing {}", pinned.display()), e))?;
+        let pinned = pinned.to_string_lossy().into_owned();
+        let mut out = params.clone();
+        let mut replaced = false;
+        for i in 0..out.args.len() {
+            if replaced {
+                break;
+            }
+            let a = &out.args[i];
+            if (a == "--settings" || a == "-s") && i + 1 < out.args.len() {
+                out.args[i + 1] = pinned.clone();
+                replaced = true;
+            } else if a.starts_with("--settings=") {
+                out.args[i] = format!("--settings={pinned}");
+                replaced = true;
+            }
+        }
+        Ok(out)
+    }
+
     /// Parameters of `name`.
     pub fn get(&self, name: &str) -> Option<&ServerParams> {
         self.servers.get(name)
@@ -153,6 +222,30 @@ mod tests {
             "the registry lives in the data dir, not the workspace"
         );
         assert!(r.insert("not-valid", p.clone()).is_err());
+        let policy = ws.path().join("policy.json");
+        std::fs::write(
+            &policy,
+            r#"{"filesystem": {"denyRead": [".env"], "allowWrite": ["out"]}}"#,
+        )
+        .expect("write");
+        let srt = ServerParams::from_json(&serde_json::json!({
+            "command": "srt", "args": ["--settings", "policy.json", "npx", "-y", "x"]
+        }))
+        .expect("valid");
+        let pinned = r.pin_srt_policy("fs", &srt, ws.path()).expect("pinned");
+        assert!(
+            pinned.args[1].starts_with(&home.path().to_string_lossy().into_owned()),
+            "{pinned:?}"
+        );
+        std::fs::write(&policy, "{}").expect("rewrite");
+        let copy: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&pinned.args[1]).expect("copy"))
+                .expect("json");
+        assert_eq!(
+            copy["filesystem"]["allowWrite"][0],
+            ws.path().join("out").to_string_lossy().into_owned(),
+            "relative paths are resolved against the workspace, and the copy does not follow the file"
+        );
         assert!(r.insert("class", p).is_err(), "keywords are refused");
     }
 }

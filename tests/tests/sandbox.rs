@@ -341,16 +341,16 @@ fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Processes whose command line mentions `needle` and whose working directory is `cwd`.
-fn processes_with(needle: &str, cwd: &Path) -> Vec<i32> {
+/// Processes whose command line holds `needle` and the path `arg`.
+fn processes_with(needle: &str, arg: &Path) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
             continue;
         };
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let here = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
-        if String::from_utf8_lossy(&cmdline).contains(needle) && here.as_deref() == Some(cwd) {
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if cmdline.contains(needle) && cmdline.contains(&*arg.to_string_lossy()) {
             out.push(pid);
         }
     }
@@ -368,7 +368,7 @@ async fn the_sandboxed_filesystem_server_reads_the_readme_but_not_env() {
         "command": "srt",
         "args": [
             "--settings", profile,
-            "npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "."
+            "npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "${WORKSPACE}"
         ],
     }))
     .unwrap();
@@ -403,7 +403,7 @@ async fn the_sandboxed_filesystem_server_reads_the_readme_but_not_env() {
         }
         other => panic!("reading .env must fail in the server's sandbox: {other:?}"),
     }
-    let servers = processes_with("mcp-server.json", &ws_path);
+    let servers = processes_with("srt/filesystem.json", &ws_path);
     assert!(!servers.is_empty(), "the server runs under srt");
     let pids: Vec<i32> = servers.iter().flat_map(|&p| tree(p)).collect();
     e.stop().await.unwrap();

@@ -33,21 +33,29 @@ pub async fn generate_mcp_sources(
     server_params: &ServerParams,
     root_dir: &Path,
 ) -> Result<Vec<String>> {
+    let workspace = root_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let vars = Variables::load(Some(workspace))?;
     Ok(generate(
         server_name,
         server_params,
         root_dir,
+        &vars,
         Duration::from_secs(30),
     )
     .await?
     .modules)
 }
 
-/// [`generate_mcp_sources`] with the details: skipped tools and original names.
+/// [`generate_mcp_sources`] with the details: skipped tools and original names. `${VAR}`s
+/// come from `vars`; the workspace is `root_dir`'s parent.
 pub async fn generate(
     server_name: &str,
     server_params: &ServerParams,
     root_dir: &Path,
+    vars: &Variables,
     connect_timeout: Duration,
 ) -> Result<Generated> {
     check_server_name(server_name)?;
@@ -55,8 +63,7 @@ pub async fn generate(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let vars = Variables::load(Some(workspace))?;
-    let resolved = server_params.resolve(&vars)?;
+    let resolved = server_params.resolve(vars)?;
     let conn = connect(server_name, &resolved, workspace, connect_timeout).await?;
     let listed = conn.list_tools().await;
     conn.close().await;

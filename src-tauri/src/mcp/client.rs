@@ -46,12 +46,15 @@ impl std::fmt::Debug for McpConnection {
     }
 }
 
-/// Connect to server `name` with resolved `params` (no `${VAR}` left), running a stdio
-/// server in `default_cwd` unless the parameters give a `cwd`.
+/// Connect to server `name` with resolved `params` (no `${VAR}` left). A stdio server runs
+/// in the neutral directory ([`crate::process::neutral_dir`]), never in the workspace
+/// unless its parameters say so with `cwd` (relative to `workspace`): kernel code can write
+/// the workspace, and `python -m`, `npx` and `uvx` load code and configuration from their
+/// working directory.
 pub async fn connect(
     name: &str,
     params: &ServerParams,
-    default_cwd: &Path,
+    workspace: &Path,
     timeout: Duration,
 ) -> Result<McpConnection> {
     let stderr = Arc::new(Mutex::new(String::new()));
@@ -74,6 +77,21 @@ pub async fn connect(
         TransportKind::Stdio => {
             let command = params.command.as_deref().unwrap_or_default();
             let program = program_for(command).map_err(|e| fail(e.to_string(), &stderr))?;
+            if program_name(command) == "srt"
+                && let Some(settings) = srt_settings(&params.args)
+                && Path::new(settings).is_relative()
+            {
+                return Err(fail(
+                    format!(
+                        "its sandbox policy {settings:?} is a relative path, which ipybox no longer reads from the workspace (kernel code can rewrite it); register the server again to pin the policy"
+                    ),
+                    &stderr,
+                ));
+            }
+            let cwd = match params.cwd.as_deref() {
+                Some(dir) => workspace.join(dir),
+                None => crate::process::neutral_dir().to_path_buf(),
+            };
             let mut cmd = tokio::process::Command::new(&program[0]);
             cmd.args(&program[1..])
                 .args(&params.args)
@@ -84,7 +102,7 @@ pub async fn connect(
                         .filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))),
                 )
                 .envs(&params.env)
-                .current_dir(params.cwd.as_deref().map(Path::new).unwrap_or(default_cwd))
+                .current_dir(&cwd)
                 .kill_on_drop(true);
             let parent = std::process::id() as libc::pid_t;
             // SAFETY: async-signal-safe calls only, between fork and exec.
@@ -223,6 +241,35 @@ fn program_for(command: &str) -> Result<Vec<std::ffi::OsString>> {
     let srt = crate::sandbox::locate_srt(None, &home)?;
     crate::sandbox::check_tools(&srt)?;
     Ok(srt.command())
+}
+
+/// The file name of a command (`/usr/bin/srt` → `srt`).
+pub(crate) fn program_name(command: &str) -> &str {
+    Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command)
+}
+
+/// The value of srt's `--settings FILE` (or `--settings=FILE`) among `args`, if given.
+pub(crate) fn srt_settings(args: &[String]) -> Option<&str> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--settings" || a == "-s" {
+            return it.next().map(String::as_str);
+        }
+        if let Some(v) = a.strip_prefix("--settings=") {
+            return Some(v);
+        }
+        if a == "-c" || a == "--control-fd" {
+            it.next();
+            continue;
+        }
+        if !a.starts_with('-') {
+            return None; // the sandboxed command begins
+        }
+    }
+    None
 }
 
 /// The parameters' HTTP headers, checked.

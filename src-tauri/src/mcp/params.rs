@@ -107,6 +107,47 @@ impl ServerParams {
         }
     }
 
+    /// What will run, with every `${VAR}` resolved, for an approval request: a person must
+    /// see where a call goes, also when `.env` decides it. Secrets are masked: values of
+    /// variables and environment entries whose names say they are secret (`*_KEY`,
+    /// `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) and the values of authentication headers.
+    /// Unknown variables stay as written.
+    pub fn describe(&self, vars: &Variables) -> String {
+        let show = |s: &str| vars.substitute_masked(s);
+        let mut out = match (&self.command, &self.url) {
+            (Some(cmd), _) => {
+                let mut s = show(cmd);
+                for a in &self.args {
+                    s.push(' ');
+                    s.push_str(&show(a));
+                }
+                s
+            }
+            (None, Some(url)) => show(url),
+            (None, None) => String::from("(no command or URL)"),
+        };
+        for (k, v) in &self.env {
+            let v = if is_secret_name(k) {
+                MASK.to_owned()
+            } else {
+                show(v)
+            };
+            out.push_str(&format!(" [env {k}={v}]"));
+        }
+        for (k, v) in &self.headers {
+            let v = if is_secret_header(k) {
+                MASK.to_owned()
+            } else {
+                show(v)
+            };
+            out.push_str(&format!(" [header {k}: {v}]"));
+        }
+        if let Some(cwd) = &self.cwd {
+            out.push_str(&format!(" [in {}]", show(cwd)));
+        }
+        out
+    }
+
     /// A copy with every `${VAR}` replaced from `vars`. An unknown variable is an error
     /// naming it.
     pub fn resolve(&self, vars: &Variables) -> Result<ServerParams> {
@@ -131,7 +172,40 @@ impl ServerParams {
     }
 }
 
-/// Values for `${VAR}` substitution: the workspace's `.env` file over ipybox's environment.
+/// What a masked secret shows.
+const MASK: &str = "••••••";
+
+/// Does a variable or environment entry of this name hold a secret?
+fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n.ends_with("KEY")
+        || n.ends_with("_PAT")
+        || [
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "CREDENTIAL",
+            "PRIVATE",
+            "AUTH",
+            "COOKIE",
+            "SESSION",
+        ]
+        .iter()
+        .any(|s| n.contains(s))
+}
+
+/// Does an HTTP header of this name carry credentials?
+fn is_secret_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization" || n == "proxy-authorization" || n == "cookie" || is_secret_name(name)
+}
+
+/// The variable that names the workspace in server parameters (`"args": ["${WORKSPACE}"]`).
+pub const WORKSPACE_VAR: &str = "WORKSPACE";
+
+/// Values for `${VAR}` substitution: the workspace's `.env` file over ipybox's environment,
+/// and `${WORKSPACE}`, the workspace's path.
 #[derive(Debug, Clone, Default)]
 pub struct Variables {
     vars: BTreeMap<String, String>,
@@ -153,6 +227,7 @@ impl Variables {
                     vars.insert(k, v);
                 }
             }
+            vars.insert(WORKSPACE_VAR.to_owned(), ws.to_string_lossy().into_owned());
         }
         Ok(Variables { vars })
     }
@@ -170,6 +245,29 @@ impl Variables {
     /// The value of `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)
+    }
+
+    /// `s` with known `${NAME}`s replaced, secret ones masked, unknown or malformed ones
+    /// kept as written.
+    fn substitute_masked(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else {
+                break;
+            };
+            let name = &after[..end];
+            match self.vars.get(name) {
+                Some(_) if is_secret_name(name) => out.push_str(MASK),
+                Some(value) => out.push_str(value),
+                None => out.push_str(&rest[start..start + 3 + end]),
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        out
     }
 
     /// Replace every `${NAME}` in `s`. `$` not followed by `{` is kept.
@@ -273,6 +371,36 @@ mod tests {
             "$HOME and $$",
             "bare $ is kept"
         );
+    }
+
+    #[test]
+    fn descriptions_resolve_placeholders_and_mask_secrets() {
+        let p = ServerParams::from_json(&serde_json::json!({
+            "url": "https://${HOST}/mcp?k=${TOKEN}",
+            "headers": {"Authorization": "Bearer ${TOKEN}", "X-Mode": "${HOST}"}
+        }))
+        .expect("valid");
+        let d = p.describe(&vars());
+        assert!(d.starts_with("https://h/mcp?k=••••••"), "{d}");
+        assert!(d.contains("[header Authorization: ••••••]"), "{d}");
+        assert!(d.contains("[header X-Mode: h]"), "{d}");
+        assert!(!d.contains("s3cret"), "{d}");
+        let p = ServerParams::from_json(&serde_json::json!({
+            "command": "npx", "args": ["${UNKNOWN}", "${HOST}"], "env": {"API_KEY": "literal", "MODE": "${HOST}"}
+        }))
+        .expect("valid");
+        assert_eq!(
+            p.describe(&vars()),
+            "npx ${UNKNOWN} h [env API_KEY=••••••] [env MODE=h]"
+        );
+    }
+
+    #[test]
+    fn the_workspace_is_a_variable_env_cannot_override() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join(".env"), "WORKSPACE=/elsewhere\n").expect("write");
+        let v = Variables::load(Some(dir.path())).expect("loads");
+        assert_eq!(v.get("WORKSPACE"), dir.path().to_str());
     }
 
     #[test]

@@ -72,8 +72,9 @@ impl ApprovalRequest {
         &self.0.tool_args
     }
 
-    /// What the server is: its command line or URL (placeholders unresolved), so a person
-    /// sees what will actually run, not just a name.
+    /// What the server is: its command line or URL with `${VAR}`s resolved (secrets
+    /// masked), so a person sees what will actually run and where the call goes, not just a
+    /// name.
     pub fn server(&self) -> &str {
         &self.0.server
     }

@@ -80,6 +80,11 @@ impl ToolServer {
         }
     }
 
+    /// The variables `${VAR}`s in server parameters resolve from in this session.
+    pub fn variables(&self) -> crate::Result<crate::mcp::params::Variables> {
+        self.sessions.variables()
+    }
+
     /// Close all MCP sessions (they restart on their next call).
     pub async fn reset(&self) {
         self.sessions.reset().await;
@@ -154,9 +159,13 @@ impl ToolServer {
             );
         };
         let args = Value::Object(req.args.unwrap_or_default());
+        let described = match self.sessions.variables() {
+            Ok(vars) => params.describe(&vars),
+            Err(_) => params.summary(),
+        };
         match self
             .approvals
-            .request(&req.server, &req.tool, &args, &params.summary())
+            .request(&req.server, &req.tool, &args, &described)
             .await
         {
             Ok(()) => {}

@@ -44,6 +44,15 @@ impl Sessions {
         self
     }
 
+    /// The variables `${VAR}`s resolve from now: the session's snapshot, or the environment
+    /// and the workspace's `.env`.
+    pub fn variables(&self) -> Result<Variables> {
+        match &self.fixed {
+            Some(v) => Ok(v.clone()),
+            None => Variables::load(Some(&self.workspace)),
+        }
+    }
+
     /// The session of `name`, starting it if needed. Concurrent callers share one start; a
     /// failed start is retried by the next call.
     pub async fn get(&self, name: &str, params: &ServerParams) -> Result<Arc<McpConnection>> {
@@ -56,10 +65,7 @@ impl Sessions {
             .clone();
         let conn = slot
             .get_or_try_init(|| async {
-                let vars = match &self.fixed {
-                    Some(v) => v.clone(),
-                    None => Variables::load(Some(&self.workspace))?,
-                };
+                let vars = self.variables()?;
                 let resolved = params.resolve(&vars)?;
                 connect(name, &resolved, &self.workspace, self.connect_timeout)
                     .await
