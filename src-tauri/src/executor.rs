@@ -47,6 +47,10 @@ pub struct CodeExecutionResult {
     pub text: Option<String>,
     /// Images the code displayed, saved in `images_dir`.
     pub images: Vec<PathBuf>,
+    /// The same images as saved: path, MIME type and bytes (no need to read the files
+    /// back, which kernel code may have replaced since).
+    #[serde(skip)]
+    pub image_data: Vec<crate::kernel::output::SavedImage>,
 }
 
 /// An event of [`CodeExecutor::stream`].
@@ -330,29 +334,10 @@ struct Running {
     kernel: Option<KernelSession>,
     spare: Option<JoinHandle<Result<KernelSession>>>,
     kernel_spec: KernelSpec,
-    images_dir: PathBuf,
+    images_dir: crate::fsutil::Anchored,
     state_dir: Option<PathBuf>,
     tools: Option<ToolServerHandle>,
     approvals: Arc<Approvals>,
-}
-
-/// `path` with the symbolic links of its existing part resolved now, so that a link kernel
-/// code plants later is noticed when images are saved.
-fn resolve_links(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 /// Kernel environment variables with the tool server's address and bearer token.
@@ -578,11 +563,16 @@ impl CodeExecutor {
                 working_dir.display()
             ))
         })?;
-        let images_dir = resolve_links(&match &c.images_dir {
-            Some(d) if d.is_relative() => working_dir.join(d),
-            Some(d) => d.clone(),
-            None => working_dir.join("images"),
-        });
+        // Kernel code may have replaced images/ (or a folder above it) with a link, in this
+        // session or an earlier one: below the workspace, nothing is followed.
+        let images_dir = crate::fsutil::Anchored::new(
+            &match &c.images_dir {
+                Some(d) if d.is_relative() => working_dir.join(d),
+                Some(d) => d.clone(),
+                None => working_dir.join("images"),
+            },
+            &working_dir,
+        );
         let home = pyenv::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
         let approvals = Arc::new(Approvals::new(c.approval_timeout));
@@ -893,6 +883,20 @@ impl CodeExecutor {
         Ok(generated)
     }
 
+    /// `pip install spec` into the kernels' Python environment; the next import in the
+    /// kernel finds it. pip runs on the host, isolated from the workspace; with the sandbox
+    /// on it installs wheels from an index or URL only (no build script, no local path).
+    /// Returns pip's output.
+    pub async fn install_package(&self, spec: &str) -> Result<String> {
+        let c = &self.shared.config;
+        let python = c.python.clone();
+        let progress = c.progress;
+        let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
+            .await
+            .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
+        pyenv::pip_install(env.python(), spec, c.sandbox.is_some()).await
+    }
+
     /// Run `code` and wait for its result. `timeout: None` waits forever.
     pub async fn execute(
         &self,
@@ -1080,6 +1084,7 @@ async fn run_execution(
         "ok" => Ok(CodeExecutionResult {
             text: output.text,
             images: output.images,
+            image_data: collector.saved_images(),
         }),
         _ => {
             let error = collector

@@ -12,6 +12,77 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+/// A directory given as a trusted base (absolute, links resolved when the session started)
+/// and components below it that kernel code may have replaced: each is opened without
+/// following links, every time, and created when missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Anchored {
+    base: PathBuf,
+    below: Vec<std::ffi::OsString>,
+}
+
+impl Anchored {
+    /// `path` anchored at `trusted` when it lies inside it (compared by components, without
+    /// resolving links in the part below), else at `path` itself with its links resolved
+    /// now (a place outside the workspace, the user's own).
+    pub(crate) fn new(path: &Path, trusted: &Path) -> Anchored {
+        match path.strip_prefix(trusted) {
+            Ok(rest) => Anchored {
+                base: trusted.to_path_buf(),
+                below: rest.iter().map(|c| c.to_owned()).collect(),
+            },
+            Err(_) => Anchored {
+                base: resolve_existing_links(path),
+                below: Vec::new(),
+            },
+        }
+    }
+
+    /// The directory's path (for messages and results).
+    pub(crate) fn path(&self) -> PathBuf {
+        self.below.iter().fold(self.base.clone(), |p, c| p.join(c))
+    }
+
+    /// Open the directory, creating missing components; a component that is a link (or
+    /// not a directory) is an error naming it.
+    pub(crate) fn open(&self) -> io::Result<Dir> {
+        let mut dir = Dir::open_exact(&self.base)?;
+        for component in &self.below {
+            let name = component.to_string_lossy();
+            match std::fs::create_dir(dir.join(&name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+            dir = Dir::open_nofollow(&dir.join(&name)).map_err(|e| {
+                io::Error::other(format!(
+                    "{} is a link or not a directory ({e}); ipybox does not write through links in the workspace",
+                    self.path().display()
+                ))
+            })?;
+        }
+        Ok(dir)
+    }
+}
+
+/// `path` with the symbolic links of its existing part resolved.
+fn resolve_existing_links(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// An opened directory, addressed through its descriptor.
 #[derive(Debug)]
 pub(crate) struct Dir {

@@ -8,7 +8,7 @@
 //! rules); the desktop app plugs in its dialog the same way.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +24,6 @@ use crate::error::{Error, Result};
 use crate::executor::CodeExecutor;
 use crate::mcp::ServerParams;
 use crate::mcp::params::Variables;
-use crate::pyenv;
 use crate::tools::ApprovalHandler;
 
 /// Prefix of environment variables passed to the kernel (without the prefix).
@@ -48,9 +47,6 @@ pub struct McpServerConfig {
 #[derive(Debug, Clone)]
 pub struct IpyboxMcpServer {
     executor: CodeExecutor,
-    workspace: PathBuf,
-    python: Option<PathBuf>,
-    sandboxed: bool,
     tool_router: ToolRouter<Self>,
 }
 
@@ -134,7 +130,6 @@ impl IpyboxMcpServer {
         if let Some(p) = &config.python {
             builder = builder.python(p);
         }
-        let sandboxed = config.sandbox.is_some();
         builder = builder.sandbox_options(config.sandbox);
         let executor = builder.build();
         let background = executor.clone();
@@ -145,9 +140,6 @@ impl IpyboxMcpServer {
         });
         Ok(IpyboxMcpServer {
             executor,
-            workspace,
-            python: config.python,
-            sandboxed,
             tool_router: Self::tool_router(),
         })
     }
@@ -215,11 +207,14 @@ impl IpyboxMcpServer {
                     truncate_output(result.text.as_deref().unwrap_or(""), p.max_output_chars);
                 let mut content = Vec::new();
                 let mut listing = String::new();
-                for image in &result.images {
-                    listing.push_str(&format!("\n![image]({})", image.display()));
-                    if let Some(block) = image_block(image) {
-                        content.push(block);
-                    }
+                // The bytes ipybox saved, not the file re-read: kernel code can replace the
+                // file with a link to anything the host may read.
+                for image in &result.image_data {
+                    listing.push_str(&format!("\n![image]({})", image.path.display()));
+                    content.push(ContentBlock::image(
+                        base64::engine::general_purpose::STANDARD.encode(&image.data),
+                        image.mime.clone(),
+                    ));
                 }
                 let body = match (text.is_empty(), listing.is_empty()) {
                     (true, true) => String::from("(no output)"),
@@ -254,55 +249,12 @@ impl IpyboxMcpServer {
     )]
     async fn install_package(&self, Parameters(p): Parameters<InstallParams>) -> CallToolResult {
         let spec = p.package_name.trim().to_owned();
-        if spec.is_empty() || spec.starts_with('-') {
-            return error_result(format!("{spec:?} is not a package requirement"));
-        }
-        let python = self.python.clone();
-        let env = match tokio::task::spawn_blocking(move || {
-            pyenv::resolve(python.as_deref(), pyenv::Progress::Quiet)
-        })
-        .await
-        {
-            Ok(Ok(env)) => env,
-            Ok(Err(e)) => return error_result(e.to_string()),
-            Err(e) => return error_result(e.to_string()),
-        };
-        let mut args = vec![
-            "-m",
-            "pip",
-            "install",
-            "--no-input",
-            "--disable-pip-version-check",
-        ];
-        // pip runs on the host. With a sandboxed kernel, no package's build script may run
-        // there: wheels only (installing a wheel executes nothing).
-        if self.sandboxed {
-            args.extend(["--only-binary", ":all:"]);
-        }
-        args.push(&spec);
-        let out = tokio::process::Command::new(env.python())
-            .args(&args)
-            .current_dir(&self.workspace)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await;
-        match out {
-            Ok(out) => {
-                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-                text.push_str(&String::from_utf8_lossy(&out.stderr));
-                let text = truncate_output(text.trim(), 5000);
-                if out.status.success() {
-                    CallToolResult::success(vec![ContentBlock::text(format!(
-                        "Installed {spec}.\n{text}"
-                    ))])
-                } else {
-                    error_result(format!(
-                        "pip could not install {spec} ({}):\n{text}",
-                        out.status
-                    ))
-                }
-            }
-            Err(e) => error_result(format!("cannot run pip: {e}")),
+        match self.executor.install_package(&spec).await {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(format!(
+                "Installed {spec}.\n{}",
+                truncate_output(&text, 5000)
+            ))]),
+            Err(e) => error_result(truncate_output(&e.to_string(), 5000)),
         }
     }
 
@@ -318,20 +270,6 @@ impl IpyboxMcpServer {
             Err(e) => error_result(e.to_string()),
         }
     }
-}
-
-fn image_block(path: &Path) -> Option<ContentBlock> {
-    let mime = match path.extension()?.to_str()? {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "svg" => "image/svg+xml",
-        _ => return None,
-    };
-    let bytes = std::fs::read(path).ok()?;
-    Some(ContentBlock::image(
-        base64::engine::general_purpose::STANDARD.encode(bytes),
-        mime,
-    ))
 }
 
 #[tool_handler(

@@ -210,6 +210,69 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     Ok(env)
 }
 
+/// Is `spec` something ipybox lets pip install? A requirement (`pandas`, `pandas>=2`,
+/// `pkg[extra]`) or a remote URL (`git+https://…`, `https://…/x.whl`); never a pip option.
+/// With `sandboxed`, never a local path or `file:` URL either: pip runs on the host, and a
+/// path would point into the workspace, where kernel code can leave a package whose build
+/// script or `.pth` file then runs on the host.
+pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
+    let spec = spec.trim();
+    if spec.is_empty() || spec.starts_with('-') {
+        return Err(Error::Config(format!(
+            "{spec:?} is not a package requirement (give a name such as `pandas>=2`)"
+        )));
+    }
+    let remote = ["https://", "http://", "git+", "hg+", "svn+", "bzr+"]
+        .iter()
+        .any(|p| spec.contains(p));
+    let local = spec.starts_with(['.', '/', '~'])
+        || spec.contains("file:")
+        || (!remote && (spec.contains('/') || spec.contains('\\')));
+    if sandboxed && local {
+        return Err(Error::Config(format!(
+            "{spec:?} is a local path; with the sandbox on, ipybox installs packages from an index or a URL only (a local package would be built and installed on the host, outside the sandbox)"
+        )));
+    }
+    Ok(())
+}
+
+/// `pip install spec` into `python`'s environment, run isolated from the workspace (`-I`,
+/// in the neutral directory). With `wheels_only`, no package is built (a build script
+/// would run on the host). Returns pip's output; a failure carries it too.
+pub async fn pip_install(python: &Path, spec: &str, wheels_only: bool) -> Result<String> {
+    check_requirement(spec, wheels_only)?;
+    let mut cmd = tokio::process::Command::from(host_command(python));
+    cmd.args([
+        "-I",
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--disable-pip-version-check",
+    ]);
+    if wheels_only {
+        cmd.args(["--only-binary", ":all:"]);
+    }
+    let out = cmd
+        .arg(spec.trim())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| Error::PythonEnv(format!("cannot run pip: {e}")))?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let text = text.trim().to_owned();
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(Error::PythonEnv(format!(
+            "pip could not install {} ({}):\n{text}",
+            spec.trim(),
+            out.status
+        )))
+    }
+}
+
 fn is_ready(venv: &Path, digest: &str) -> bool {
     std::fs::read_to_string(venv.join(MARKER)).is_ok_and(|m| m == digest)
         && venv.join("bin/python").exists()
@@ -405,6 +468,34 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requirements_and_local_paths() {
+        for ok in [
+            "pandas",
+            "pandas>=2",
+            "pkg[extra]==1.0",
+            "git+https://github.com/x/y",
+        ] {
+            assert!(check_requirement(ok, true).is_ok(), "{ok}");
+        }
+        for local in [
+            "./pkg",
+            "/abs/pkg",
+            "~/pkg",
+            "pkg @ file:///ws/pkg",
+            "dist/x.whl",
+        ] {
+            assert!(check_requirement(local, true).is_err(), "{local} sandboxed");
+            assert!(
+                check_requirement(local, false).is_ok(),
+                "{local} unsandboxed"
+            );
+        }
+        for bad in ["", "  ", "-r", "--index-url=http://x"] {
+            assert!(check_requirement(bad, false).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn digest_is_stable_and_ends_the_marker_line() {

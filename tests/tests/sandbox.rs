@@ -628,7 +628,10 @@ async fn kernel_code_cannot_steer_what_ipybox_does_on_the_host() {
     // 2. A planted link must not make ipybox write images outside the images directory.
     let code = format!(
         r#"import os
-open(".env", "w").write("HOME=/planted-by-the-kernel\n")
+try:
+    open(".env", "w").write("HOME=/planted-by-the-kernel\n")
+except OSError:
+    pass  # refused outright since .env is write-protected; the snapshot is checked anyway
 os.symlink({outside:?}, "images")
 from mcptools.fx.env import Params, run
 print("MARK=" + run(Params(name="MARK")))

@@ -231,12 +231,18 @@ for path in (".env", "sub/.env", ".env.local"):
 "#,
     )
     .await;
+    assert!(out.contains(".env refused"), "{out}");
+    // While the sandbox runs, srt keeps an empty file there as the mount point of its guard.
+    assert_eq!(
+        std::fs::read_to_string(ws_path.join(".env")).unwrap_or_default(),
+        "",
+        "a sandboxed kernel wrote .env: {out}"
+    );
+    e.stop().await.unwrap();
     assert!(
         !ws_path.join(".env").exists(),
-        "a sandboxed kernel created .env: {out}"
+        "no .env is left behind: {out}"
     );
-    assert!(out.contains(".env refused"), "{out}");
-    e.stop().await.unwrap();
 
     // Values the user put in .env are resolved in the approval request; secrets masked.
     std::fs::write(

@@ -4,12 +4,13 @@
 //! Output kinds follow Jupyter's [IOPub messages](https://jupyter-client.readthedocs.io/en/stable/messaging.html#messages-on-the-iopub-pub-sub-channel):
 //! `stream`, `execute_result`, `display_data`, `update_display_data`, `clear_output`, `error`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use base64::Engine;
 
 use super::messages::{Content, DisplayData, ErrorContent};
 use crate::error::{PartialOutput, PythonError};
+use crate::fsutil::Anchored;
 
 /// Image MIME types ipybox saves, with their file extension.
 const IMAGE_TYPES: [(&str, &str); 3] = [
@@ -18,17 +19,28 @@ const IMAGE_TYPES: [(&str, &str); 3] = [
     ("image/svg+xml", "svg"),
 ];
 
+/// An image ipybox saved: where, its MIME type, and the bytes written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedImage {
+    /// The file.
+    pub path: PathBuf,
+    /// `image/png`, `image/jpeg` or `image/svg+xml`.
+    pub mime: String,
+    /// What was written to `path`.
+    pub data: bytes::Bytes,
+}
+
 #[derive(Debug)]
 struct Item {
     display_id: Option<String>,
     text: String,
-    images: Vec<PathBuf>,
+    images: Vec<SavedImage>,
 }
 
 /// Collects one execution's output.
 #[derive(Debug)]
 pub struct OutputCollector {
-    images_dir: PathBuf,
+    images_dir: Anchored,
     items: Vec<Item>,
     clear_on_next: bool,
     error: Option<PythonError>,
@@ -36,7 +48,7 @@ pub struct OutputCollector {
 
 impl OutputCollector {
     /// A collector saving images into `images_dir` (created on first image).
-    pub fn new(images_dir: PathBuf) -> Self {
+    pub(crate) fn new(images_dir: Anchored) -> Self {
         OutputCollector {
             images_dir,
             items: Vec::new(),
@@ -113,7 +125,7 @@ impl OutputCollector {
                 continue;
             }
             match save_image(&self.images_dir, d, mime, ext) {
-                Ok(path) => images.push(path),
+                Ok(image) => images.push(image),
                 Err(reason) => {
                     tracing::warn!(%mime, %reason, "image output not saved");
                     if !text.is_empty() {
@@ -147,9 +159,17 @@ impl OutputCollector {
             images: self
                 .items
                 .iter()
-                .flat_map(|i| i.images.iter().cloned())
+                .flat_map(|i| i.images.iter().map(|image| image.path.clone()))
                 .collect(),
         }
+    }
+
+    /// The images of [`finish`](Self::finish), with their bytes.
+    pub fn saved_images(&self) -> Vec<SavedImage> {
+        self.items
+            .iter()
+            .flat_map(|i| i.images.iter().cloned())
+            .collect()
     }
 }
 
@@ -168,7 +188,12 @@ pub fn python_error(e: &ErrorContent) -> PythonError {
     }
 }
 
-fn save_image(dir: &Path, d: &DisplayData, mime: &str, ext: &str) -> Result<PathBuf, String> {
+fn save_image(
+    dir: &Anchored,
+    d: &DisplayData,
+    mime: &str,
+    ext: &str,
+) -> Result<SavedImage, String> {
     let bytes = if mime == "image/svg+xml" {
         let svg = d.text(mime).ok_or("the SVG payload is not text")?;
         if !svg.contains("<svg") {
@@ -190,23 +215,20 @@ fn save_image(dir: &Path, d: &DisplayData, mime: &str, ext: &str) -> Result<Path
             .map_err(|e| format!("undecodable image: {e}"))?;
         bytes
     };
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let name = uuid::Uuid::new_v4().simple().to_string();
     let file_name = format!("{}.{ext}", &name[..12]);
-    write_in_dir(dir, &file_name, &bytes)?;
-    Ok(dir.join(file_name))
-}
-
-/// Create `dir/name` with `bytes`, refusing when `dir` is no longer the directory it was when
-/// the session started (kernel code can replace a workspace directory with a link to any
-/// place the user can write) and never following a link at `name`.
-fn write_in_dir(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
-    let handle = crate::fsutil::Dir::open_exact(dir).map_err(|e| {
-        format!("{e}; images are only saved in the directory the session started with")
-    })?;
+    // Opened anew for each image, without following links: kernel code can replace the
+    // directory with a link to any place the user can write.
+    let handle = dir.open().map_err(|e| e.to_string())?;
+    let path = dir.path().join(&file_name);
     handle
-        .create_file(name, bytes)
-        .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+        .create_file(&file_name, &bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(SavedImage {
+        path,
+        mime: mime.to_owned(),
+        data: bytes.into(),
+    })
 }
 
 /// Remove ANSI escape sequences (colours, cursor moves, OSC titles/links).
@@ -277,7 +299,7 @@ mod tests {
     #[test]
     fn text_is_in_arrival_order_and_clear_output_clears() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut c = OutputCollector::new(dir.path().to_owned());
+        let mut c = OutputCollector::new(Anchored::new(dir.path(), dir.path()));
         assert_eq!(c.push(stream("a\n")).as_deref(), Some("a\n"));
         c.push(stream("b\n"));
         assert_eq!(c.finish().text.as_deref(), Some("a\nb"));
@@ -294,7 +316,7 @@ mod tests {
     #[test]
     fn undecodable_png_is_reported_not_written() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut c = OutputCollector::new(dir.path().to_owned());
+        let mut c = OutputCollector::new(Anchored::new(dir.path(), dir.path()));
         let d: DisplayData =
             serde_json::from_str(r#"{"data":{"image/png":"aGVsbG8=","text/plain":"<Figure>"}}"#)
                 .expect("valid");

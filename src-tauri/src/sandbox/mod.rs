@@ -422,13 +422,23 @@ pub fn prepare_session(
     // cannot change what configures the gateway and later kernels (gateway config,
     // kernelspec, IPython profile and startup files): reset() gives a kernel the previous
     // one could not tamper with.
-    let read_only = [
+    let mut read_only = vec![
         state_dir.join("config"),
         state_dir.join("data"),
         state_dir.join("ipython/profile_default"),
         // The owner's pid, which tells other ipybox processes whether the session is alive.
         state_dir.join("pid"),
+        // What ipybox reads from the workspace as configuration: `.env` (its variables fill
+        // the ${VAR}s of servers ipybox starts on the host, in this session and later
+        // ones). srt keeps a missing file from being created, too.
+        working_dir.join(".env"),
     ];
+    // A policy file in the workspace configures the next session's sandbox.
+    if let Some(policy) = options.policy.as_deref()
+        && policy.starts_with(working_dir)
+    {
+        read_only.push(policy.to_path_buf());
+    }
     // Other sessions' state (gateway tokens) and the MCP registry (server parameters, which
     // may hold literal keys) are none of the kernel's business.
     let hidden = [home.join("sessions"), home.join("workspaces")];
