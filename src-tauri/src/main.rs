@@ -162,6 +162,9 @@ struct ExecArgs {
     /// Who approves MCP tool calls: ask on the terminal, approve all, or reject all.
     #[arg(long, value_enum, default_value = "ask")]
     approve: ApproveMode,
+    /// With --approve ask: reject a call nobody answered within this many seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    approval_timeout: f64,
     /// Token of the server given with --gateway-url.
     #[arg(long, env = "IPYBOX_GATEWAY_TOKEN", requires = "gateway_url")]
     gateway_token: Option<String>,
@@ -343,28 +346,65 @@ async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Ask on the terminal whether to run a tool call. Reads the answer from /dev/tty so that
-/// code piped on stdin still works; without a terminal the call is rejected.
-fn ask(request: &ipybox::ApprovalRequest) -> bool {
-    use std::io::BufRead;
-    let args = serde_json::to_string_pretty(request.tool_args()).unwrap_or_default();
-    eprintln!(
-        "\nApprove tool call {}.{} ?\n  server: {}\n  arguments: {}",
-        request.server_name(),
-        request.tool_name(),
-        request.server(),
-        args.replace('\n', "\n  ")
-    );
-    eprint!("[y/N] ");
-    let Ok(tty) = std::fs::File::open("/dev/tty") else {
-        eprintln!("(no terminal to ask on: rejected; use --approve all or none)");
-        return false;
-    };
-    let mut line = String::new();
-    if std::io::BufReader::new(tty).read_line(&mut line).is_err() {
-        return false;
+/// Asks the person at the terminal. One thread reads `/dev/tty` for the whole run and hands
+/// lines over, so that a question nobody answered in time leaves no reader behind to take
+/// the answer to the next one. Code piped on stdin still works; without a terminal every
+/// call is rejected.
+struct Terminal {
+    lines: Option<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+}
+
+impl Terminal {
+    fn open() -> Terminal {
+        use std::io::BufRead;
+        let Ok(tty) = std::fs::File::open("/dev/tty") else {
+            return Terminal { lines: None };
+        };
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(tty).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Terminal {
+            lines: Some(tokio::sync::Mutex::new(rx)),
+        }
     }
-    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+
+    /// Ask whether to run a tool call; `false` when rejected, unanswered within `timeout`,
+    /// or when there is no terminal.
+    async fn ask(&self, request: &ipybox::ApprovalRequest, timeout: Duration) -> bool {
+        let args = serde_json::to_string_pretty(request.tool_args()).unwrap_or_default();
+        eprintln!(
+            "\nApprove tool call {}.{} ?\n  server: {}\n  arguments: {}",
+            request.server_name(),
+            request.tool_name(),
+            request.server(),
+            args.replace('\n', "\n  ")
+        );
+        let Some(lines) = &self.lines else {
+            eprintln!("(no terminal to ask on: rejected; use --approve all or none)");
+            return false;
+        };
+        let mut lines = lines.lock().await;
+        // Whatever was typed before this question is not its answer.
+        while lines.try_recv().is_ok() {}
+        eprint!("[y/N] (rejected after {:.0} s) ", timeout.as_secs_f64());
+        match tokio::time::timeout(timeout, lines.recv()).await {
+            Ok(Some(line)) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+            Ok(None) => false,
+            Err(_) => {
+                eprintln!(
+                    "\nno answer within {:.0} s: rejected",
+                    timeout.as_secs_f64()
+                );
+                false
+            }
+        }
+    }
 }
 
 async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
@@ -404,8 +444,16 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         builder = builder.gateway_url(url, args.gateway_token.clone());
     }
     builder = builder.sandbox_options(args.sandbox.options()?);
-    let executor = builder.build();
+    let approval_timeout = Duration::try_from_secs_f64(args.approval_timeout)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .context("--approval-timeout must be a positive number of seconds")?;
+    let executor = builder.approval_timeout(approval_timeout).build();
     executor.start().await?;
+    let terminal = match args.approve {
+        ApproveMode::Ask => Terminal::open(),
+        ApproveMode::All | ApproveMode::None => Terminal { lines: None },
+    };
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
     let mut stream = executor.stream(
         &code,
@@ -424,12 +472,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 let approved = match args.approve {
                     ApproveMode::All => true,
                     ApproveMode::None => false,
-                    ApproveMode::Ask => {
-                        let r = request.clone();
-                        tokio::task::spawn_blocking(move || ask(&r))
-                            .await
-                            .unwrap_or(false)
-                    }
+                    ApproveMode::Ask => terminal.ask(&request, approval_timeout).await,
                 };
                 if approved {
                     request.accept();

@@ -272,6 +272,36 @@ impl IpyboxMcpServer {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::origin_allowed;
+
+    #[test]
+    fn origins() {
+        let lo: std::net::IpAddr = "127.0.0.1".parse().expect("ip");
+        for ok in [
+            "http://localhost:6274",
+            "http://127.0.0.1",
+            "https://[::1]:8080",
+            "http://LOCALHOST",
+        ] {
+            assert!(origin_allowed(ok, lo), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "null",
+            "http://127.0.0.1.evil.example",
+            "file://",
+            "",
+        ] {
+            assert!(!origin_allowed(bad, lo), "{bad}");
+        }
+        let lan: std::net::IpAddr = "192.168.1.5".parse().expect("ip");
+        assert!(origin_allowed("http://192.168.1.5:3000", lan));
+        assert!(!origin_allowed("http://192.168.1.6:3000", lan));
+    }
+}
+
 #[tool_handler(
     router = self.tool_router,
     name = "ipybox",
@@ -289,6 +319,28 @@ pub async fn serve_stdio(server: IpyboxMcpServer) -> Result<()> {
         .map_err(|e| Error::Mcp(format!("the MCP session over stdio failed to start: {e}")))?;
     let _ = running.waiting().await;
     executor.stop().await
+}
+
+/// Is a request with `Origin: origin` allowed? The MCP specification requires servers to
+/// check it against DNS rebinding: a web page the person visits must not drive the server
+/// from their browser. Allowed: `http(s)://` origins on a loopback host or the bound
+/// address, any port. `null` and everything else are refused.
+fn origin_allowed(origin: &str, bound: std::net::IpAddr) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = match rest.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => rest.split([':', '/']).next().unwrap_or(""),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback() || ip == bound)
 }
 
 /// Serve Streamable HTTP at `http://<listener>/mcp`, requiring `Authorization: Bearer <token>`
@@ -320,23 +372,36 @@ pub async fn serve_http(
         config,
     );
     let token = Arc::new(token);
+    let bound = addr.ip();
     let app = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let token = token.clone();
                 async move {
+                    use axum::http::StatusCode;
+                    use axum::response::IntoResponse;
+                    if let Some(origin) = request.headers().get(axum::http::header::ORIGIN)
+                        && !origin_allowed(origin.to_str().unwrap_or(""), bound)
+                    {
+                        return (
+                            StatusCode::FORBIDDEN,
+                            "this Origin may not use the MCP server (only pages served from this machine's loopback or the bound address may)",
+                        )
+                            .into_response();
+                    }
                     let ok = token
                         .as_deref()
                         .is_none_or(|t| crate::tools::server::bearer_matches(request.headers(), t));
                     if ok {
                         next.run(request).await
                     } else {
-                        axum::response::IntoResponse::into_response((
-                            axum::http::StatusCode::UNAUTHORIZED,
+                        (
+                            StatusCode::UNAUTHORIZED,
                             [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
                             "missing or wrong bearer token",
-                        ))
+                        )
+                            .into_response()
                     }
                 }
             },

@@ -147,3 +147,68 @@ fn python_flag_checks_the_environment() {
             .contains("cannot run the Python at /nonexistent/python")
     );
 }
+
+/// `--approve ask` with nobody at the terminal: the call is rejected after the approval
+/// timeout instead of waiting forever.
+#[test]
+fn ask_rejects_after_the_approval_timeout() {
+    let ws = workspace();
+    let params =
+        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
+    let out = Command::new(ipybox_bin())
+        .args([
+            "register",
+            "fx",
+            "--params",
+            &params.to_string(),
+            "--workspace",
+        ])
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = "from mcptools.fx.echo import Params, run\nprint(run(Params(text='hi')))";
+    let inner = format!(
+        "{} exec --workspace {} --approve ask --approval-timeout 2 \"{code}\"; echo EXIT:$?",
+        ipybox_bin().display(),
+        ws.path().display()
+    );
+    // script(1) gives ipybox a terminal; its stdin stays open and silent.
+    let started = std::time::Instant::now();
+    let mut script = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = script.stdout.take().unwrap();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("EXIT:") {
+                break;
+            }
+        }
+    }
+    let _ = script.kill();
+    let _ = script.wait();
+    let took = started.elapsed();
+    assert!(seen.contains("EXIT:1"), "the code raised: {seen}");
+    assert!(
+        seen.contains("no answer within 2 s: rejected") || seen.contains("ApprovalTimeout"),
+        "{seen}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "took {took:?}: {seen}"
+    );
+}

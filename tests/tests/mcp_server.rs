@@ -193,6 +193,27 @@ async fn install_package_then_import_it() {
     c.cancel().await.unwrap();
 }
 
+/// The status of a bare POST to `/mcp` with `Origin: origin` (and no token).
+fn post_status(port: u16, origin: Option<&str>) -> u16 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    write!(
+        conn,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{origin}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = conn.read_to_string(&mut response);
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {response:?}"))
+}
+
 #[tokio::test]
 async fn http_requires_the_token_and_works_with_it() {
     let ws = workspace();
@@ -232,6 +253,16 @@ async fn http_requires_the_token_and_works_with_it() {
     .await;
     assert_eq!(text(&r), "42");
     c.cancel().await.unwrap();
+
+    // A web page elsewhere must not drive the server through the person's browser (DNS
+    // rebinding): a foreign Origin is refused before anything else.
+    assert_eq!(post_status(port, Some("http://evil.example")), 403);
+    assert_eq!(post_status(port, Some("null")), 403);
+    assert_ne!(
+        post_status(port, Some(&format!("http://localhost:{port}"))),
+        403
+    );
+    assert_eq!(post_status(port, None), 401, "no token, no Origin");
 
     // The Python SDK's client over Streamable HTTP.
     let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/.venv/bin/python");
