@@ -272,36 +272,6 @@ impl IpyboxMcpServer {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::origin_allowed;
-
-    #[test]
-    fn origins() {
-        let lo: std::net::IpAddr = "127.0.0.1".parse().expect("ip");
-        for ok in [
-            "http://localhost:6274",
-            "http://127.0.0.1",
-            "https://[::1]:8080",
-            "http://LOCALHOST",
-        ] {
-            assert!(origin_allowed(ok, lo), "{ok}");
-        }
-        for bad in [
-            "http://evil.example",
-            "null",
-            "http://127.0.0.1.evil.example",
-            "file://",
-            "",
-        ] {
-            assert!(!origin_allowed(bad, lo), "{bad}");
-        }
-        let lan: std::net::IpAddr = "192.168.1.5".parse().expect("ip");
-        assert!(origin_allowed("http://192.168.1.5:3000", lan));
-        assert!(!origin_allowed("http://192.168.1.6:3000", lan));
-    }
-}
-
 #[tool_handler(
     router = self.tool_router,
     name = "ipybox",
@@ -414,4 +384,34 @@ pub async fn serve_http(
         .await
         .map_err(|e| Error::io("serving MCP over HTTP", e))?;
     executor.stop().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_allowed;
+
+    #[test]
+    fn origins() {
+        let lo: std::net::IpAddr = "127.0.0.1".parse().expect("ip");
+        for ok in [
+            "http://localhost:6274",
+            "http://127.0.0.1",
+            "https://[::1]:8080",
+            "http://LOCALHOST",
+        ] {
+            assert!(origin_allowed(ok, lo), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "null",
+            "http://127.0.0.1.evil.example",
+            "file://",
+            "",
+        ] {
+            assert!(!origin_allowed(bad, lo), "{bad}");
+        }
+        let lan: std::net::IpAddr = "192.168.1.5".parse().expect("ip");
+        assert!(origin_allowed("http://192.168.1.5:3000", lan));
+        assert!(!origin_allowed("http://192.168.1.6:3000", lan));
+    }
 }
