@@ -105,6 +105,7 @@ struct Config {
     approval_timeout: Duration,
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     mcp_connect_timeout: Duration,
+    mcp_call_timeout: Duration,
     tool_listener: Arc<std::sync::Mutex<Option<std::net::TcpListener>>>,
     sandbox: Option<SandboxOptions>,
 }
@@ -137,6 +138,7 @@ impl Default for CodeExecutorBuilder {
                 approval_timeout: Duration::from_secs(60),
                 approval_handler: None,
                 mcp_connect_timeout: Duration::from_secs(30),
+                mcp_call_timeout: crate::tools::sessions::DEFAULT_CALL_TIMEOUT,
                 tool_listener: Arc::new(std::sync::Mutex::new(None)),
                 sandbox: None,
             },
@@ -266,6 +268,14 @@ impl CodeExecutorBuilder {
     /// How long an MCP server may take to start and answer (default 30 s).
     pub fn mcp_connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.mcp_connect_timeout = timeout;
+        self
+    }
+
+    /// Give up on an MCP tool call that has not answered after this long (default 120 s);
+    /// the kernel code then raises `ToolServerError` saying so, and the server's session
+    /// restarts on the next call. Time spent waiting for approval does not count.
+    pub fn mcp_call_timeout(mut self, timeout: Duration) -> Self {
+        self.config.mcp_call_timeout = timeout;
         self
     }
 
@@ -704,7 +714,8 @@ impl CodeExecutor {
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|e| Error::io("registering the tool server socket", e))?;
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let mut sessions = Sessions::new(working_dir.to_path_buf(), c.mcp_connect_timeout);
+        let mut sessions = Sessions::new(working_dir.to_path_buf(), c.mcp_connect_timeout)
+            .with_call_timeout(c.mcp_call_timeout);
         if gateway.is_some_and(Gateway::is_sandboxed) {
             sessions = sessions.with_fixed_variables(Variables::load(Some(working_dir))?);
         }

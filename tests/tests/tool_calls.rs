@@ -345,3 +345,43 @@ async fn an_application_wide_handler_decides_and_unknown_tools_are_named() {
     );
     e.stop().await.unwrap();
 }
+
+/// A tool that does not answer (stuck, or its answer cannot be read) fails the call after
+/// the per-call timeout instead of holding the cell until the execution timeout; the next
+/// call gets a fresh server.
+#[tokio::test]
+async fn a_tool_call_that_does_not_answer_times_out_on_its_own() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .mcp_call_timeout(Duration::from_secs(1))
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let started = Instant::now();
+    let (r, _) = run_with(
+        &e,
+        "from mcptools.fx.sleep import Params, run\nrun(Params(seconds=30))",
+        Some(Duration::from_secs(60)),
+        |_| Some(true),
+    )
+    .await;
+    let took = started.elapsed();
+    match r {
+        Err(Error::CodeExecution { error, .. }) => {
+            assert_eq!(error.name, "ToolServerError", "{error}");
+            assert!(error.value.contains("did not answer"), "{error}");
+        }
+        other => panic!("the call must time out: {other:?}"),
+    }
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let (r, _) = run_with(
+        &e,
+        "from mcptools.fx.echo import Params, run\nprint(run(Params(text='again')))",
+        None,
+        |_| Some(true),
+    )
+    .await;
+    assert_eq!(r.unwrap().text.as_deref(), Some("again"));
+    e.stop().await.unwrap();
+}

@@ -192,7 +192,25 @@ impl ToolServer {
         let Value::Object(arguments) = args else {
             unreachable!("built as an object above")
         };
-        match conn.call_tool(&req.tool, arguments).await {
+        let limit = self.sessions.call_timeout();
+        let called = match tokio::time::timeout(limit, conn.call_tool(&req.tool, arguments)).await
+        {
+            Ok(called) => called,
+            Err(_) => {
+                self.sessions.forget_conn(&req.server, &conn).await;
+                return error(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "mcp_timeout",
+                    format!(
+                        "the MCP server {:?} did not answer the call to {:?} within {:.0} s (it is stuck, or sent an answer ipybox could not read); the next call starts the server afresh",
+                        req.server,
+                        req.tool,
+                        limit.as_secs_f64()
+                    ),
+                );
+            }
+        };
+        match called {
             Ok(result) => {
                 let content =
                     serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));

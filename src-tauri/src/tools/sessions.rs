@@ -14,12 +14,16 @@ use crate::mcp::{McpConnection, ServerParams, connect};
 
 type Slot = Arc<OnceCell<Arc<McpConnection>>>;
 
+/// How long one MCP tool call may take by default.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// The live MCP sessions of one executor.
 #[derive(Debug)]
 pub struct Sessions {
     slots: Mutex<HashMap<String, Slot>>,
     workspace: PathBuf,
     connect_timeout: Duration,
+    call_timeout: Duration,
     /// Variables fixed when the session started, instead of reading `.env` at each start.
     fixed: Option<Variables>,
 }
@@ -32,8 +36,20 @@ impl Sessions {
             slots: Mutex::new(HashMap::new()),
             workspace,
             connect_timeout,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
             fixed: None,
         }
+    }
+
+    /// Give up on a tool call after `timeout` (default [`DEFAULT_CALL_TIMEOUT`]).
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// How long one tool call may take.
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
     }
 
     /// Use these variables for every server start instead of re-reading `workspace/.env`.
@@ -85,6 +101,19 @@ impl Sessions {
     async fn forget(&self, name: &str, slot: &Slot) {
         let mut slots = self.slots.lock().await;
         if slots.get(name).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            slots.remove(name);
+        }
+    }
+
+    /// Forget `name`'s session if it is `conn` (a call to it timed out: whatever the server
+    /// sends later for that call is not waited for; the next call starts it afresh).
+    pub async fn forget_conn(&self, name: &str, conn: &Arc<McpConnection>) {
+        let mut slots = self.slots.lock().await;
+        if slots
+            .get(name)
+            .and_then(|s| s.get())
+            .is_some_and(|c| Arc::ptr_eq(c, conn))
+        {
             slots.remove(name);
         }
     }
