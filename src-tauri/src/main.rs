@@ -184,6 +184,8 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
+    ipybox::process::become_subreaper();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_new(&cli.log)

@@ -152,15 +152,49 @@ pub fn process_tree(root: i32) -> Vec<i32> {
     tree
 }
 
+/// Make this process the reaper of its orphaned descendants (`PR_SET_CHILD_SUBREAPER`):
+/// the processes of a sandbox whose parent (srt) is gone become ipybox's children instead
+/// of init's, so [`terminate_tree`] can reap them and return only when they are gone (an
+/// init that reaps slowly left them as zombies for two seconds). For programs that own their
+/// process (the `ipybox` binary); a library user decides for theirs.
+pub fn become_subreaper() {
+    // SAFETY: a plain prctl on this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// State letter and parent pid of `pid`, if it exists.
+fn stat(pid: i32) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
 fn alive(pid: i32) -> bool {
     // A zombie still answers kill(0); treat it as gone.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            stat.rfind(')')
-                .and_then(|i| stat[i + 1..].split_whitespace().next())
-                != Some("Z")
+    stat(pid).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// Has `pid` ended for good? A zombie that is ipybox's own child (an orphan it inherited as
+/// subreaper, or the root) is reaped here; one that belongs to a live process of the tree
+/// is not gone yet; one that belongs to someone else (init) is theirs to reap.
+fn gone(pid: i32, tree: &[i32]) -> bool {
+    let me = std::process::id() as i32;
+    match stat(pid) {
+        None => true,
+        Some(('Z', ppid)) if ppid == me => {
+            let mut status = 0;
+            // SAFETY: reaping one specific child of ours that has exited.
+            unsafe {
+                libc::waitpid(pid, &mut status, libc::WNOHANG);
+            }
+            stat(pid).is_none()
         }
-        Err(_) => false,
+        Some(('Z', ppid)) => !tree.contains(&ppid),
+        Some(_) => false,
     }
 }
 
@@ -203,19 +237,29 @@ pub fn terminate_tree(child: &mut Child, grace: Duration) {
                 tree.push(pid);
             }
         }
-        tree.retain(|&p| alive(p));
+        let snapshot = tree.clone();
+        tree.retain(|&p| !gone(p, &snapshot));
         if tree.is_empty() || Instant::now() >= deadline {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    if !tree.is_empty() {
+    if tree.iter().any(|&p| alive(p)) {
         tracing::warn!(pids = ?tree, "processes ignored SIGTERM; sending SIGKILL");
         // SAFETY: as above.
         unsafe {
             libc::kill(-root, libc::SIGKILL);
         }
         signal_all(&tree, libc::SIGKILL);
+        let end = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < end {
+            let snapshot = tree.clone();
+            tree.retain(|&p| !gone(p, &snapshot));
+            if tree.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     let _ = child.wait();
 }

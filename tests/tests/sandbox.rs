@@ -656,3 +656,45 @@ display(Image(data=png, format="png"))
     );
     e.stop().await.unwrap();
 }
+
+/// `(pid, start time)` of each live process in `pids`, to recognise them later (pids are
+/// reused).
+fn identities(pids: &[i32]) -> Vec<(i32, String)> {
+    pids.iter()
+        .filter_map(|&p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+            let start = stat[stat.rfind(')')? + 1..].split_whitespace().nth(19)?;
+            Some((p, start.to_owned()))
+        })
+        .collect()
+}
+
+/// `ipybox exec --sandbox` returns only once every process of its sandbox is gone, zombies
+/// included (an init that reaps slowly left them for two seconds).
+#[test]
+fn the_cli_returns_after_its_sandbox_is_gone() {
+    let ws = workspace();
+    let mut child = Command::new(ipybox_bin())
+        .args(["exec", "--sandbox", "--workspace"])
+        .arg(ws.path())
+        .arg("import time\nprint('up', flush=True)\ntime.sleep(3)")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "up");
+    let me = child.id() as i32;
+    let seen = identities(&tree(me).into_iter().filter(|&p| p != me).collect::<Vec<_>>());
+    assert!(seen.len() >= 4, "srt, bwrap, gateway, kernel: {seen:?}");
+    assert!(child.wait().unwrap().success());
+    let left: Vec<_> = identities(&seen.iter().map(|(p, _)| *p).collect::<Vec<_>>())
+        .into_iter()
+        .filter(|id| seen.contains(id))
+        .collect();
+    assert!(left.is_empty(), "processes (or zombies) left when exec returned: {left:?}");
+}
