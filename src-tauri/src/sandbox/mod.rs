@@ -410,6 +410,7 @@ pub fn prepare_session(
     state_dir: &Path,
     mplconfig: &Path,
 ) -> Result<SessionSandbox> {
+    check_workspace(working_dir, home, dirs::home_dir().as_deref())?;
     // srt points TMPDIR at a directory the sandbox cannot write (and tempfile would then
     // fall back to the workspace); the gateway config moves it to the state directory.
     let tmp = state_dir.join("tmp");
@@ -465,6 +466,29 @@ pub fn prepare_session(
         )],
         inherited_env,
     })
+}
+
+/// A sandboxed kernel may write its workspace; a workspace that holds the user's home or
+/// ipybox's data directory would let it write what the host runs and reads as
+/// configuration (`~/.bashrc`, `~/.npmrc`, the kernels' Python environment).
+fn check_workspace(workspace: &Path, ipybox_home: &Path, user_home: Option<&Path>) -> Result<()> {
+    let ipybox_home = std::fs::canonicalize(ipybox_home).unwrap_or_else(|_| ipybox_home.into());
+    let what = if workspace == Path::new("/") {
+        Some("the whole file system")
+    } else if user_home.is_some_and(|h| h.starts_with(workspace)) {
+        Some("your home directory")
+    } else if ipybox_home.starts_with(workspace) || workspace.starts_with(&ipybox_home) {
+        Some("ipybox's data directory")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        return Err(Error::Sandbox(format!(
+            "the workspace {} holds {what}: sandboxed code may write its workspace, and there it could change files your programs and ipybox run or read as configuration. Open a project folder instead (for example ~/ipybox-workspace).",
+            workspace.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Copy matplotlib's font cache (`fontlist-*.json`) from the shared directory, so a
@@ -530,6 +554,17 @@ pub async fn attach(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workspaces_holding_home_or_the_data_dir_are_refused() {
+        let data = Path::new("/home/u/.local/share/ipybox");
+        let home = Some(Path::new("/home/u"));
+        for bad in ["/", "/home", "/home/u", "/home/u/.local", "/home/u/.local/share/ipybox/x"] {
+            let err = check_workspace(Path::new(bad), data, home).expect_err(bad);
+            assert_eq!(err.code(), crate::ErrorCode::SandboxUnavailable, "{bad}");
+        }
+        assert!(check_workspace(Path::new("/home/u/project"), data, home).is_ok());
+    }
 
     #[test]
     fn node_versions() {
