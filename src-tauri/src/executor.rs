@@ -5,9 +5,11 @@
 //! time; executions queue in call order (a fair lock) and never interleave. A spare kernel
 //! is started in the background so `reset()` and recovery from a dead kernel are a swap.
 
+mod host;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -20,9 +22,7 @@ use tokio::task::JoinHandle;
 
 use crate::apigen::generate::{Generated, generate};
 use crate::error::{Error, PythonError, Result};
-use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::connector::{HostConnector, SharedConnector};
-use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
 use crate::kernel::messages::{ErrorContent, ExecuteRequest};
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
@@ -30,12 +30,9 @@ use crate::mcp::ServerParams;
 use crate::mcp::params::Variables;
 use crate::pyenv::{self, Progress};
 use crate::registry::Registry;
-use crate::sandbox::{self, SandboxOptions};
-use crate::tools::{
-    ApprovalHandler, ApprovalRequest, Approvals, Sessions, ToolEvent, ToolServer, ToolServerHandle,
-};
-
-const KERNEL_INIT: &str = include_str!("../python/kernel_init.py");
+use crate::sandbox::SandboxOptions;
+use crate::tools::{ApprovalHandler, ApprovalRequest, Approvals, Sessions, ToolEvent, ToolServer};
+use host::{Host, Launcher};
 
 /// Default execution timeout, as in the Python ipybox.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -338,203 +335,149 @@ struct Shared {
 
 #[derive(Debug)]
 struct Running {
-    api: GatewayApi,
-    /// `None` for an external gateway.
-    gateway: Option<Gateway>,
+    launcher: Arc<Launcher>,
+    /// `None` only while shutting down.
+    host: Option<Host>,
     kernel: Option<KernelSession>,
-    spare: Option<JoinHandle<Result<KernelSession>>>,
-    kernel_spec: KernelSpec,
+    spare: Option<JoinHandle<Result<Spare>>>,
     images_dir: crate::fsutil::Anchored,
-    state_dir: Option<PathBuf>,
-    tools: Option<ToolServerHandle>,
+    tools: Arc<ToolServer>,
     approvals: Arc<Approvals>,
 }
 
-/// Kernel environment variables with the tool server's address and bearer token.
-const TOOL_SERVER_VAR: &str = "IPYBOX_TOOL_SERVER";
-const TOOL_TOKEN_VAR: &str = "IPYBOX_TOOL_TOKEN";
-
-/// The running tool server and the token kernels present to it.
+/// A kernel started in the background for the next reset: on the active host, or (with a
+/// sandbox) on a host of its own.
 #[derive(Debug)]
-struct StartedTools {
-    handle: ToolServerHandle,
-    token: String,
-}
-
-impl StartedTools {
-    fn addr(&self) -> std::net::SocketAddr {
-        self.handle.addr()
-    }
-
-    fn token(&self) -> &str {
-        &self.token
-    }
-}
-
-/// What it takes to start one kernel.
-#[derive(Debug, Clone)]
-struct KernelSpec {
-    name: Option<String>,
-    env: BTreeMap<String, String>,
-    init_code: String,
-    ready_timeout: Duration,
-    spare: bool,
-}
-
-impl KernelSpec {
-    async fn start(&self, api: &GatewayApi) -> Result<KernelSession> {
-        let session =
-            KernelSession::start(api, self.name.as_deref(), &self.env, self.ready_timeout).await?;
-        let (msg_id, mut events) = session.execute(&ExecuteRequest {
-            silent: true,
-            store_history: false,
-            ..ExecuteRequest::new(&self.init_code)
-        })?;
-        let init = async {
-            let (mut reply, mut idle) = (None, false);
-            while reply.is_none() || !idle {
-                match events.recv().await {
-                    Some(KernelEvent::Reply(r)) => reply = Some(r),
-                    Some(KernelEvent::Idle) => idle = true,
-                    Some(KernelEvent::Output(_)) => {}
-                    Some(KernelEvent::Died(reason)) => return Err(reason),
-                    None => return Err("connection closed".to_owned()),
-                }
-            }
-            match reply {
-                Some(r) if r.status == "ok" => Ok(()),
-                Some(r) => Err(format!(
-                    "{}: {}",
-                    r.ename.unwrap_or_default(),
-                    r.evalue.unwrap_or_default()
-                )),
-                None => Err("no reply".to_owned()),
-            }
-        };
-        let outcome = tokio::time::timeout(self.ready_timeout, init).await;
-        session.forget(&msg_id);
-        let failure = match outcome {
-            Ok(Ok(())) => return Ok(session),
-            Ok(Err(reason)) => format!("initialising the kernel failed: {reason}"),
-            Err(_) => "initialising the kernel timed out".to_owned(),
-        };
-        session.shutdown().await;
-        Err(Error::KernelStart(failure))
-    }
+enum Spare {
+    Kernel(KernelSession),
+    Host(Box<Host>, KernelSession),
 }
 
 impl Running {
-    /// Start a spare kernel in the background if there is none.
+    fn host(&self) -> Result<&Host> {
+        self.host.as_ref().ok_or(Error::NotRunning)
+    }
+
+    /// Start a spare in the background if there is none.
     fn ensure_spare(&mut self) {
-        if self.kernel_spec.spare && self.spare.is_none() {
-            let spec = self.kernel_spec.clone();
-            let api = self.api.clone();
-            self.spare = Some(tokio::spawn(async move { spec.start(&api).await }));
+        if !self.launcher.spare() || self.spare.is_some() {
+            return;
+        }
+        let launcher = self.launcher.clone();
+        if launcher.isolated() {
+            self.spare = Some(tokio::spawn(async move {
+                let (host, kernel) = launcher.start_host_with_kernel().await?;
+                Ok(Spare::Host(Box::new(host), kernel))
+            }));
+        } else if let Ok(host) = self.host() {
+            let spec = host.spec.clone();
+            let api = host.api.clone();
+            self.spare = Some(tokio::spawn(async move {
+                Ok(Spare::Kernel(spec.start(&api).await?))
+            }));
         }
     }
 
-    /// A live kernel: the spare if it is ready and alive, else a new one.
-    async fn fresh_kernel(&mut self) -> Result<KernelSession> {
+    /// Make a fresh kernel the active one: the spare if it is ready and alive, else a new
+    /// one; with a sandbox, on a new host that replaces the active one. The replaced kernel
+    /// (and host) are shut down in the background.
+    async fn replace_kernel(&mut self) -> Result<()> {
+        let mut fresh = None;
         if let Some(spare) = self.spare.take() {
             match spare.await {
-                Ok(Ok(k)) if !k.is_dead() => return Ok(k),
-                Ok(Ok(k)) => discard(k),
+                Ok(Ok(Spare::Kernel(k))) if !k.is_dead() => fresh = Some((None, k)),
+                Ok(Ok(Spare::Host(h, k))) if !k.is_dead() => fresh = Some((Some(*h), k)),
+                Ok(Ok(Spare::Kernel(k))) => discard(k),
+                Ok(Ok(Spare::Host(h, k))) => discard_host(*h, Some(k)),
                 Ok(Err(e)) => tracing::warn!(error = %e, "the spare kernel failed to start"),
                 Err(e) => tracing::warn!(error = %e, "the spare kernel task failed"),
             }
         }
-        self.kernel_spec.start(&self.api).await
+        let (host, kernel) = match fresh {
+            Some(f) => f,
+            None if self.launcher.isolated() => {
+                let (h, k) = self.launcher.start_host_with_kernel().await?;
+                (Some(h), k)
+            }
+            None => (None, self.host()?.start_kernel().await?),
+        };
+        let old = self.kernel.replace(kernel);
+        match (host, self.host.take()) {
+            (Some(new), Some(replaced)) => {
+                self.host = Some(new);
+                discard_host(replaced, old);
+            }
+            (new, current) => {
+                self.host = new.or(current);
+                if let Some(old) = old {
+                    discard(old);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The active kernel, replacing a dead one.
     async fn kernel(&mut self) -> Result<&KernelSession> {
-        if self.kernel.as_ref().is_some_and(KernelSession::is_dead)
-            && let Some(old) = self.kernel.take()
-        {
-            discard(old);
-        }
-        if self.kernel.is_none() {
-            let k = self.fresh_kernel().await?;
-            self.kernel = Some(k);
+        if self.kernel.as_ref().is_none_or(KernelSession::is_dead) {
+            self.replace_kernel().await?;
             self.ensure_spare();
         }
         self.kernel.as_ref().ok_or(Error::NotRunning)
     }
 
-    /// Drop the active kernel (it died or ignored an interrupt); the next execution uses a
-    /// fresh one.
-    fn retire_kernel(&mut self) {
-        if let Some(k) = self.kernel.take() {
+    /// Give up on the active kernel (it died or ignored an interrupt). Without a sandbox the
+    /// next execution takes a fresh kernel; with one, its whole sandbox is replaced now.
+    async fn retire_kernel(&mut self) {
+        if self.launcher.isolated() {
+            if let Err(e) = self.replace_kernel().await {
+                tracing::warn!(error = %e, "replacing the sandbox failed; the next execution retries");
+                self.kernel = None;
+            }
+        } else if let Some(k) = self.kernel.take() {
             discard(k);
         }
         self.ensure_spare();
     }
 
     async fn shutdown(mut self) {
-        if let Some(tools) = self.tools.take() {
-            tools.stop().await;
-        }
-        let kernels = self.take_kernels();
-        match self.gateway.take() {
-            // Our own gateway: stopping it ends its kernels (they are signalled first).
-            Some(mut gw) => {
-                for k in kernels {
-                    if let Some(k) = k.await {
-                        k.close().await;
-                    }
-                }
-                gw.stop().await;
-            }
-            // Someone else's server: delete what we created there.
-            None => {
-                for k in kernels {
-                    if let Some(k) = k.await {
-                        k.shutdown().await;
-                    }
-                }
-            }
-        }
-        if let Some(dir) = self.state_dir.take() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-
-    /// The active kernel, and the spare once its start finishes (aborted instead when the
-    /// gateway is ours and about to stop anyway).
-    fn take_kernels(&mut self) -> Vec<impl Future<Output = Option<KernelSession>> + use<>> {
-        let active = self.kernel.take();
-        let spare = self.spare.take();
-        let ours = self.gateway.is_some();
-        let mut out = Vec::new();
-        out.push(futures_util::future::Either::Left(async move { active }));
-        out.push(futures_util::future::Either::Right(async move {
-            let spare = spare?;
-            if ours {
+        self.tools.reset().await;
+        let mut kernels: Vec<KernelSession> = self.kernel.take().into_iter().collect();
+        let mut spare_host = None;
+        if let Some(spare) = self.spare.take() {
+            if self.host.as_ref().is_some_and(|h| h.gateway.is_some()) && !self.launcher.isolated()
+            {
+                // Stopping the gateway ends a kernel still starting.
                 spare.abort();
             }
-            spare.await.ok()?.ok()
-        }));
-        out
+            match spare.await {
+                Ok(Ok(Spare::Kernel(k))) => kernels.push(k),
+                Ok(Ok(Spare::Host(h, k))) => spare_host = Some((h, k)),
+                _ => {}
+            }
+        }
+        if let Some(host) = self.host.take() {
+            host.shutdown(kernels).await;
+        }
+        if let Some((h, k)) = spare_host {
+            h.shutdown(vec![k]).await;
+        }
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        // Not stopped explicitly: the gateway's own Drop kills its process tree; kernels on
-        // an external server are deleted in the background if a runtime is still there.
-        if self.gateway.is_none()
-            && let Ok(handle) = tokio::runtime::Handle::try_current()
-        {
-            for k in self.take_kernels() {
-                handle.spawn(async move {
-                    if let Some(k) = k.await {
-                        k.shutdown().await;
-                    }
-                });
-            }
+        // Not stopped: our gateways die with their Host (Drop); kernels on an external
+        // server are deleted in the background if a runtime is still there.
+        let external = self.host.as_ref().is_some_and(|h| h.gateway.is_none());
+        if let Some(spare) = self.spare.take() {
+            spare.abort();
         }
-        if let Some(dir) = self.state_dir.take() {
-            let _ = std::fs::remove_dir_all(dir);
+        if external
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+            && let Some(k) = self.kernel.take()
+        {
+            handle.spawn(k.shutdown());
         }
     }
 }
@@ -542,6 +485,11 @@ impl Drop for Running {
 /// Delete a kernel in the background.
 fn discard(kernel: KernelSession) {
     tokio::spawn(kernel.shutdown());
+}
+
+/// Shut a replaced host (and its kernel) down in the background.
+fn discard_host(host: Host, kernel: Option<KernelSession>) {
+    tokio::spawn(host.shutdown(kernel.into_iter().collect()));
 }
 
 impl CodeExecutor {
@@ -586,221 +534,32 @@ impl CodeExecutor {
         let home = pyenv::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
         let approvals = Arc::new(Approvals::new(c.approval_timeout));
-        if c.sandbox.is_some() && c.external_gateway.is_some() {
-            return Err(Error::Config(
-                "the sandbox runs the gateway ipybox starts; it cannot be combined with an external gateway URL".into(),
-            ));
-        }
-        let mut env = c.kernel_env.clone();
-        env.entry("MPLBACKEND".into())
-            .or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
-        let mut env_keys: Vec<String> = env.keys().cloned().collect();
-        env_keys.extend([TOOL_SERVER_VAR.to_owned(), TOOL_TOKEN_VAR.to_owned()]);
-
-        let (api, gateway, state_dir) = match &c.external_gateway {
-            Some((url, token)) => {
-                let api =
-                    GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
-                api.info().await.map_err(|e| {
-                    Error::Gateway(format!("the gateway at {url} is not reachable: {e}"))
-                })?;
-                (api, None, None)
-            }
-            None => {
-                let python = c.python.clone();
-                let progress = c.progress;
-                let env = tokio::task::spawn_blocking(move || {
-                    pyenv::resolve(python.as_deref(), progress)
-                })
-                .await
-                .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
-                let state_dir = new_state_dir(&home)?;
-                let started =
-                    match self.gateway_launch(&env, &home, &working_dir, &state_dir, env_keys) {
-                        Ok(launch) => Gateway::start(launch).await,
-                        Err(e) => Err(e),
-                    };
-                let gateway = match started {
-                    Ok(g) => g,
-                    Err(e) => {
-                        let _ = std::fs::remove_dir_all(&state_dir);
-                        return Err(e);
-                    }
-                };
-                (gateway.api().clone(), Some(gateway), Some(state_dir))
-            }
-        };
-        let tools = match self.start_tools(gateway.as_ref(), &registry, &working_dir, &approvals) {
-            Ok(t) => t,
-            Err(e) => {
-                if let Some(mut gw) = gateway {
-                    gw.stop().await;
-                }
-                if let Some(dir) = state_dir {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-                return Err(e);
-            }
-        };
-        env.insert(TOOL_SERVER_VAR.into(), tools.addr().to_string());
-        env.insert(TOOL_TOKEN_VAR.into(), tools.token().to_owned());
-        let init_code = KERNEL_INIT
-            .replace(
-                "@@ENV@@",
-                &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()),
-            )
-            .replace(
-                "@@WORKING_DIR@@",
-                &serde_json::to_string(&working_dir).unwrap_or_else(|_| "None".into()),
-            );
-        let spec = KernelSpec {
-            name: gateway.as_ref().map(|_| KERNEL_NAME.to_owned()),
-            env,
-            init_code,
-            ready_timeout: c.kernel_ready_timeout,
-            spare: c.spare_kernel,
-        };
-        let mut running = Running {
-            api,
-            gateway,
-            kernel: None,
-            spare: None,
-            kernel_spec: spec,
-            images_dir,
-            state_dir,
-            tools: Some(tools.handle),
-            approvals,
-        };
-        match running.kernel_spec.start(&running.api).await {
-            Ok(k) => running.kernel = Some(k),
-            Err(e) => {
-                let detail = running.gateway.as_ref().map(|g| g.log_tail(2000));
-                running.shutdown().await;
-                return Err(match detail {
-                    Some(log) => Error::KernelStart(format!("{e}. The gateway's log:\n{log}")),
-                    None => e,
-                });
-            }
-        }
-        running.ensure_spare();
-        Ok(running)
-    }
-
-    /// The tool server: inside the gateway's sandbox when there is one, else on the
-    /// listener the builder was given, else on a free port of 127.0.0.1.
-    fn start_tools(
-        &self,
-        gateway: Option<&Gateway>,
-        registry: &Registry,
-        working_dir: &Path,
-        approvals: &Arc<Approvals>,
-    ) -> Result<StartedTools> {
-        let c = &self.shared.config;
-        let listener = match gateway.and_then(Gateway::sandbox_listener) {
-            Some(bound) => bound.map_err(|e| {
-                Error::Sandbox(format!(
-                    "cannot open the tool server's port inside the sandbox: {e}"
-                ))
-            })?,
-            None => match c.tool_listener.lock().ok().and_then(|mut l| l.take()) {
-                Some(l) => l,
-                None => std::net::TcpListener::bind("127.0.0.1:0")
-                    .map_err(|e| Error::io("binding the tool server to 127.0.0.1", e))?,
-            },
-        };
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("configuring the tool server socket", e))?;
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| Error::io("registering the tool server socket", e))?;
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        let mut sessions = Sessions::new(working_dir.to_path_buf(), c.mcp_connect_timeout)
+        let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
             .with_call_timeout(c.mcp_call_timeout);
-        if gateway.is_some_and(Gateway::is_sandboxed) {
-            sessions = sessions.with_fixed_variables(Variables::load(Some(working_dir))?);
+        if c.sandbox.is_some() {
+            // Sandboxed code can write the workspace: the ${VAR}s of servers ipybox starts on
+            // the host come from the .env of the session's start, never from a later one.
+            sessions = sessions.with_fixed_variables(Variables::load(Some(&working_dir))?);
         }
-        let state = Arc::new(ToolServer::new(
-            token.clone(),
+        let tools = Arc::new(ToolServer::new(
             registry.servers.clone(),
             sessions,
             approvals.clone(),
         ));
-        let handle = ToolServerHandle::spawn(listener, state)
-            .map_err(|e| Error::io("starting the tool server", e))?;
-        Ok(StartedTools { handle, token })
-    }
-
-    fn gateway_launch(
-        &self,
-        env: &pyenv::PythonEnv,
-        home: &Path,
-        working_dir: &Path,
-        state_dir: &Path,
-        kernel_env_keys: Vec<String>,
-    ) -> Result<GatewayLaunch> {
-        let c = &self.shared.config;
-        let mut gw_env = BTreeMap::new();
-        let mut path = env.bin_dir().into_os_string();
-        if let Some(p) = std::env::var_os("PATH") {
-            path.push(":");
-            path.push(p);
-        }
-        gw_env.insert("PATH".to_owned(), path.to_string_lossy().into_owned());
-        for key in ["HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"] {
-            if let Ok(v) = std::env::var(key) {
-                gw_env.insert(key.to_owned(), v);
-            }
-        }
-        gw_env
-            .entry("LANG".to_owned())
-            .or_insert_with(|| "C.UTF-8".to_owned());
-        // Shared across sessions: matplotlib builds its font cache here once. A sandboxed
-        // session gets a copy in its state directory instead: its kernels must not write
-        // anything another session reads.
-        let mplconfig = if c.sandbox.is_some() {
-            sandbox::mplconfig_dir(state_dir)
-        } else {
-            home.join("mplconfig")
+        let launcher =
+            Arc::new(Launcher::new(c.clone(), home, working_dir.clone(), tools.clone()).await?);
+        let (host, kernel) = launcher.start_host_with_kernel().await?;
+        let mut running = Running {
+            launcher,
+            host: Some(host),
+            kernel: Some(kernel),
+            spare: None,
+            images_dir,
+            tools,
+            approvals,
         };
-        let dirs = [
-            ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
-            ("JUPYTER_DATA_DIR", state_dir.join("data")),
-            ("JUPYTER_RUNTIME_DIR", state_dir.join("runtime")),
-            ("IPYTHONDIR", state_dir.join("ipython")),
-            ("MPLCONFIGDIR", mplconfig.clone()),
-        ];
-        for (k, v) in dirs {
-            gw_env.insert(k.to_owned(), v.to_string_lossy().into_owned());
-        }
-        gw_env.insert("JUPYTER_PLATFORM_DIRS".into(), "1".into());
-        gw_env.insert("PYTHONUNBUFFERED".into(), "1".into());
-        let mut process_env_whitelist: Vec<String> =
-            gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
-        let sandbox_launch = match &c.sandbox {
-            Some(options) => {
-                let session =
-                    sandbox::prepare_session(options, home, working_dir, state_dir, &mplconfig)?;
-                gw_env.extend(session.gateway_env);
-                process_env_whitelist.extend(session.inherited_env);
-                Some(session.launch)
-            }
-            None => None,
-        };
-        Ok(GatewayLaunch {
-            python: env.python().to_path_buf(),
-            host: c.gateway_host.clone(),
-            port: c.gateway_port,
-            working_dir: working_dir.to_path_buf(),
-            state_dir: state_dir.to_path_buf(),
-            env: gw_env,
-            process_env_whitelist,
-            kernel_env_whitelist: kernel_env_keys,
-            startup_timeout: c.startup_timeout,
-            log_level: c.log_level.clone(),
-            wrapper: c.wrapper.clone(),
-            connector: c.connector.clone(),
-            sandbox: sandbox_launch,
-        })
+        running.ensure_spare();
+        Ok(running)
     }
 
     /// Stop the kernels and the gateway. The executor can be started again.
@@ -820,8 +579,9 @@ impl CodeExecutor {
             .lock()
             .await
             .as_ref()
-            .and_then(|r| r.gateway.as_ref())
-            .and_then(Gateway::pid)
+            .and_then(|r| r.host.as_ref())
+            .and_then(|h| h.gateway.as_ref())
+            .and_then(crate::kernel::gateway::Gateway::pid)
     }
 
     /// Is the executor started?
@@ -830,20 +590,16 @@ impl CodeExecutor {
     }
 
     /// Replace the kernel with a fresh one: no variables, no imports. Near-instant when the
-    /// spare kernel is ready; the old kernel is deleted in the background.
+    /// spare kernel is ready; the old kernel is deleted in the background. With a sandbox,
+    /// the whole sandbox is replaced: nothing the old kernel started survives.
     pub async fn reset(&self) -> Result<()> {
         let mut state = self.shared.state.lock().await;
         let running = state.as_mut().ok_or(Error::NotRunning)?;
-        let fresh = running.fresh_kernel().await?;
-        if let Some(old) = running.kernel.replace(fresh) {
-            discard(old);
-        }
+        running.replace_kernel().await?;
         running.ensure_spare();
-        if let Some(tools) = &running.tools {
-            // MCP sessions restart lazily on their next call.
-            let state = tools.state().clone();
-            tokio::spawn(async move { state.reset().await });
-        }
+        // MCP sessions restart lazily on their next call.
+        let tools = running.tools.clone();
+        tokio::spawn(async move { tools.reset().await });
         Ok(())
     }
 
@@ -873,8 +629,7 @@ impl CodeExecutor {
             .lock()
             .await
             .as_ref()
-            .and_then(|r| r.tools.as_ref())
-            .map(|t| t.state().clone());
+            .map(|r| r.tools.clone());
         let vars = match &tools {
             Some(state) => state.variables()?,
             None => Variables::load(Some(&working_dir))?,
@@ -1051,7 +806,7 @@ async fn run_execution(
         Stop::Finished(reply) => reply,
         Stop::Died(reason) => {
             kernel.forget(&msg_id);
-            running.retire_kernel();
+            running.retire_kernel().await;
             return Err(Error::KernelDied {
                 reason,
                 output: Box::new(collector.finish()),
@@ -1077,7 +832,7 @@ async fn run_execution(
             let settled = reply.is_some() && idle;
             kernel.forget(&msg_id);
             if !settled {
-                running.retire_kernel();
+                running.retire_kernel().await;
             }
             if matches!(stop, Stop::Cancelled) {
                 return Err(Error::Config("the execution was cancelled".into()));
@@ -1130,26 +885,4 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
-}
-
-/// A fresh per-session state directory under `home/sessions`, removing those of ipybox
-/// processes that are gone.
-fn new_state_dir(home: &Path) -> Result<PathBuf> {
-    let sessions = home.join("sessions");
-    if let Ok(entries) = std::fs::read_dir(&sessions) {
-        for entry in entries.flatten() {
-            let pid = std::fs::read_to_string(entry.path().join("pid"))
-                .ok()
-                .and_then(|p| p.trim().parse::<u32>().ok());
-            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
-        }
-    }
-    let dir = sessions.join(uuid::Uuid::new_v4().simple().to_string());
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    std::fs::write(dir.join("pid"), std::process::id().to_string())
-        .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
-    Ok(dir)
 }

@@ -434,18 +434,34 @@ async fn stop_leaves_no_sandbox_process_behind() {
     let ws = workspace();
     let e = sandboxed(ws.path(), None).await;
     run(&e, "x = 1").await;
-    let srt = e.gateway_pid().await.unwrap() as i32;
-    // srt, its socats, bwrap, the gateway, the active and the spare kernel.
-    assert!(
-        wait_for(Duration::from_secs(30), || names(&tree(srt))
-            .iter()
+    // Two sandboxes: the active one and the spare a reset will swap in, each with srt, its
+    // socats, bwrap, a gateway and a kernel.
+    let ws_path = std::fs::canonicalize(ws.path()).unwrap();
+    // srt runs in the workspace; other tests run sandboxes of their own in this process.
+    let srts = || -> Vec<i32> {
+        children_of(std::process::id() as i32)
+            .into_iter()
+            .filter(|p| names(&[*p]).iter().any(|n| n.ends_with(" node")))
+            .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok() == Some(ws_path.clone()))
+            .collect()
+    };
+    let pythons = |srts: &[i32]| {
+        srts.iter()
+            .flat_map(|&s| names(&tree(s)))
             .filter(|n| n.ends_with("python"))
             .count()
-            >= 3),
-        "gateway and two kernels run: {:?}",
-        names(&tree(srt))
+    };
+    // Waits without blocking: the spare sandbox starts on this (current-thread) runtime.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pythons(&srts()) < 4 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        pythons(&srts()) >= 4,
+        "two gateways and two kernels run: {:?}",
+        srts().iter().map(|&s| names(&tree(s))).collect::<Vec<_>>()
     );
-    let mut pids = tree(srt);
+    let mut pids: Vec<i32> = srts().into_iter().flat_map(tree).collect();
     let comms = names(&pids).join(" ");
     for expected in ["node", "bwrap", "python"] {
         assert!(comms.contains(expected), "{expected} in {comms}");
@@ -689,12 +705,20 @@ fn the_cli_returns_after_its_sandbox_is_gone() {
     .unwrap();
     assert_eq!(line.trim(), "up");
     let me = child.id() as i32;
-    let seen = identities(&tree(me).into_iter().filter(|&p| p != me).collect::<Vec<_>>());
+    let seen = identities(
+        &tree(me)
+            .into_iter()
+            .filter(|&p| p != me)
+            .collect::<Vec<_>>(),
+    );
     assert!(seen.len() >= 4, "srt, bwrap, gateway, kernel: {seen:?}");
     assert!(child.wait().unwrap().success());
     let left: Vec<_> = identities(&seen.iter().map(|(p, _)| *p).collect::<Vec<_>>())
         .into_iter()
         .filter(|id| seen.contains(id))
         .collect();
-    assert!(left.is_empty(), "processes (or zombies) left when exec returned: {left:?}");
+    assert!(
+        left.is_empty(),
+        "processes (or zombies) left when exec returned: {left:?}"
+    );
 }

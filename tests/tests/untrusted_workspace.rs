@@ -474,3 +474,57 @@ async fn an_images_link_from_an_earlier_session_is_not_followed() {
         "the cell says the image was not saved: {r:?}"
     );
 }
+
+/// Nothing the previous kernel started survives reset() in a sandbox: a process it left
+/// behind, which drives every kernel whose connection file it can read, does not reach the
+/// kernel after the reset.
+#[tokio::test]
+async fn a_process_left_by_a_sandboxed_kernel_does_not_reach_the_next_one() {
+    let ws = workspace();
+    let ws_path = canonical(&ws);
+    let e = executor(&ws_path, true).await;
+    run(
+        &e,
+        r#"
+import subprocess, sys
+daemon = '''
+import glob, os, time
+from jupyter_client import BlockingKernelClient
+seen = set()
+while True:
+    for f in glob.glob(os.environ["JUPYTER_RUNTIME_DIR"] + "/kernel-*.json"):
+        if f not in seen:
+            seen.add(f)
+            try:
+                c = BlockingKernelClient(connection_file=f)
+                c.load_connection_file()
+                c.start_channels()
+                c.execute("pwned = True")
+            except Exception:
+                pass
+    time.sleep(0.05)
+'''
+subprocess.Popen([sys.executable, "-c", daemon], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+"#,
+    )
+    .await;
+    // The daemon reaches the kernel it was started from: the attack works where it can.
+    let mut reached = false;
+    for _ in 0..100 {
+        if run(&e, "print('pwned' in globals())").await == "True" {
+            reached = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(reached, "the daemon drives the kernel that started it");
+    e.reset().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        run(&e, "print('pwned' in globals())").await,
+        "False",
+        "a process of the previous kernel reached the kernel after reset()"
+    );
+    e.stop().await.unwrap();
+}

@@ -75,6 +75,8 @@ pub struct Gateway {
     /// Inside a sandbox: the helper that makes sockets in its network namespace. Dropped
     /// after the process tree is stopped (its watchdog then has nothing left to do).
     sandbox: Option<Arc<NetnsHelper>>,
+    /// The workspace's write guards, released once the sandbox is gone.
+    guard: Option<Arc<crate::sandbox::placeholders::Guard>>,
 }
 
 impl Gateway {
@@ -129,6 +131,7 @@ impl Gateway {
                 api,
                 log_path: log_path.clone(),
                 sandbox: helper,
+                guard: launch.sandbox.as_ref().and_then(|s| s.guard.clone()),
             };
             match gateway.wait_ready(launch.startup_timeout).await {
                 Ok(()) => return Ok(gateway),
@@ -201,20 +204,29 @@ impl Gateway {
     /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 2 s).
     pub async fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let helper = self.sandbox.clone();
             let _ = tokio::task::spawn_blocking(move || {
                 process::terminate_tree(&mut child, Duration::from_secs(2));
+                if let Some(helper) = helper {
+                    helper.close_and_wait(Duration::from_secs(4));
+                }
             })
             .await;
         }
         self.sandbox.take();
+        self.guard.take();
     }
 
     /// Best-effort synchronous stop, for `Drop`.
     pub fn stop_blocking(&mut self) {
         if let Some(mut child) = self.child.take() {
             process::terminate_tree(&mut child, Duration::from_secs(2));
+            if let Some(helper) = &self.sandbox {
+                helper.close_and_wait(Duration::from_secs(4));
+            }
         }
         self.sandbox.take();
+        self.guard.take();
     }
 }
 

@@ -12,6 +12,7 @@
 //! unsandboxed when a sandbox was asked for.
 
 pub mod netns;
+pub mod placeholders;
 pub mod policy;
 
 use std::ffi::OsString;
@@ -358,6 +359,8 @@ pub struct SandboxLaunch {
     pub wrapper: Vec<OsString>,
     /// The srt that runs it.
     pub srt: Srt,
+    /// The workspace's write guards, held while this sandbox runs.
+    pub guard: Option<Arc<placeholders::Guard>>,
 }
 
 /// Locate srt, check its dependencies, render the policy for this session and write it to
@@ -376,13 +379,28 @@ pub fn prepare(
         .ok_or_else(|| Error::Sandbox("cannot find the home directory for `~` paths".into()))?;
     let policy = policy::load(options.policy.as_deref())?;
     let rendered = policy::render(policy, working_dir, &user_home, additions)?;
+    let protected: Vec<PathBuf> = rendered["filesystem"]["denyWrite"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(PathBuf::from))
+        .collect();
+    let guards_dir = crate::registry::Registry::path_for(home, working_dir)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| home.to_path_buf());
+    let guard = placeholders::hold(&guards_dir, working_dir, &protected)?;
     let settings_path = state_dir.join("srt.json");
     let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
     std::fs::write(&settings_path, text)
         .map_err(|e| Error::io(format!("writing {}", settings_path.display()), e))?;
     wrapper.push("--settings".into());
     wrapper.push(settings_path.into_os_string());
-    Ok(SandboxLaunch { wrapper, srt })
+    Ok(SandboxLaunch {
+        wrapper,
+        srt,
+        guard: Some(Arc::new(guard)),
+    })
 }
 
 /// Where a sandboxed session's matplotlib configuration and cache live.
@@ -559,7 +577,13 @@ mod tests {
     fn workspaces_holding_home_or_the_data_dir_are_refused() {
         let data = Path::new("/home/u/.local/share/ipybox");
         let home = Some(Path::new("/home/u"));
-        for bad in ["/", "/home", "/home/u", "/home/u/.local", "/home/u/.local/share/ipybox/x"] {
+        for bad in [
+            "/",
+            "/home",
+            "/home/u",
+            "/home/u/.local",
+            "/home/u/.local/share/ipybox/x",
+        ] {
             let err = check_workspace(Path::new(bad), data, home).expect_err(bad);
             assert_eq!(err.code(), crate::ErrorCode::SandboxUnavailable, "{bad}");
         }

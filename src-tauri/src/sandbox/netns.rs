@@ -241,6 +241,26 @@ impl NetnsHelper {
     }
 }
 
+impl NetnsHelper {
+    /// Tell the helper to exit (its watchdog finds nothing left once the sandbox is stopped)
+    /// and wait up to `timeout` for it, so that a caller returns when it is gone.
+    pub fn close_and_wait(&self, timeout: std::time::Duration) {
+        if let Ok(chan) = self.chan.lock() {
+            let _ = chan.shutdown(std::net::Shutdown::Both);
+        }
+        let end = std::time::Instant::now() + timeout;
+        loop {
+            let mut status = 0;
+            // SAFETY: polling our own child; 0 while it runs, its pid once reaped.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+            if r != 0 || std::time::Instant::now() >= end {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
 impl Drop for NetnsHelper {
     fn drop(&mut self) {
         // Closing our end is the helper's signal to clean up and exit; reap it off-thread.

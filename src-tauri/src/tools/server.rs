@@ -29,7 +29,8 @@ use crate::mcp::ServerParams;
 /// State of a tool server: token, registered servers, sessions, approvals.
 #[derive(Debug)]
 pub struct ToolServer {
-    token: String,
+    /// One token per place kernels run; a kernel presents the token of its own.
+    tokens: RwLock<Vec<String>>,
     servers: RwLock<BTreeMap<String, ServerParams>>,
     sessions: Sessions,
     approvals: Arc<Approvals>,
@@ -53,24 +54,32 @@ fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response
 }
 
 impl ToolServer {
-    /// A tool server for `servers` that accepts requests carrying `token`.
+    /// A tool server for `servers`; it accepts requests once a token is added.
     pub fn new(
-        token: String,
         servers: BTreeMap<String, ServerParams>,
         sessions: Sessions,
         approvals: Arc<Approvals>,
     ) -> Self {
         ToolServer {
-            token,
+            tokens: RwLock::new(Vec::new()),
             servers: RwLock::new(servers),
             sessions,
             approvals,
         }
     }
 
-    /// The session token.
-    pub fn token(&self) -> &str {
-        &self.token
+    /// Accept requests carrying `token` too (the kernels of a new sandbox).
+    pub fn add_token(&self, token: &str) {
+        if let Ok(mut t) = self.tokens.write() {
+            t.push(token.to_owned());
+        }
+    }
+
+    /// Stop accepting `token` (its kernels are gone, or about to be).
+    pub fn remove_token(&self, token: &str) {
+        if let Ok(mut t) = self.tokens.write() {
+            t.retain(|known| known != token);
+        }
     }
 
     /// Register (or replace) a server for this session.
@@ -91,7 +100,9 @@ impl ToolServer {
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
-        bearer_matches(headers, &self.token)
+        self.tokens
+            .read()
+            .is_ok_and(|tokens| tokens.iter().any(|t| bearer_matches(headers, t)))
     }
 
     async fn run(&self, headers: HeaderMap, body: Bytes) -> Response {
@@ -193,8 +204,7 @@ impl ToolServer {
             unreachable!("built as an object above")
         };
         let limit = self.sessions.call_timeout();
-        let called = match tokio::time::timeout(limit, conn.call_tool(&req.tool, arguments)).await
-        {
+        let called = match tokio::time::timeout(limit, conn.call_tool(&req.tool, arguments)).await {
             Ok(called) => called,
             Err(_) => {
                 self.sessions.forget_conn(&req.server, &conn).await;
@@ -324,7 +334,14 @@ impl ToolServerHandle {
     }
 
     /// Stop serving and close all MCP sessions.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
+        let state = self.state.clone();
+        self.close();
+        state.reset().await;
+    }
+
+    /// Stop serving this listener; the state (and its MCP sessions) stays.
+    pub fn close(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -332,7 +349,6 @@ impl ToolServerHandle {
             // Connections kept alive by kernels would hold graceful shutdown open.
             task.abort();
         }
-        self.state.reset().await;
     }
 }
 

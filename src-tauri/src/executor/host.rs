@@ -1,0 +1,416 @@
+//! Where kernels run: a [`Host`] is a gateway (ours, maybe inside a sandbox, or an external
+//! server), the tool-server listener its kernels reach, and how to start a kernel there. The
+//! [`Launcher`] makes hosts for one started executor.
+//!
+//! Without a sandbox one host serves the whole session, and a reset swaps kernels on it.
+//! With a sandbox every fresh kernel gets a fresh host: its own srt sandbox, gateway, state
+//! directory and tool-server token. Kernels in one sandbox share its processes, so code
+//! could leave a process behind that reaches the next kernel (through the gateway, or the
+//! kernel's connection file); a reset that replaces the whole sandbox leaves nothing of the
+//! previous kernel but the workspace's files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Config;
+use crate::error::{Error, Result};
+use crate::kernel::api::{Endpoint, GatewayApi};
+use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
+use crate::kernel::messages::ExecuteRequest;
+use crate::kernel::session::{KernelEvent, KernelSession};
+use crate::pyenv::{self, PythonEnv};
+use crate::sandbox;
+use crate::tools::{ToolServer, ToolServerHandle};
+
+const KERNEL_INIT: &str = include_str!("../../python/kernel_init.py");
+
+/// Kernel environment variables with the tool server's address and bearer token.
+const TOOL_SERVER_VAR: &str = "IPYBOX_TOOL_SERVER";
+const TOOL_TOKEN_VAR: &str = "IPYBOX_TOOL_TOKEN";
+
+/// What it takes to start one kernel.
+#[derive(Debug, Clone)]
+pub(super) struct KernelSpec {
+    name: Option<String>,
+    env: BTreeMap<String, String>,
+    init_code: String,
+    ready_timeout: Duration,
+}
+
+impl KernelSpec {
+    pub(super) async fn start(&self, api: &GatewayApi) -> Result<KernelSession> {
+        let session =
+            KernelSession::start(api, self.name.as_deref(), &self.env, self.ready_timeout).await?;
+        let (msg_id, mut events) = session.execute(&ExecuteRequest {
+            silent: true,
+            store_history: false,
+            ..ExecuteRequest::new(&self.init_code)
+        })?;
+        let init = async {
+            let (mut reply, mut idle) = (None, false);
+            while reply.is_none() || !idle {
+                match events.recv().await {
+                    Some(KernelEvent::Reply(r)) => reply = Some(r),
+                    Some(KernelEvent::Idle) => idle = true,
+                    Some(KernelEvent::Output(_)) => {}
+                    Some(KernelEvent::Died(reason)) => return Err(reason),
+                    None => return Err("connection closed".to_owned()),
+                }
+            }
+            match reply {
+                Some(r) if r.status == "ok" => Ok(()),
+                Some(r) => Err(format!(
+                    "{}: {}",
+                    r.ename.unwrap_or_default(),
+                    r.evalue.unwrap_or_default()
+                )),
+                None => Err("no reply".to_owned()),
+            }
+        };
+        let outcome = tokio::time::timeout(self.ready_timeout, init).await;
+        session.forget(&msg_id);
+        let failure = match outcome {
+            Ok(Ok(())) => return Ok(session),
+            Ok(Err(reason)) => format!("initialising the kernel failed: {reason}"),
+            Err(_) => "initialising the kernel timed out".to_owned(),
+        };
+        session.shutdown().await;
+        Err(Error::KernelStart(failure))
+    }
+}
+
+/// A gateway, the tool-server listener its kernels call, and their kernel spec.
+#[derive(Debug)]
+pub(super) struct Host {
+    pub(super) api: GatewayApi,
+    /// `None` for an external gateway.
+    pub(super) gateway: Option<Gateway>,
+    pub(super) spec: KernelSpec,
+    state_dir: Option<PathBuf>,
+    listener: Option<ToolServerHandle>,
+    token: String,
+    tools: Arc<ToolServer>,
+}
+
+impl Host {
+    /// Start a kernel here, with the gateway's log in the error when it fails.
+    pub(super) async fn start_kernel(&self) -> Result<KernelSession> {
+        self.spec.start(&self.api).await.map_err(|e| {
+            match self.gateway.as_ref().map(|g| g.log_tail(2000)) {
+                Some(log) => Error::KernelStart(format!("{e}. The gateway's log:\n{log}")),
+                None => e,
+            }
+        })
+    }
+
+    /// Stop serving its kernels' tool calls, stop its gateway (its kernels with it) or
+    /// delete `kernels` on an external one, and remove its state.
+    pub(super) async fn shutdown(mut self, kernels: Vec<KernelSession>) {
+        self.tools.remove_token(&self.token);
+        if let Some(listener) = self.listener.take() {
+            listener.close();
+        }
+        match self.gateway.take() {
+            // Our own gateway: stopping it ends its kernels (they are signalled first).
+            Some(mut gw) => {
+                for k in kernels {
+                    k.close().await;
+                }
+                gw.stop().await;
+            }
+            // Someone else's server: delete what we created there.
+            None => {
+                for k in kernels {
+                    k.shutdown().await;
+                }
+            }
+        }
+        if let Some(dir) = self.state_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // Not shut down explicitly: the gateway's own Drop kills its process tree.
+        self.tools.remove_token(&self.token);
+        if let Some(listener) = self.listener.take() {
+            listener.close();
+        }
+        if let Some(dir) = self.state_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Makes [`Host`]s for one started executor.
+#[derive(Debug)]
+pub(super) struct Launcher {
+    config: Config,
+    /// `None` with an external gateway.
+    python: Option<PythonEnv>,
+    home: PathBuf,
+    working_dir: PathBuf,
+    /// The kernels' environment, without the tool server's variables.
+    kernel_env: BTreeMap<String, String>,
+    tools: Arc<ToolServer>,
+}
+
+impl Launcher {
+    pub(super) async fn new(
+        config: Config,
+        home: PathBuf,
+        working_dir: PathBuf,
+        tools: Arc<ToolServer>,
+    ) -> Result<Launcher> {
+        if config.sandbox.is_some() && config.external_gateway.is_some() {
+            return Err(Error::Config(
+                "the sandbox runs the gateway ipybox starts; it cannot be combined with an external gateway URL".into(),
+            ));
+        }
+        let python = match &config.external_gateway {
+            Some(_) => None,
+            None => {
+                let python = config.python.clone();
+                let progress = config.progress;
+                Some(
+                    tokio::task::spawn_blocking(move || {
+                        pyenv::resolve(python.as_deref(), progress)
+                    })
+                    .await
+                    .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??,
+                )
+            }
+        };
+        let mut kernel_env = config.kernel_env.clone();
+        kernel_env
+            .entry("MPLBACKEND".into())
+            .or_insert_with(|| "module://matplotlib_inline.backend_inline".into());
+        Ok(Launcher {
+            config,
+            python,
+            home,
+            working_dir,
+            kernel_env,
+            tools,
+        })
+    }
+
+    /// Does every fresh kernel get a fresh host (a sandbox of its own)?
+    pub(super) fn isolated(&self) -> bool {
+        self.config.sandbox.is_some()
+    }
+
+    /// Keep a spare kernel (or, sandboxed, a spare host) ready in the background?
+    pub(super) fn spare(&self) -> bool {
+        self.config.spare_kernel
+    }
+
+    /// Start a host: a gateway (or a connection to the external one) and a tool-server
+    /// listener its kernels reach, with a token of its own.
+    pub(super) async fn start_host(&self) -> Result<Host> {
+        let c = &self.config;
+        let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
+            (Some((url, token)), _) => {
+                let api =
+                    GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
+                api.info().await.map_err(|e| {
+                    Error::Gateway(format!("the gateway at {url} is not reachable: {e}"))
+                })?;
+                (api, None, None)
+            }
+            (None, Some(python)) => {
+                let state_dir = new_state_dir(&self.home)?;
+                let started = match self.gateway_launch(python, &state_dir) {
+                    Ok(launch) => Gateway::start(launch).await,
+                    Err(e) => Err(e),
+                };
+                match started {
+                    Ok(g) => (g.api().clone(), Some(g), Some(state_dir)),
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&state_dir);
+                        return Err(e);
+                    }
+                }
+            }
+            (None, None) => return Err(Error::NotRunning),
+        };
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let listener = match self.tool_listener(gateway.as_ref()) {
+            Ok(l) => l,
+            Err(e) => {
+                if let Some(mut gw) = gateway {
+                    gw.stop().await;
+                }
+                if let Some(dir) = state_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                return Err(e);
+            }
+        };
+        self.tools.add_token(&token);
+        let mut env = self.kernel_env.clone();
+        env.insert(TOOL_SERVER_VAR.into(), listener.addr().to_string());
+        env.insert(TOOL_TOKEN_VAR.into(), token.clone());
+        let init_code = KERNEL_INIT
+            .replace(
+                "@@ENV@@",
+                &serde_json::to_string(&env).unwrap_or_else(|_| "{}".into()),
+            )
+            .replace(
+                "@@WORKING_DIR@@",
+                &serde_json::to_string(&self.working_dir).unwrap_or_else(|_| "None".into()),
+            );
+        let spec = KernelSpec {
+            name: gateway.as_ref().map(|_| KERNEL_NAME.to_owned()),
+            env,
+            init_code,
+            ready_timeout: c.kernel_ready_timeout,
+        };
+        Ok(Host {
+            api,
+            gateway,
+            spec,
+            state_dir,
+            listener: Some(listener),
+            token,
+            tools: self.tools.clone(),
+        })
+    }
+
+    /// A new host with a kernel started on it.
+    pub(super) async fn start_host_with_kernel(&self) -> Result<(Host, KernelSession)> {
+        let host = self.start_host().await?;
+        match host.start_kernel().await {
+            Ok(k) => Ok((host, k)),
+            Err(e) => {
+                host.shutdown(Vec::new()).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The tool server's listener for a host: inside the gateway's sandbox when there is
+    /// one, else on the listener the builder was given, else on a free port of 127.0.0.1.
+    fn tool_listener(&self, gateway: Option<&Gateway>) -> Result<ToolServerHandle> {
+        let listener = match gateway.and_then(Gateway::sandbox_listener) {
+            Some(bound) => bound.map_err(|e| {
+                Error::Sandbox(format!(
+                    "cannot open the tool server's port inside the sandbox: {e}"
+                ))
+            })?,
+            None => match self
+                .config
+                .tool_listener
+                .lock()
+                .ok()
+                .and_then(|mut l| l.take())
+            {
+                Some(l) => l,
+                None => std::net::TcpListener::bind("127.0.0.1:0")
+                    .map_err(|e| Error::io("binding the tool server to 127.0.0.1", e))?,
+            },
+        };
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("configuring the tool server socket", e))?;
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| Error::io("registering the tool server socket", e))?;
+        ToolServerHandle::spawn(listener, self.tools.clone())
+            .map_err(|e| Error::io("starting the tool server", e))
+    }
+
+    fn gateway_launch(&self, python: &PythonEnv, state_dir: &Path) -> Result<GatewayLaunch> {
+        let c = &self.config;
+        let (home, working_dir) = (&self.home, &self.working_dir);
+        let mut gw_env = BTreeMap::new();
+        let mut path = python.bin_dir().into_os_string();
+        if let Some(p) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(p);
+        }
+        gw_env.insert("PATH".to_owned(), path.to_string_lossy().into_owned());
+        for key in ["HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"] {
+            if let Ok(v) = std::env::var(key) {
+                gw_env.insert(key.to_owned(), v);
+            }
+        }
+        gw_env
+            .entry("LANG".to_owned())
+            .or_insert_with(|| "C.UTF-8".to_owned());
+        // Shared across sessions: matplotlib builds its font cache here once. A sandboxed
+        // session gets a copy in its state directory instead: its kernels must not write
+        // anything another session reads.
+        let mplconfig = if c.sandbox.is_some() {
+            sandbox::mplconfig_dir(state_dir)
+        } else {
+            home.join("mplconfig")
+        };
+        let dirs = [
+            ("JUPYTER_CONFIG_DIR", state_dir.join("config")),
+            ("JUPYTER_DATA_DIR", state_dir.join("data")),
+            ("JUPYTER_RUNTIME_DIR", state_dir.join("runtime")),
+            ("IPYTHONDIR", state_dir.join("ipython")),
+            ("MPLCONFIGDIR", mplconfig.clone()),
+        ];
+        for (k, v) in dirs {
+            gw_env.insert(k.to_owned(), v.to_string_lossy().into_owned());
+        }
+        gw_env.insert("JUPYTER_PLATFORM_DIRS".into(), "1".into());
+        gw_env.insert("PYTHONUNBUFFERED".into(), "1".into());
+        let mut process_env_whitelist: Vec<String> =
+            gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
+        let sandbox_launch = match &c.sandbox {
+            Some(options) => {
+                let session =
+                    sandbox::prepare_session(options, home, working_dir, state_dir, &mplconfig)?;
+                gw_env.extend(session.gateway_env);
+                process_env_whitelist.extend(session.inherited_env);
+                Some(session.launch)
+            }
+            None => None,
+        };
+        let mut kernel_env_whitelist: Vec<String> = self.kernel_env.keys().cloned().collect();
+        kernel_env_whitelist.extend([TOOL_SERVER_VAR.to_owned(), TOOL_TOKEN_VAR.to_owned()]);
+        Ok(GatewayLaunch {
+            python: python.python().to_path_buf(),
+            host: c.gateway_host.clone(),
+            port: c.gateway_port,
+            working_dir: working_dir.to_path_buf(),
+            state_dir: state_dir.to_path_buf(),
+            env: gw_env,
+            process_env_whitelist,
+            kernel_env_whitelist,
+            startup_timeout: c.startup_timeout,
+            log_level: c.log_level.clone(),
+            wrapper: c.wrapper.clone(),
+            connector: c.connector.clone(),
+            sandbox: sandbox_launch,
+        })
+    }
+}
+
+/// A fresh per-session state directory under `home/sessions`, removing those of ipybox
+/// processes that are gone.
+fn new_state_dir(home: &Path) -> Result<PathBuf> {
+    let sessions = home.join("sessions");
+    if let Ok(entries) = std::fs::read_dir(&sessions) {
+        for entry in entries.flatten() {
+            let pid = std::fs::read_to_string(entry.path().join("pid"))
+                .ok()
+                .and_then(|p| p.trim().parse::<u32>().ok());
+            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = sessions.join(uuid::Uuid::new_v4().simple().to_string());
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    std::fs::write(dir.join("pid"), std::process::id().to_string())
+        .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
+    Ok(dir)
+}
