@@ -29,5 +29,9 @@ IPYBOX_EXAMPLE_SERVER="{\"command\": \"node\", \"args\": [\"$PWD/tests/servers/n
   target/debug/examples/quickstart | grep -q "Echo: hello from kernel code"
 echo "== cargo test"
 cargo test "${features[@]}" -- --test-threads 2
+if [ "$(id -u)" = 0 ]; then
+  echo "== the untrusted-workspace attacks again, as an unprivileged user"
+  bash scripts/test-unprivileged.sh
+fi
 echo "== MCP conformance suite against ipybox mcp --http"
 bash tests/conformance/run.sh target/debug/ipybox
