@@ -24,7 +24,7 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_ipybox-fixture-mcp");
 
 type Client = RunningService<RoleClient, ()>;
 
-const FIXTURE_TOOLS: [&str; 11] = [
+const FIXTURE_TOOLS: [&str; 12] = [
     "add",
     "counter",
     "crash",
@@ -36,6 +36,7 @@ const FIXTURE_TOOLS: [&str; 11] = [
     "mixed",
     "odd-names",
     "sleep",
+    "write_file",
 ];
 
 async fn stdio_client(args: &[&str], env: &[(&str, &str)]) -> Client {
