@@ -76,6 +76,15 @@ pub enum Error {
         /// Output produced before the kernel died.
         output: Box<PartialOutput>,
     },
+    /// The execution was cancelled (its stream cancelled or dropped, `interrupt()`, or the
+    /// kernel reset or stopped under it). An interrupted kernel keeps its state.
+    #[error("{reason}")]
+    Cancelled {
+        /// What ended it.
+        reason: String,
+        /// Output produced before it ended.
+        output: Box<PartialOutput>,
+    },
     /// The Kernel Gateway could not be started or reached.
     #[error("{0}")]
     Gateway(String),
@@ -134,6 +143,8 @@ pub enum ErrorCode {
     Timeout,
     /// See [`Error::KernelDied`].
     KernelDied,
+    /// See [`Error::Cancelled`].
+    Cancelled,
     /// See [`Error::Gateway`] and [`Error::GatewayHttp`].
     GatewayError,
     /// See [`Error::KernelStart`].
@@ -161,6 +172,7 @@ impl Error {
             Error::CodeExecution { .. } => ErrorCode::CodeExecutionError,
             Error::Timeout { .. } => ErrorCode::Timeout,
             Error::KernelDied { .. } => ErrorCode::KernelDied,
+            Error::Cancelled { .. } => ErrorCode::Cancelled,
             Error::Gateway(_) | Error::GatewayHttp { .. } => ErrorCode::GatewayError,
             Error::KernelStart(_) => ErrorCode::KernelStartFailed,
             Error::PythonEnv(_) => ErrorCode::PythonEnvError,
@@ -178,7 +190,8 @@ impl Error {
         match self {
             Error::CodeExecution { output, .. }
             | Error::Timeout { output, .. }
-            | Error::KernelDied { output, .. } => Some(output.as_ref()),
+            | Error::KernelDied { output, .. }
+            | Error::Cancelled { output, .. } => Some(output.as_ref()),
             _ => None,
         }
     }

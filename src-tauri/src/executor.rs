@@ -1,38 +1,40 @@
 //! [`CodeExecutor`]: the public API for running code in a stateful IPython kernel.
 //!
 //! Mirrors the Python ipybox's `CodeExecutor`: a builder, `start()`/`stop()`, `execute()`,
-//! `stream()` with chunk events and the result last, `reset()`. One kernel is active at a
-//! time; executions queue in call order (a fair lock) and never interleave. A spare kernel
-//! is started in the background so `reset()` and recovery from a dead kernel are a swap.
+//! `stream()` with chunk events and the result last, `reset()`; and adds `interrupt()` and
+//! cancellable streams. A `CodeExecutor` is a cheap handle to one actor task that owns the
+//! session ([`actor`]): one kernel is active at a time, executions queue in the order they
+//! were submitted and never interleave, and `interrupt()`, `reset()` and `stop()` act at once
+//! whatever runs. A spare kernel (with a sandbox, a spare sandbox: [`host`]) is started in
+//! the background so `reset()` and recovery from a dead kernel are a swap.
 
+mod actor;
+mod execution;
 mod host;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::Stream;
 use serde::Serialize;
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::apigen::generate::{Generated, generate};
-use crate::error::{Error, PythonError, Result};
+use crate::error::{Error, Result};
 use crate::kernel::connector::{HostConnector, SharedConnector};
-use crate::kernel::messages::{ErrorContent, ExecuteRequest};
-use crate::kernel::output::{OutputCollector, python_error};
-use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::mcp::ServerParams;
 use crate::mcp::params::Variables;
 use crate::pyenv::{self, Progress};
 use crate::registry::Registry;
 use crate::sandbox::SandboxOptions;
-use crate::tools::{ApprovalHandler, ApprovalRequest, Approvals, Sessions, ToolEvent, ToolServer};
-use host::{Host, Launcher};
+use crate::tools::{ApprovalHandler, ApprovalRequest, ToolServer};
+use actor::Command;
+use execution::Job;
 
 /// Default execution timeout, as in the Python ipybox.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -314,13 +316,16 @@ impl CodeExecutorBuilder {
         CodeExecutor {
             shared: Arc::new(Shared {
                 config: self.config,
-                state: tokio::sync::Mutex::new(None),
+                commands: OnceLock::new(),
+                snapshot: Arc::default(),
             }),
         }
     }
 }
 
-/// Runs code in a stateful IPython kernel. Cheap to clone; clones share the kernel.
+/// Runs code in a stateful IPython kernel. Cheap to clone; clones share the kernel. When the
+/// last clone is dropped the session stops in the background (at once if the runtime is
+/// shutting down).
 #[derive(Debug, Clone)]
 pub struct CodeExecutor {
     shared: Arc<Shared>,
@@ -329,167 +334,18 @@ pub struct CodeExecutor {
 #[derive(Debug)]
 struct Shared {
     config: Config,
-    /// `None` while stopped. The lock is fair: executions run in call order.
-    state: tokio::sync::Mutex<Option<Running>>,
+    /// The actor's mailbox, made (and the actor spawned) on first use, inside a runtime.
+    commands: OnceLock<mpsc::UnboundedSender<Command>>,
+    /// What handles may know without asking the actor.
+    snapshot: Arc<Mutex<Snapshot>>,
 }
 
-#[derive(Debug)]
-struct Running {
-    launcher: Arc<Launcher>,
-    /// `None` only while shutting down.
-    host: Option<Host>,
-    kernel: Option<KernelSession>,
-    spare: Option<JoinHandle<Result<Spare>>>,
-    images_dir: crate::fsutil::Anchored,
-    tools: Arc<ToolServer>,
-    approvals: Arc<Approvals>,
-}
-
-/// A kernel started in the background for the next reset: on the active host, or (with a
-/// sandbox) on a host of its own.
-#[derive(Debug)]
-enum Spare {
-    Kernel(KernelSession),
-    Host(Box<Host>, KernelSession),
-}
-
-impl Running {
-    fn host(&self) -> Result<&Host> {
-        self.host.as_ref().ok_or(Error::NotRunning)
-    }
-
-    /// Start a spare in the background if there is none.
-    fn ensure_spare(&mut self) {
-        if !self.launcher.spare() || self.spare.is_some() {
-            return;
-        }
-        let launcher = self.launcher.clone();
-        if launcher.isolated() {
-            self.spare = Some(tokio::spawn(async move {
-                let (host, kernel) = launcher.start_host_with_kernel().await?;
-                Ok(Spare::Host(Box::new(host), kernel))
-            }));
-        } else if let Ok(host) = self.host() {
-            let spec = host.spec.clone();
-            let api = host.api.clone();
-            self.spare = Some(tokio::spawn(async move {
-                Ok(Spare::Kernel(spec.start(&api).await?))
-            }));
-        }
-    }
-
-    /// Make a fresh kernel the active one: the spare if it is ready and alive, else a new
-    /// one; with a sandbox, on a new host that replaces the active one. The replaced kernel
-    /// (and host) are shut down in the background.
-    async fn replace_kernel(&mut self) -> Result<()> {
-        let mut fresh = None;
-        if let Some(spare) = self.spare.take() {
-            match spare.await {
-                Ok(Ok(Spare::Kernel(k))) if !k.is_dead() => fresh = Some((None, k)),
-                Ok(Ok(Spare::Host(h, k))) if !k.is_dead() => fresh = Some((Some(*h), k)),
-                Ok(Ok(Spare::Kernel(k))) => discard(k),
-                Ok(Ok(Spare::Host(h, k))) => discard_host(*h, Some(k)),
-                Ok(Err(e)) => tracing::warn!(error = %e, "the spare kernel failed to start"),
-                Err(e) => tracing::warn!(error = %e, "the spare kernel task failed"),
-            }
-        }
-        let (host, kernel) = match fresh {
-            Some(f) => f,
-            None if self.launcher.isolated() => {
-                let (h, k) = self.launcher.start_host_with_kernel().await?;
-                (Some(h), k)
-            }
-            None => (None, self.host()?.start_kernel().await?),
-        };
-        let old = self.kernel.replace(kernel);
-        match (host, self.host.take()) {
-            (Some(new), Some(replaced)) => {
-                self.host = Some(new);
-                discard_host(replaced, old);
-            }
-            (new, current) => {
-                self.host = new.or(current);
-                if let Some(old) = old {
-                    discard(old);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The active kernel, replacing a dead one.
-    async fn kernel(&mut self) -> Result<&KernelSession> {
-        if self.kernel.as_ref().is_none_or(KernelSession::is_dead) {
-            self.replace_kernel().await?;
-            self.ensure_spare();
-        }
-        self.kernel.as_ref().ok_or(Error::NotRunning)
-    }
-
-    /// Give up on the active kernel (it died or ignored an interrupt). Without a sandbox the
-    /// next execution takes a fresh kernel; with one, its whole sandbox is replaced now.
-    async fn retire_kernel(&mut self) {
-        if self.launcher.isolated() {
-            if let Err(e) = self.replace_kernel().await {
-                tracing::warn!(error = %e, "replacing the sandbox failed; the next execution retries");
-                self.kernel = None;
-            }
-        } else if let Some(k) = self.kernel.take() {
-            discard(k);
-        }
-        self.ensure_spare();
-    }
-
-    async fn shutdown(mut self) {
-        self.tools.reset().await;
-        let mut kernels: Vec<KernelSession> = self.kernel.take().into_iter().collect();
-        let mut spare_host = None;
-        if let Some(spare) = self.spare.take() {
-            if self.host.as_ref().is_some_and(|h| h.gateway.is_some()) && !self.launcher.isolated()
-            {
-                // Stopping the gateway ends a kernel still starting.
-                spare.abort();
-            }
-            match spare.await {
-                Ok(Ok(Spare::Kernel(k))) => kernels.push(k),
-                Ok(Ok(Spare::Host(h, k))) => spare_host = Some((h, k)),
-                _ => {}
-            }
-        }
-        if let Some(host) = self.host.take() {
-            host.shutdown(kernels).await;
-        }
-        if let Some((h, k)) = spare_host {
-            h.shutdown(vec![k]).await;
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // Not stopped: our gateways die with their Host (Drop); kernels on an external
-        // server are deleted in the background if a runtime is still there.
-        let external = self.host.as_ref().is_some_and(|h| h.gateway.is_none());
-        if let Some(spare) = self.spare.take() {
-            spare.abort();
-        }
-        if external
-            && let Ok(handle) = tokio::runtime::Handle::try_current()
-            && let Some(k) = self.kernel.take()
-        {
-            handle.spawn(k.shutdown());
-        }
-    }
-}
-
-/// Delete a kernel in the background.
-fn discard(kernel: KernelSession) {
-    tokio::spawn(kernel.shutdown());
-}
-
-/// Shut a replaced host (and its kernel) down in the background.
-fn discard_host(host: Host, kernel: Option<KernelSession>) {
-    tokio::spawn(host.shutdown(kernel.into_iter().collect()));
+/// The actor's published state.
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    running: bool,
+    gateway_pid: Option<u32>,
+    tools: Option<Arc<ToolServer>>,
 }
 
 impl CodeExecutor {
@@ -498,109 +354,75 @@ impl CodeExecutor {
         CodeExecutorBuilder::default()
     }
 
+    fn send(&self, command: Command) -> Result<()> {
+        let commands = self.shared.commands.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let config = self.shared.config.clone();
+            let snapshot = self.shared.snapshot.clone();
+            tokio::spawn(actor::run(config, snapshot, rx));
+            tx
+        });
+        commands.send(command).map_err(|_| Error::NotRunning)
+    }
+
+    async fn ask(
+        &self,
+        command: impl FnOnce(oneshot::Sender<Result<()>>) -> Command,
+    ) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.send(command(tx))?;
+        rx.await.map_err(|_| Error::NotRunning)?
+    }
+
     /// Start the gateway (or connect to the external one) and the first kernel.
+    /// Executions submitted meanwhile wait for it.
     pub async fn start(&self) -> Result<()> {
-        let mut state = self.shared.state.lock().await;
-        if state.is_some() {
+        self.ask(Command::Start).await
+    }
+
+    /// Stop the kernels and the gateway; a running execution and queued ones end with an
+    /// error. The executor can be started again.
+    pub async fn stop(&self) -> Result<()> {
+        if self.shared.commands.get().is_none() {
             return Ok(());
         }
-        *state = Some(self.launch().await?);
-        Ok(())
-    }
-
-    async fn launch(&self) -> Result<Running> {
-        let c = &self.shared.config;
-        let working_dir = match &c.working_dir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| Error::io("reading the current directory", e))?,
-        };
-        let working_dir = std::fs::canonicalize(&working_dir).map_err(|e| {
-            Error::Config(format!(
-                "the working directory {} is not usable: {e}",
-                working_dir.display()
-            ))
-        })?;
-        // Kernel code may have replaced images/ (or a folder above it) with a link, in this
-        // session or an earlier one: below the workspace, nothing is followed.
-        let images_dir = crate::fsutil::Anchored::new(
-            &match &c.images_dir {
-                Some(d) if d.is_relative() => working_dir.join(d),
-                Some(d) => d.clone(),
-                None => working_dir.join("images"),
-            },
-            &working_dir,
-        );
-        let home = pyenv::ipybox_home()?;
-        let registry = Registry::load(&home, &working_dir)?;
-        let approvals = Arc::new(Approvals::new(c.approval_timeout));
-        let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
-            .with_call_timeout(c.mcp_call_timeout);
-        if c.sandbox.is_some() {
-            // Sandboxed code can write the workspace: the ${VAR}s of servers ipybox starts on
-            // the host come from the .env of the session's start, never from a later one.
-            sessions = sessions.with_fixed_variables(Variables::load(Some(&working_dir))?);
-        }
-        let tools = Arc::new(ToolServer::new(
-            registry.servers.clone(),
-            sessions,
-            approvals.clone(),
-        ));
-        let launcher =
-            Arc::new(Launcher::new(c.clone(), home, working_dir.clone(), tools.clone()).await?);
-        let (host, kernel) = launcher.start_host_with_kernel().await?;
-        let mut running = Running {
-            launcher,
-            host: Some(host),
-            kernel: Some(kernel),
-            spare: None,
-            images_dir,
-            tools,
-            approvals,
-        };
-        running.ensure_spare();
-        Ok(running)
-    }
-
-    /// Stop the kernels and the gateway. The executor can be started again.
-    pub async fn stop(&self) -> Result<()> {
-        let running = self.shared.state.lock().await.take();
-        if let Some(r) = running {
-            r.shutdown().await;
-        }
-        Ok(())
+        self.ask(Command::Stop).await
     }
 
     /// Process id of the gateway ipybox started (`None` when stopped or external); its
     /// kernels are its descendants.
     pub async fn gateway_pid(&self) -> Option<u32> {
-        self.shared
-            .state
-            .lock()
-            .await
-            .as_ref()
-            .and_then(|r| r.host.as_ref())
-            .and_then(|h| h.gateway.as_ref())
-            .and_then(crate::kernel::gateway::Gateway::pid)
+        self.snapshot().gateway_pid
     }
 
     /// Is the executor started?
     pub async fn is_running(&self) -> bool {
-        self.shared.state.lock().await.is_some()
+        self.snapshot().running
     }
 
-    /// Replace the kernel with a fresh one: no variables, no imports. Near-instant when the
-    /// spare kernel is ready; the old kernel is deleted in the background. With a sandbox,
-    /// the whole sandbox is replaced: nothing the old kernel started survives.
+    fn snapshot(&self) -> Snapshot {
+        self.shared
+            .snapshot
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    /// Replace the kernel with a fresh one: no variables, no imports. Acts at once, also
+    /// while code runs: the running execution ends with [`Error::Cancelled`], queued ones
+    /// run on the fresh kernel. Near-instant when the spare kernel is ready; the old kernel
+    /// is interrupted and deleted in the background. With a sandbox, the whole sandbox is
+    /// replaced: nothing the old kernel started survives.
     pub async fn reset(&self) -> Result<()> {
-        let mut state = self.shared.state.lock().await;
-        let running = state.as_mut().ok_or(Error::NotRunning)?;
-        running.replace_kernel().await?;
-        running.ensure_spare();
-        // MCP sessions restart lazily on their next call.
-        let tools = running.tools.clone();
-        tokio::spawn(async move { tools.reset().await });
-        Ok(())
+        self.ask(Command::Reset).await
+    }
+
+    /// Interrupt the running execution (SIGINT to the kernel, as Jupyter's interrupt). The
+    /// kernel keeps its state; the execution ends with [`Error::Cancelled`] (and a kernel that
+    /// ignores the interrupt is replaced). Queued executions still run. Does nothing when
+    /// nothing runs.
+    pub async fn interrupt(&self) -> Result<()> {
+        self.ask(Command::Interrupt).await
     }
 
     /// Generate the Python API of an MCP server into `<working dir>/mcptools/<name>/` and
@@ -623,13 +445,7 @@ impl CodeExecutor {
         let params = registry.pin_srt_policy(name, params, &working_dir)?;
         // A running session resolves ${VAR}s the way its tool server does: a sandboxed one
         // from the snapshot taken at its start, never from a .env its kernel may have written.
-        let tools = self
-            .shared
-            .state
-            .lock()
-            .await
-            .as_ref()
-            .map(|r| r.tools.clone());
+        let tools = self.snapshot().tools;
         let vars = match &tools {
             Some(state) => state.variables()?,
             None => Variables::load(Some(&working_dir))?,
@@ -698,21 +514,41 @@ impl CodeExecutor {
         options: StreamOptions,
         auto_approve: bool,
     ) -> ExecutionStream {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let shared = self.shared.clone();
-        let code = code.to_owned();
-        tokio::spawn(async move {
-            let outcome = run_execution(&shared, &code, &options, auto_approve, &tx).await;
-            let _ = tx.send(outcome.map(Event::Result));
-        });
-        ExecutionStream { rx }
+        let (out, rx) = mpsc::unbounded_channel();
+        let (cancel, cancel_rx) = oneshot::channel();
+        let job = Job {
+            code: code.to_owned(),
+            options,
+            auto_approve,
+            out: out.clone(),
+            cancel: cancel_rx,
+        };
+        if let Err(e) = self.send(Command::Execute(job)) {
+            let _ = out.send(Err(e));
+        }
+        ExecutionStream {
+            rx,
+            cancel: Some(cancel),
+        }
     }
 }
 
-/// The events of one execution; see [`CodeExecutor::stream`].
+/// The events of one execution; see [`CodeExecutor::stream`]. Dropping it cancels the
+/// execution (see [`cancel`](Self::cancel)).
 #[derive(Debug)]
 pub struct ExecutionStream {
     rx: mpsc::UnboundedReceiver<Result<Event>>,
+    cancel: Option<oneshot::Sender<()>>,
+}
+
+impl ExecutionStream {
+    /// Cancel the execution: a queued one never starts, a running one is interrupted (its
+    /// kernel keeps its state). The stream then ends with [`Error::Cancelled`].
+    pub fn cancel(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+    }
 }
 
 impl Stream for ExecutionStream {
@@ -720,169 +556,5 @@ impl Stream for ExecutionStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)
-    }
-}
-
-enum Stop {
-    Finished(crate::kernel::messages::ExecuteReply),
-    Died(String),
-    TimedOut,
-    Cancelled,
-}
-
-async fn run_execution(
-    shared: &Shared,
-    code: &str,
-    options: &StreamOptions,
-    auto_approve: bool,
-    out: &mpsc::UnboundedSender<Result<Event>>,
-) -> Result<CodeExecutionResult> {
-    let mut state = shared.state.lock().await;
-    let running = state.as_mut().ok_or(Error::NotRunning)?;
-    let mut collector = OutputCollector::new(running.images_dir.clone());
-    // Tool calls made by this execution's code come here for approval.
-    let (_listening, mut tool_events) = running.approvals.listen();
-    let kernel = running.kernel().await?;
-    let (msg_id, mut events) = kernel.execute(&ExecuteRequest::new(code))?;
-    let mut reply = None;
-    let mut idle = false;
-    let mut deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
-    // Time spent waiting for approval decisions does not count against the timeout.
-    let mut pending = std::collections::HashSet::new();
-    let mut paused_since = None;
-    let stop = loop {
-        if idle && let Some(r) = reply.take() {
-            break Stop::Finished(r);
-        }
-        let running_deadline = if pending.is_empty() { deadline } else { None };
-        let event = tokio::select! {
-            e = events.recv() => e,
-            Some(t) = tool_events.recv() => {
-                match t {
-                    ToolEvent::Requested(request) => {
-                        if pending.is_empty() {
-                            paused_since = Some(tokio::time::Instant::now());
-                        }
-                        pending.insert(request.id());
-                        if let Some(handler) = &shared.config.approval_handler {
-                            tokio::spawn(handler.handle(request));
-                        } else if auto_approve {
-                            request.accept();
-                        } else if let Err(e) = out.send(Ok(Event::ApprovalRequest(request)))
-                            && let Ok(Event::ApprovalRequest(r)) = e.0
-                        {
-                            // Nobody listens to the stream any more.
-                            r.reject();
-                        }
-                    }
-                    ToolEvent::Settled(id) => {
-                        if pending.remove(&id) && pending.is_empty()
-                            && let (Some(d), Some(since)) = (deadline.as_mut(), paused_since.take())
-                        {
-                            *d += since.elapsed();
-                        }
-                    }
-                }
-                continue;
-            }
-            _ = sleep_until(running_deadline) => break Stop::TimedOut,
-            _ = out.closed() => break Stop::Cancelled,
-        };
-        match event {
-            Some(KernelEvent::Output(content)) => {
-                if let Some(text) = collector.push(content)
-                    && options.chunks
-                {
-                    let _ = out.send(Ok(Event::Chunk(text)));
-                }
-            }
-            Some(KernelEvent::Reply(r)) => reply = Some(r),
-            Some(KernelEvent::Idle) => idle = true,
-            Some(KernelEvent::Died(reason)) => break Stop::Died(reason),
-            None => break Stop::Died("the connection to the kernel closed".into()),
-        }
-    };
-    let reply = match stop {
-        Stop::Finished(reply) => reply,
-        Stop::Died(reason) => {
-            kernel.forget(&msg_id);
-            running.retire_kernel().await;
-            return Err(Error::KernelDied {
-                reason,
-                output: Box::new(collector.finish()),
-            });
-        }
-        Stop::TimedOut | Stop::Cancelled => {
-            // Interrupt, then let the kernel finish the request so its output and state stay
-            // consistent; a kernel that ignores the interrupt is replaced.
-            if let Err(e) = kernel.interrupt().await {
-                tracing::warn!(error = %e, "interrupting the kernel failed");
-            }
-            let grace = tokio::time::Instant::now() + shared.config.interrupt_grace;
-            while reply.is_none() || !idle {
-                match tokio::time::timeout_at(grace, events.recv()).await {
-                    Ok(Some(KernelEvent::Output(c))) => {
-                        collector.push(c);
-                    }
-                    Ok(Some(KernelEvent::Reply(r))) => reply = Some(r),
-                    Ok(Some(KernelEvent::Idle)) => idle = true,
-                    Ok(Some(KernelEvent::Died(_))) | Ok(None) | Err(_) => break,
-                }
-            }
-            let settled = reply.is_some() && idle;
-            kernel.forget(&msg_id);
-            if !settled {
-                running.retire_kernel().await;
-            }
-            if matches!(stop, Stop::Cancelled) {
-                return Err(Error::Config("the execution was cancelled".into()));
-            }
-            return Err(Error::Timeout {
-                timeout: options.timeout.unwrap_or_default(),
-                output: Box::new(collector.finish()),
-                kernel_restarted: !settled,
-            });
-        }
-    };
-    kernel.forget(&msg_id);
-    let output = collector.finish();
-    match reply.status.as_str() {
-        "ok" => Ok(CodeExecutionResult {
-            text: output.text,
-            images: output.images,
-            image_data: collector.saved_images(),
-        }),
-        _ => {
-            let error = collector
-                .take_error()
-                .unwrap_or_else(|| reply_error(&reply));
-            Err(Error::CodeExecution {
-                error: Box::new(error),
-                output: Box::new(output),
-            })
-        }
-    }
-}
-
-fn reply_error(reply: &crate::kernel::messages::ExecuteReply) -> PythonError {
-    if reply.status == "aborted" {
-        return PythonError {
-            name: "ExecutionAborted".into(),
-            value: "the kernel aborted the execution".into(),
-            traceback: String::new(),
-            raw_traceback: Vec::new(),
-        };
-    }
-    python_error(&ErrorContent {
-        ename: reply.ename.clone().unwrap_or_default(),
-        evalue: reply.evalue.clone().unwrap_or_default(),
-        traceback: reply.traceback.clone().unwrap_or_default(),
-    })
-}
-
-async fn sleep_until(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }

@@ -48,8 +48,8 @@ enum Command {
     },
 }
 
-/// A connected kernel.
-#[derive(Debug)]
+/// A connected kernel. Clones are handles to the same connection.
+#[derive(Debug, Clone)]
 pub struct KernelSession {
     id: String,
     session_id: String,

@@ -1,0 +1,438 @@
+//! The executor's actor: one task owns the session (hosts, kernels, the spare, the tool
+//! server's state) and takes commands from every [`CodeExecutor`](super::CodeExecutor)
+//! handle through one channel. Executions queue in the order they were submitted (the order
+//! of the channel) and run one at a time, each in a task of its own, so `interrupt()`,
+//! `reset()`, `stop()` and status questions are answered at once, whatever runs.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::execution::{self, Abort, Context, Job, Outcome};
+use super::host::{Host, Launcher};
+use super::{Config, Snapshot};
+use crate::error::{Error, Result};
+use crate::kernel::session::KernelSession;
+use crate::mcp::params::Variables;
+use crate::pyenv;
+use crate::registry::Registry;
+use crate::tools::{ApprovalHandler, Approvals, Sessions, ToolServer};
+
+/// What a handle asks of the actor.
+#[derive(Debug)]
+pub(super) enum Command {
+    Start(oneshot::Sender<Result<()>>),
+    Stop(oneshot::Sender<Result<()>>),
+    Reset(oneshot::Sender<Result<()>>),
+    Interrupt(oneshot::Sender<Result<()>>),
+    Execute(Job),
+}
+
+/// The execution that runs now.
+#[derive(Debug)]
+struct Current {
+    task: JoinHandle<Outcome>,
+    abort: Option<oneshot::Sender<Abort>>,
+    /// The kernel it runs on.
+    kernel_id: String,
+}
+
+/// The actor's loop; ends (stopping the session) when every handle is gone.
+pub(super) async fn run(
+    config: Config,
+    snapshot: Arc<Mutex<Snapshot>>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let mut running: Option<Running> = None;
+    let mut queue: VecDeque<Job> = VecDeque::new();
+    let mut current: Option<Current> = None;
+    loop {
+        tokio::select! {
+            command = commands.recv() => {
+                let Some(command) = command else { break };
+                match command {
+                    Command::Start(reply) => {
+                        let result = match &running {
+                            Some(_) => Ok(()),
+                            None => match Running::launch(&config).await {
+                                Ok(r) => {
+                                    running = Some(r);
+                                    Ok(())
+                                }
+                                Err(e) => Err(e),
+                            },
+                        };
+                        publish(&snapshot, running.as_ref());
+                        let _ = reply.send(result);
+                    }
+                    Command::Stop(reply) => {
+                        abort_current(&mut current, "the executor was stopped");
+                        for job in queue.drain(..) {
+                            job.refuse(Error::NotRunning);
+                        }
+                        if let Some(r) = running.take() {
+                            r.shutdown().await;
+                        }
+                        publish(&snapshot, None);
+                        let _ = reply.send(Ok(()));
+                    }
+                    Command::Reset(reply) => {
+                        let result = match running.as_mut() {
+                            None => Err(Error::NotRunning),
+                            Some(r) => {
+                                // The old kernel stops computing at once; it is deleted after.
+                                if current.is_some()
+                                    && let Some(k) = &r.kernel
+                                {
+                                    let k = k.clone();
+                                    tokio::spawn(async move { k.interrupt().await });
+                                }
+                                abort_current(&mut current, "the kernel was reset");
+                                r.reset().await
+                            }
+                        };
+                        publish(&snapshot, running.as_ref());
+                        let _ = reply.send(result);
+                    }
+                    Command::Interrupt(reply) => {
+                        if let Some(c) = current.as_mut()
+                            && let Some(abort) = c.abort.take()
+                        {
+                            let _ = abort.send(Abort::Interrupt);
+                        }
+                        let _ = reply.send(Ok(()));
+                    }
+                    Command::Execute(job) => {
+                        if running.is_none() {
+                            job.refuse(Error::NotRunning);
+                        } else {
+                            queue.push_back(job);
+                        }
+                    }
+                }
+            }
+            outcome = async {
+                match current.as_mut() {
+                    Some(c) => (&mut c.task).await.ok(),
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(c) = current.take()
+                    && let Some(r) = running.as_mut()
+                    && outcome.is_none_or(|o| o.retire)
+                    && r.kernel.as_ref().is_some_and(|k| k.id() == c.kernel_id)
+                {
+                    r.retire_kernel().await;
+                    publish(&snapshot, running.as_ref());
+                }
+            }
+        }
+        if current.is_none()
+            && let Some(r) = running.as_mut()
+        {
+            current = next(&mut queue, r).await;
+            if current.is_some() {
+                publish(&snapshot, running.as_ref());
+            }
+        }
+    }
+    abort_current(&mut current, "the executor was dropped");
+    for job in queue.drain(..) {
+        job.refuse(Error::NotRunning);
+    }
+    if let Some(r) = running.take() {
+        r.shutdown().await;
+    }
+}
+
+/// Start the first queued job that was not cancelled.
+async fn next(queue: &mut VecDeque<Job>, running: &mut Running) -> Option<Current> {
+    while let Some(mut job) = queue.pop_front() {
+        if job.is_cancelled() {
+            job.refuse(Error::Cancelled {
+                reason: "the execution was cancelled before it started".into(),
+                output: Default::default(),
+            });
+            continue;
+        }
+        let kernel = match running.kernel().await {
+            Ok(k) => k.clone(),
+            Err(e) => {
+                job.refuse(e);
+                continue;
+            }
+        };
+        let (abort, abort_rx) = oneshot::channel();
+        let kernel_id = kernel.id().to_owned();
+        let ctx = Context {
+            kernel,
+            approvals: running.approvals.clone(),
+            images_dir: running.images_dir.clone(),
+            handler: running.handler.clone(),
+            interrupt_grace: running.interrupt_grace,
+        };
+        return Some(Current {
+            task: tokio::spawn(execution::run(job, ctx, abort_rx)),
+            abort: Some(abort),
+            kernel_id,
+        });
+    }
+    None
+}
+
+/// End the running execution now; it reports back (and the queue moves on) at once.
+fn abort_current(current: &mut Option<Current>, why: &'static str) {
+    if let Some(c) = current.as_mut()
+        && let Some(abort) = c.abort.take()
+    {
+        let _ = abort.send(Abort::Discard(why));
+    }
+}
+
+/// Tell the handles what they may ask without waiting for the actor.
+fn publish(snapshot: &Mutex<Snapshot>, running: Option<&Running>) {
+    if let Ok(mut s) = snapshot.lock() {
+        *s = match running {
+            None => Snapshot::default(),
+            Some(r) => Snapshot {
+                running: true,
+                gateway_pid: r
+                    .host
+                    .as_ref()
+                    .and_then(|h| h.gateway.as_ref())
+                    .and_then(crate::kernel::gateway::Gateway::pid),
+                tools: Some(r.tools.clone()),
+            },
+        };
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Running {
+    launcher: Arc<Launcher>,
+    handler: Option<Arc<dyn ApprovalHandler>>,
+    interrupt_grace: Duration,
+    /// `None` only while shutting down.
+    host: Option<Host>,
+    kernel: Option<KernelSession>,
+    spare: Option<JoinHandle<Result<Spare>>>,
+    images_dir: crate::fsutil::Anchored,
+    tools: Arc<ToolServer>,
+    approvals: Arc<Approvals>,
+}
+
+/// A kernel started in the background for the next reset: on the active host, or (with a
+/// sandbox) on a host of its own.
+#[derive(Debug)]
+enum Spare {
+    Kernel(KernelSession),
+    Host(Box<Host>, KernelSession),
+}
+
+impl Running {
+    /// Start a session for `config`: the first host and kernel, the tool server's state.
+    async fn launch(c: &Config) -> Result<Running> {
+        let working_dir = match &c.working_dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?,
+        };
+        let working_dir = std::fs::canonicalize(&working_dir).map_err(|e| {
+            Error::Config(format!(
+                "the working directory {} is not usable: {e}",
+                working_dir.display()
+            ))
+        })?;
+        // Kernel code may have replaced images/ (or a folder above it) with a link, in this
+        // session or an earlier one: below the workspace, nothing is followed.
+        let images_dir = crate::fsutil::Anchored::new(
+            &match &c.images_dir {
+                Some(d) if d.is_relative() => working_dir.join(d),
+                Some(d) => d.clone(),
+                None => working_dir.join("images"),
+            },
+            &working_dir,
+        );
+        let home = pyenv::ipybox_home()?;
+        let registry = Registry::load(&home, &working_dir)?;
+        let approvals = Arc::new(Approvals::new(c.approval_timeout));
+        let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
+            .with_call_timeout(c.mcp_call_timeout);
+        if c.sandbox.is_some() {
+            // Sandboxed code can write the workspace: the ${VAR}s of servers ipybox starts on
+            // the host come from the .env of the session's start, never from a later one.
+            sessions = sessions.with_fixed_variables(Variables::load(Some(&working_dir))?);
+        }
+        let tools = Arc::new(ToolServer::new(
+            registry.servers.clone(),
+            sessions,
+            approvals.clone(),
+        ));
+        let launcher =
+            Arc::new(Launcher::new(c.clone(), home, working_dir.clone(), tools.clone()).await?);
+        let (host, kernel) = launcher.start_host_with_kernel().await?;
+        let mut running = Running {
+            handler: c.approval_handler.clone(),
+            interrupt_grace: c.interrupt_grace,
+            launcher,
+            host: Some(host),
+            kernel: Some(kernel),
+            spare: None,
+            images_dir,
+            tools,
+            approvals,
+        };
+        running.ensure_spare();
+        Ok(running)
+    }
+
+    fn host(&self) -> Result<&Host> {
+        self.host.as_ref().ok_or(Error::NotRunning)
+    }
+
+    /// Start a spare in the background if there is none.
+    fn ensure_spare(&mut self) {
+        if !self.launcher.spare() || self.spare.is_some() {
+            return;
+        }
+        let launcher = self.launcher.clone();
+        if launcher.isolated() {
+            self.spare = Some(tokio::spawn(async move {
+                let (host, kernel) = launcher.start_host_with_kernel().await?;
+                Ok(Spare::Host(Box::new(host), kernel))
+            }));
+        } else if let Ok(host) = self.host() {
+            let spec = host.spec.clone();
+            let api = host.api.clone();
+            self.spare = Some(tokio::spawn(async move {
+                Ok(Spare::Kernel(spec.start(&api).await?))
+            }));
+        }
+    }
+
+    /// Make a fresh kernel the active one: the spare if it is ready and alive, else a new
+    /// one; with a sandbox, on a new host that replaces the active one. The replaced kernel
+    /// (and host) are shut down in the background.
+    async fn replace_kernel(&mut self) -> Result<()> {
+        let mut fresh = None;
+        if let Some(spare) = self.spare.take() {
+            match spare.await {
+                Ok(Ok(Spare::Kernel(k))) if !k.is_dead() => fresh = Some((None, k)),
+                Ok(Ok(Spare::Host(h, k))) if !k.is_dead() => fresh = Some((Some(*h), k)),
+                Ok(Ok(Spare::Kernel(k))) => discard(k),
+                Ok(Ok(Spare::Host(h, k))) => discard_host(*h, Some(k)),
+                Ok(Err(e)) => tracing::warn!(error = %e, "the spare kernel failed to start"),
+                Err(e) => tracing::warn!(error = %e, "the spare kernel task failed"),
+            }
+        }
+        let (host, kernel) = match fresh {
+            Some(f) => f,
+            None if self.launcher.isolated() => {
+                let (h, k) = self.launcher.start_host_with_kernel().await?;
+                (Some(h), k)
+            }
+            None => (None, self.host()?.start_kernel().await?),
+        };
+        let old = self.kernel.replace(kernel);
+        match (host, self.host.take()) {
+            (Some(new), Some(replaced)) => {
+                self.host = Some(new);
+                discard_host(replaced, old);
+            }
+            (new, current) => {
+                self.host = new.or(current);
+                if let Some(old) = old {
+                    discard(old);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A fresh kernel (the spare, when ready), a new spare behind it, and MCP sessions that
+    /// restart on their next call.
+    async fn reset(&mut self) -> Result<()> {
+        self.replace_kernel().await?;
+        self.ensure_spare();
+        let tools = self.tools.clone();
+        tokio::spawn(async move { tools.reset().await });
+        Ok(())
+    }
+
+    /// The active kernel, replacing a dead one.
+    async fn kernel(&mut self) -> Result<&KernelSession> {
+        if self.kernel.as_ref().is_none_or(KernelSession::is_dead) {
+            self.replace_kernel().await?;
+            self.ensure_spare();
+        }
+        self.kernel.as_ref().ok_or(Error::NotRunning)
+    }
+
+    /// Give up on the active kernel (it died or ignored an interrupt). Without a sandbox the
+    /// next execution takes a fresh kernel; with one, its whole sandbox is replaced now.
+    async fn retire_kernel(&mut self) {
+        if self.launcher.isolated() {
+            if let Err(e) = self.replace_kernel().await {
+                tracing::warn!(error = %e, "replacing the sandbox failed; the next execution retries");
+                self.kernel = None;
+            }
+        } else if let Some(k) = self.kernel.take() {
+            discard(k);
+        }
+        self.ensure_spare();
+    }
+
+    async fn shutdown(mut self) {
+        self.tools.reset().await;
+        let mut kernels: Vec<KernelSession> = self.kernel.take().into_iter().collect();
+        let mut spare_host = None;
+        if let Some(spare) = self.spare.take() {
+            if self.host.as_ref().is_some_and(|h| h.gateway.is_some()) && !self.launcher.isolated()
+            {
+                // Stopping the gateway ends a kernel still starting.
+                spare.abort();
+            }
+            match spare.await {
+                Ok(Ok(Spare::Kernel(k))) => kernels.push(k),
+                Ok(Ok(Spare::Host(h, k))) => spare_host = Some((h, k)),
+                _ => {}
+            }
+        }
+        if let Some(host) = self.host.take() {
+            host.shutdown(kernels).await;
+        }
+        if let Some((h, k)) = spare_host {
+            h.shutdown(vec![k]).await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Not stopped: our gateways die with their Host (Drop); kernels on an external
+        // server are deleted in the background if a runtime is still there.
+        let external = self.host.as_ref().is_some_and(|h| h.gateway.is_none());
+        if let Some(spare) = self.spare.take() {
+            spare.abort();
+        }
+        if external
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+            && let Some(k) = self.kernel.take()
+        {
+            handle.spawn(k.shutdown());
+        }
+    }
+}
+
+/// Delete a kernel in the background.
+fn discard(kernel: KernelSession) {
+    tokio::spawn(kernel.shutdown());
+}
+
+/// Shut a replaced host (and its kernel) down in the background.
+fn discard_host(host: Host, kernel: Option<KernelSession>) {
+    tokio::spawn(host.shutdown(kernel.into_iter().collect()));
+}

@@ -1,0 +1,274 @@
+//! One execution: sends the code to the kernel, turns its messages into events, asks for
+//! approval of the tool calls the code makes, and ends with the result or an error. It runs
+//! as a task of its own beside the executor's actor, which can abort it at any time.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::{CodeExecutionResult, Event, StreamOptions};
+use crate::error::{Error, PythonError, Result};
+use crate::fsutil::Anchored;
+use crate::kernel::messages::{ErrorContent, ExecuteReply, ExecuteRequest};
+use crate::kernel::output::{OutputCollector, python_error};
+use crate::kernel::session::{KernelEvent, KernelSession};
+use crate::tools::{ApprovalHandler, Approvals, ToolEvent};
+
+/// A queued execution, as the caller submitted it.
+#[derive(Debug)]
+pub(super) struct Job {
+    pub(super) code: String,
+    pub(super) options: StreamOptions,
+    /// `execute()`: approve tool calls nobody else decides.
+    pub(super) auto_approve: bool,
+    pub(super) out: mpsc::UnboundedSender<Result<Event>>,
+    /// Fires (or closes) when the caller cancels or drops the stream.
+    pub(super) cancel: oneshot::Receiver<()>,
+}
+
+impl Job {
+    /// Has the caller cancelled (or dropped) it?
+    pub(super) fn is_cancelled(&mut self) -> bool {
+        !matches!(
+            self.cancel.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty)
+        )
+    }
+
+    /// End it with `error` without running it.
+    pub(super) fn refuse(self, error: Error) {
+        let _ = self.out.send(Err(error));
+    }
+}
+
+/// Why the actor ends a running execution.
+#[derive(Debug)]
+pub(super) enum Abort {
+    /// `interrupt()`: interrupt the kernel and let it settle; its state stays.
+    Interrupt,
+    /// The kernel is going away (reset, stop): end now, saying why.
+    Discard(&'static str),
+}
+
+/// What the executor needs to run one job.
+#[derive(Debug)]
+pub(super) struct Context {
+    pub(super) kernel: KernelSession,
+    pub(super) approvals: Arc<Approvals>,
+    pub(super) images_dir: Anchored,
+    pub(super) handler: Option<Arc<dyn ApprovalHandler>>,
+    pub(super) interrupt_grace: Duration,
+}
+
+/// How it ended, for the actor.
+#[derive(Debug)]
+pub(super) struct Outcome {
+    /// The kernel died, or ignored an interrupt: replace it.
+    pub(super) retire: bool,
+}
+
+enum Stop {
+    Finished(ExecuteReply),
+    Died(String),
+    TimedOut,
+    Cancelled(&'static str),
+    Discarded(&'static str),
+}
+
+/// Run `job` on `ctx.kernel`; the result (or error) is the last event sent to the caller.
+pub(super) async fn run(job: Job, ctx: Context, abort: oneshot::Receiver<Abort>) -> Outcome {
+    let out = job.out.clone();
+    let (result, retire) = execute(job, &ctx, abort).await;
+    let _ = out.send(result.map(Event::Result));
+    Outcome { retire }
+}
+
+async fn execute(
+    job: Job,
+    ctx: &Context,
+    mut abort: oneshot::Receiver<Abort>,
+) -> (Result<CodeExecutionResult>, bool) {
+    let Job {
+        code,
+        options,
+        auto_approve,
+        out,
+        mut cancel,
+    } = job;
+    let kernel = &ctx.kernel;
+    let mut collector = OutputCollector::new(ctx.images_dir.clone());
+    // Tool calls made by this execution's code come here for approval.
+    let (_listening, mut tool_events) = ctx.approvals.listen();
+    let (msg_id, mut events) = match kernel.execute(&ExecuteRequest::new(&code)) {
+        Ok(sent) => sent,
+        Err(e) => return (Err(e), true),
+    };
+    let mut reply = None;
+    let mut idle = false;
+    let mut deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+    // Time spent waiting for approval decisions does not count against the timeout.
+    let mut pending = HashSet::new();
+    let mut paused_since = None;
+    let mut abort_open = true;
+    let stop = loop {
+        if idle && let Some(r) = reply.take() {
+            break Stop::Finished(r);
+        }
+        let running_deadline = if pending.is_empty() { deadline } else { None };
+        let event = tokio::select! {
+            e = events.recv() => e,
+            Some(t) = tool_events.recv() => {
+                match t {
+                    ToolEvent::Requested(request) => {
+                        if pending.is_empty() {
+                            paused_since = Some(tokio::time::Instant::now());
+                        }
+                        pending.insert(request.id());
+                        if let Some(handler) = &ctx.handler {
+                            tokio::spawn(handler.handle(request));
+                        } else if auto_approve {
+                            request.accept();
+                        } else if let Err(e) = out.send(Ok(Event::ApprovalRequest(request)))
+                            && let Ok(Event::ApprovalRequest(r)) = e.0
+                        {
+                            // Nobody listens to the stream any more.
+                            r.reject();
+                        }
+                    }
+                    ToolEvent::Settled(id) => {
+                        if pending.remove(&id) && pending.is_empty()
+                            && let (Some(d), Some(since)) = (deadline.as_mut(), paused_since.take())
+                        {
+                            *d += since.elapsed();
+                        }
+                    }
+                }
+                continue;
+            }
+            _ = sleep_until(running_deadline) => break Stop::TimedOut,
+            _ = &mut cancel => break Stop::Cancelled("the execution was cancelled"),
+            a = &mut abort, if abort_open => {
+                abort_open = false;
+                match a {
+                    Ok(Abort::Interrupt) => break Stop::Cancelled("the execution was interrupted"),
+                    Ok(Abort::Discard(why)) => break Stop::Discarded(why),
+                    Err(_) => continue,
+                }
+            }
+        };
+        match event {
+            Some(KernelEvent::Output(content)) => {
+                if let Some(text) = collector.push(content)
+                    && options.chunks
+                {
+                    let _ = out.send(Ok(Event::Chunk(text)));
+                }
+            }
+            Some(KernelEvent::Reply(r)) => reply = Some(r),
+            Some(KernelEvent::Idle) => idle = true,
+            Some(KernelEvent::Died(reason)) => break Stop::Died(reason),
+            None => break Stop::Died("the connection to the kernel closed".into()),
+        }
+    };
+    let reply = match stop {
+        Stop::Finished(reply) => reply,
+        Stop::Died(reason) => {
+            kernel.forget(&msg_id);
+            let error = Error::KernelDied {
+                reason,
+                output: Box::new(collector.finish()),
+            };
+            return (Err(error), true);
+        }
+        Stop::Discarded(why) => {
+            kernel.forget(&msg_id);
+            let error = Error::Cancelled {
+                reason: why.into(),
+                output: Box::new(collector.finish()),
+            };
+            return (Err(error), false);
+        }
+        Stop::TimedOut | Stop::Cancelled(_) => {
+            // Interrupt, then let the kernel finish the request so its output and state stay
+            // consistent; a kernel that ignores the interrupt is replaced.
+            if let Err(e) = kernel.interrupt().await {
+                tracing::warn!(error = %e, "interrupting the kernel failed");
+            }
+            let grace = tokio::time::Instant::now() + ctx.interrupt_grace;
+            while reply.is_none() || !idle {
+                match tokio::time::timeout_at(grace, events.recv()).await {
+                    Ok(Some(KernelEvent::Output(c))) => {
+                        collector.push(c);
+                    }
+                    Ok(Some(KernelEvent::Reply(r))) => reply = Some(r),
+                    Ok(Some(KernelEvent::Idle)) => idle = true,
+                    Ok(Some(KernelEvent::Died(_))) | Ok(None) | Err(_) => break,
+                }
+            }
+            let settled = reply.is_some() && idle;
+            kernel.forget(&msg_id);
+            let error = match stop {
+                Stop::Cancelled(why) => Error::Cancelled {
+                    reason: if settled {
+                        why.into()
+                    } else {
+                        format!(
+                            "{why}; the kernel did not respond to the interrupt and was replaced by a fresh one"
+                        )
+                    },
+                    output: Box::new(collector.finish()),
+                },
+                _ => Error::Timeout {
+                    timeout: options.timeout.unwrap_or_default(),
+                    output: Box::new(collector.finish()),
+                    kernel_restarted: !settled,
+                },
+            };
+            return (Err(error), !settled);
+        }
+    };
+    kernel.forget(&msg_id);
+    let output = collector.finish();
+    let result = match reply.status.as_str() {
+        "ok" => Ok(CodeExecutionResult {
+            text: output.text,
+            images: output.images,
+            image_data: collector.saved_images(),
+        }),
+        _ => {
+            let error = collector
+                .take_error()
+                .unwrap_or_else(|| reply_error(&reply));
+            Err(Error::CodeExecution {
+                error: Box::new(error),
+                output: Box::new(output),
+            })
+        }
+    };
+    (result, false)
+}
+
+fn reply_error(reply: &ExecuteReply) -> PythonError {
+    if reply.status == "aborted" {
+        return PythonError {
+            name: "ExecutionAborted".into(),
+            value: "the kernel aborted the execution".into(),
+            traceback: String::new(),
+            raw_traceback: Vec::new(),
+        };
+    }
+    python_error(&ErrorContent {
+        ename: reply.ename.clone().unwrap_or_default(),
+        evalue: reply.evalue.clone().unwrap_or_default(),
+        traceback: reply.traceback.clone().unwrap_or_default(),
+    })
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
