@@ -37,7 +37,7 @@ async fn main() -> Result<(), Error> {
     let mut events = executor.stream(
         code,
         StreamOptions {
-            chunks: true,
+            outputs: true,
             ..Default::default()
         },
     );
@@ -59,7 +59,7 @@ async fn main() -> Result<(), Error> {
                     request.reject();
                 }
             }
-            Event::Chunk(text) => print!("{text}"),
+            Event::Output(output) => print!("{}", output.terminal_text().unwrap_or_default()),
             Event::Result(_) => {}
             _ => {}
         }

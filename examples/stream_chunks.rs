@@ -17,13 +17,15 @@ async fn main() -> Result<(), Error> {
     let mut events = executor.stream(
         code,
         StreamOptions {
-            chunks: true,
+            outputs: true,
             ..Default::default()
         },
     );
     while let Some(event) = events.next().await {
         match event? {
-            Event::Chunk(text) => print!("chunk: {text}"),
+            Event::Output(output) => {
+                print!("output: {}", output.terminal_text().unwrap_or_default())
+            }
             Event::Result(result) => println!("result: {:?}", result.text),
             _ => {}
         }

@@ -11,6 +11,9 @@
 mod actor;
 mod execution;
 mod host;
+mod output;
+
+pub use output::{MimeBundle, Output, StreamName};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -53,16 +56,62 @@ pub struct CodeExecutionResult {
 }
 
 /// An event of [`CodeExecutor::stream`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Event {
-    /// Text output as it arrives (only when [`StreamOptions::chunks`] is set).
-    Chunk(String),
-    /// The final result; always the last event of a successful execution.
-    Result(CodeExecutionResult),
+    /// The kernel began the execution; its count is what a notebook shows as `[n]` (only
+    /// when [`StreamOptions::outputs`] is set).
+    Started {
+        /// The execution count, when the kernel gives one.
+        execution_count: Option<i64>,
+    },
+    /// An output, as it arrives and in the kernel's order (only when
+    /// [`StreamOptions::outputs`] is set).
+    Output(Output),
+    /// The code asks for input (`input()`, `getpass()`): answer with
+    /// [`InputRequest::reply`] (only when [`StreamOptions::input`] is set). The execution
+    /// timeout is paused while it waits.
+    Input(InputRequest),
     /// A tool call waits for `accept()` or `reject()` (nothing runs before). The execution
     /// timeout is paused while a decision is pending.
     ApprovalRequest(ApprovalRequest),
+    /// The final result; always the last event of a successful execution.
+    Result(CodeExecutionResult),
+}
+
+/// A request for input from running code. Answer it once with [`reply`](Self::reply);
+/// dropping every clone unanswered interrupts the code (its `input()` raises
+/// `KeyboardInterrupt`).
+#[derive(Debug, Clone)]
+pub struct InputRequest {
+    prompt: String,
+    password: bool,
+    answer: Arc<Mutex<Option<oneshot::Sender<String>>>>,
+}
+
+impl PartialEq for InputRequest {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.answer, &other.answer)
+    }
+}
+
+impl InputRequest {
+    /// The prompt the code shows (`input("Name: ")`).
+    pub fn prompt(&self) -> &str {
+        &self.prompt
+    }
+
+    /// Is it a password (`getpass()`)? Then do not echo what is typed.
+    pub fn password(&self) -> bool {
+        self.password
+    }
+
+    /// Answer: the code's `input()` returns `value`. Later answers are ignored.
+    pub fn reply(&self, value: impl Into<String>) {
+        if let Some(tx) = self.answer.lock().ok().and_then(|mut a| a.take()) {
+            let _ = tx.send(value.into());
+        }
+    }
 }
 
 /// Options of [`CodeExecutor::stream`].
@@ -70,15 +119,19 @@ pub enum Event {
 pub struct StreamOptions {
     /// Interrupt the code after this long; `None` waits forever.
     pub timeout: Option<Duration>,
-    /// Emit [`Event::Chunk`]s as output arrives.
-    pub chunks: bool,
+    /// Emit [`Event::Started`] and [`Event::Output`]s as the kernel sends them.
+    pub outputs: bool,
+    /// Let the code ask for input with [`Event::Input`]; without it `input()` raises
+    /// (`StdinNotImplementedError`) instead of waiting for an answer nobody gives.
+    pub input: bool,
 }
 
 impl Default for StreamOptions {
     fn default() -> Self {
         StreamOptions {
             timeout: Some(DEFAULT_TIMEOUT),
-            chunks: false,
+            outputs: false,
+            input: false,
         }
     }
 }
@@ -465,6 +518,26 @@ impl CodeExecutor {
         Ok(generated)
     }
 
+    /// Let the running kernels call every server registered for the workspace, including
+    /// those registered since the executor started (by another executor on the same
+    /// workspace, or `ipybox register`); nothing is generated. Does nothing while stopped:
+    /// a start reads the registry anyway.
+    pub fn reload_registry(&self) -> Result<()> {
+        let Some(tools) = self.snapshot().tools else {
+            return Ok(());
+        };
+        let working_dir = match &self.shared.config.working_dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?,
+        };
+        let registry = Registry::load(&pyenv::ipybox_home()?, &working_dir)?;
+        for (name, params) in registry.servers {
+            tools.set_server(&name, params);
+        }
+        Ok(())
+    }
+
     /// `pip install spec` into the kernels' Python environment; the next import in the
     /// kernel finds it. pip runs on the host, isolated from the workspace; with the sandbox
     /// on it installs wheels from an index or URL only (no build script, no local path).
@@ -488,7 +561,7 @@ impl CodeExecutor {
         use futures_util::StreamExt;
         let options = StreamOptions {
             timeout,
-            chunks: false,
+            ..StreamOptions::default()
         };
         let mut stream = self.spawn_execution(code, options, true);
         while let Some(event) = stream.next().await {
@@ -502,8 +575,9 @@ impl CodeExecutor {
         })
     }
 
-    /// Run `code`, streaming events: [`Event::Chunk`]s (when asked for) and the
-    /// [`Event::Result`] last, or an error. Dropping the stream interrupts the execution.
+    /// Run `code`, streaming events: [`Event::Output`]s (when asked for), approval and input
+    /// requests, and the [`Event::Result`] last, or an error. Dropping the stream cancels the
+    /// execution.
     pub fn stream(&self, code: &str, options: StreamOptions) -> ExecutionStream {
         self.spawn_execution(code, options, false)
     }

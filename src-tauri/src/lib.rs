@@ -31,7 +31,7 @@ pub use apigen::generate::{Generated, generate_mcp_sources};
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
 pub use executor::{
     CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
-    ExecutionStream, StreamOptions,
+    ExecutionStream, InputRequest, MimeBundle, Output, StreamName, StreamOptions,
 };
 pub use mcp::ServerParams;
 pub use sandbox::SandboxOptions;

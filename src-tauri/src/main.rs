@@ -376,6 +376,15 @@ impl Terminal {
         }
     }
 
+    /// Show `prompt` and read a line (for the code's `input()`); `None` without a terminal.
+    async fn read_line(&self, prompt: &str) -> Option<String> {
+        let lines = self.lines.as_ref()?;
+        let mut lines = lines.lock().await;
+        while lines.try_recv().is_ok() {}
+        eprint!("{prompt}");
+        lines.recv().await
+    }
+
     /// Ask whether to run a tool call; `false` when rejected, unanswered within `timeout`,
     /// or when there is no terminal.
     async fn ask(&self, request: &ipybox::ApprovalRequest, timeout: Duration) -> bool {
@@ -452,16 +461,14 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         .context("--approval-timeout must be a positive number of seconds")?;
     let executor = builder.approval_timeout(approval_timeout).build();
     executor.start().await?;
-    let terminal = match args.approve {
-        ApproveMode::Ask => Terminal::open(),
-        ApproveMode::All | ApproveMode::None => Terminal { lines: None },
-    };
+    let terminal = Terminal::open();
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
     let mut stream = executor.stream(
         &code,
         StreamOptions {
             timeout,
-            chunks: true,
+            outputs: true,
+            input: true,
         },
     );
     let mut stdout = std::io::stdout();
@@ -482,10 +489,23 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                     request.reject();
                 }
             }
-            Ok(Event::Chunk(text)) => {
-                stdout.write_all(text.as_bytes())?;
+            // An exception is reported with its traceback when the execution ends.
+            Ok(Event::Output(ipybox::Output::Error { .. })) => {}
+            Ok(Event::Output(output)) => {
+                if let Some(text) = output.terminal_text() {
+                    stdout.write_all(text.as_bytes())?;
+                    stdout.flush()?;
+                    printed_newline = text.ends_with('\n');
+                }
+            }
+            Ok(Event::Input(request)) => {
                 stdout.flush()?;
-                printed_newline = text.ends_with('\n');
+                match terminal.read_line(request.prompt()).await {
+                    Some(line) => request.reply(line),
+                    // No terminal: input() raises KeyboardInterrupt.
+                    None => drop(request),
+                }
+                printed_newline = true;
             }
             Ok(Event::Result(result)) => {
                 if !printed_newline {

@@ -56,7 +56,7 @@ fn main() {
         e.start().await.unwrap();
         e.execute("from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))", None).await.unwrap();
         let code = format!("import time\nt = time.perf_counter()\nfor i in range({n}): echo.run(echo.Params(text='x'))\nprint((time.perf_counter() - t) / {n} * 1000)");
-        let mut s = e.stream(&code, StreamOptions { timeout: None, chunks: false });
+        let mut s = e.stream(&code, StreamOptions { timeout: None, ..Default::default() });
         while let Some(ev) = s.next().await {
             match ev.unwrap() {
                 Event::ApprovalRequest(r) => r.accept(),

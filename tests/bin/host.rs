@@ -22,7 +22,8 @@ fn main() {
             "import time\nprint('sleeping', flush=True)\ntime.sleep(600)",
             ipybox::StreamOptions {
                 timeout: None,
-                chunks: true,
+                outputs: true,
+                ..Default::default()
             },
         );
         let _ = s.next().await;

@@ -137,7 +137,7 @@ pub async fn run_with(
         code,
         ipybox::StreamOptions {
             timeout,
-            chunks: false,
+            ..Default::default()
         },
     );
     let mut seen = Vec::new();

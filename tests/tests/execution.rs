@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use ipybox::{Error, ErrorCode, Event, StreamOptions};
+use ipybox::{Error, ErrorCode, Event, Output, StreamName, StreamOptions};
 use ipybox_tests::{builder, started, workspace};
 
 #[tokio::test]
@@ -42,7 +42,7 @@ async fn state_persists_and_reset_clears_it() {
 }
 
 #[tokio::test]
-async fn chunks_arrive_in_order_and_make_the_final_text() {
+async fn outputs_arrive_in_order_with_their_stream_and_count() {
     let ws = workspace();
     let e = started(ws.path()).await;
     let code = "import sys, time\nfor i in range(5):\n    print('line', i, flush=True)\n    time.sleep(0.05)\nprint('err', file=sys.stderr)\n7";
@@ -50,17 +50,37 @@ async fn chunks_arrive_in_order_and_make_the_final_text() {
         code,
         StreamOptions {
             timeout: None,
-            chunks: true,
+            outputs: true,
+            input: false,
         },
     );
-    let mut chunks = String::new();
+    let mut shown = String::new();
     let mut n = 0;
+    let mut started = None;
     let mut result = None;
     while let Some(ev) = s.next().await {
         match ev.unwrap() {
-            Event::Chunk(c) => {
+            Event::Started { execution_count } => {
+                assert_eq!(n, 0, "the count comes before any output");
+                started = execution_count;
+            }
+            Event::Output(output) => {
                 assert!(result.is_none(), "the result comes last");
-                chunks.push_str(&c);
+                if let Output::Stream { name, text } = &output {
+                    let expected = if text.contains("err") {
+                        StreamName::Stderr
+                    } else {
+                        StreamName::Stdout
+                    };
+                    assert_eq!(*name, expected, "{text:?}");
+                }
+                if let Output::ExecuteResult {
+                    execution_count, ..
+                } = &output
+                {
+                    assert_eq!(*execution_count, started, "the result has the cell's count");
+                }
+                shown.push_str(&output.terminal_text().unwrap_or_default());
                 n += 1;
             }
             Event::Result(r) => result = Some(r),
@@ -68,15 +88,19 @@ async fn chunks_arrive_in_order_and_make_the_final_text() {
         }
     }
     let result = result.expect("a result event");
-    assert!(n >= 3, "output streams as it is produced, got {n} chunks");
+    assert!(
+        started.is_some_and(|c| c >= 1),
+        "an execution count: {started:?}"
+    );
+    assert!(n >= 3, "output streams as it is produced, got {n} outputs");
     assert_eq!(
-        chunks, "line 0\nline 1\nline 2\nline 3\nline 4\nerr\n7\n",
-        "chunks in print order"
+        shown, "line 0\nline 1\nline 2\nline 3\nline 4\nerr\n7\n",
+        "outputs in print order"
     );
     assert_eq!(
         result.text.as_deref(),
-        Some(chunks.trim()),
-        "final text equals the chunks"
+        Some(shown.trim()),
+        "final text equals what was shown"
     );
     e.stop().await.unwrap();
 }
@@ -285,14 +309,14 @@ async fn concurrent_executions_queue_in_call_order() {
         slow,
         StreamOptions {
             timeout: None,
-            chunks: false,
+            ..Default::default()
         },
     );
     let s2 = e.stream(
         fast,
         StreamOptions {
             timeout: None,
-            chunks: false,
+            ..Default::default()
         },
     );
     let (r1, r2) = tokio::join!(s1.collect::<Vec<_>>(), s2.collect::<Vec<_>>());
@@ -323,11 +347,22 @@ async fn dropping_a_stream_interrupts_its_execution() {
         "import time\nprint('go', flush=True)\ntime.sleep(60)",
         StreamOptions {
             timeout: None,
-            chunks: true,
+            outputs: true,
+            input: false,
         },
     );
+    assert!(matches!(
+        s.next().await.unwrap().unwrap(),
+        Event::Started { .. }
+    ));
     let first = s.next().await.unwrap().unwrap();
-    assert_eq!(first, Event::Chunk("go\n".into()));
+    assert_eq!(
+        first,
+        Event::Output(Output::Stream {
+            name: StreamName::Stdout,
+            text: "go\n".into()
+        })
+    );
     drop(s);
     let t = Instant::now();
     let r = e

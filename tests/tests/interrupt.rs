@@ -14,7 +14,8 @@ use ipybox_tests::{started, tree, workspace};
 fn options() -> StreamOptions {
     StreamOptions {
         timeout: None,
-        chunks: true,
+        outputs: true,
+        ..Default::default()
     }
 }
 
@@ -34,8 +35,8 @@ async fn finish(mut s: ExecutionStream) -> ipybox::Result<ipybox::CodeExecutionR
 async fn running(e: &CodeExecutor, code: &str, marker: &str) -> ExecutionStream {
     let mut s = e.stream(code, options());
     while let Some(event) = s.next().await {
-        if let Ok(Event::Chunk(text)) = event.as_ref()
-            && text.contains(marker)
+        if let Ok(Event::Output(output)) = event.as_ref()
+            && output.terminal_text().is_some_and(|t| t.contains(marker))
         {
             return s;
         }

@@ -114,7 +114,7 @@ async fn the_execution_timeout_does_not_count_approval_time() {
         "from mcptools.fx import echo\nprint(echo.run(echo.Params(text='late')))",
         StreamOptions {
             timeout: Some(Duration::from_secs(1)),
-            chunks: false,
+            ..Default::default()
         },
     );
     let mut result = None;

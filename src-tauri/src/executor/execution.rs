@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{CodeExecutionResult, Event, StreamOptions};
+use super::{CodeExecutionResult, Event, InputRequest, Output, StreamOptions};
 use crate::error::{Error, PythonError, Result};
 use crate::fsutil::Anchored;
-use crate::kernel::messages::{ErrorContent, ExecuteReply, ExecuteRequest};
+use crate::kernel::messages::{
+    Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, ReplyStatus,
+};
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::tools::{ApprovalHandler, Approvals, ToolEvent};
@@ -101,7 +103,11 @@ async fn execute(
     let mut collector = OutputCollector::new(ctx.images_dir.clone());
     // Tool calls made by this execution's code come here for approval.
     let (_listening, mut tool_events) = ctx.approvals.listen();
-    let (msg_id, mut events) = match kernel.execute(&ExecuteRequest::new(&code)) {
+    let request = ExecuteRequest {
+        allow_stdin: options.input,
+        ..ExecuteRequest::new(&code)
+    };
+    let (msg_id, mut events) = match kernel.execute(&request) {
         Ok(sent) => sent,
         Err(e) => return (Err(e), true),
     };
@@ -111,12 +117,18 @@ async fn execute(
     // Time spent waiting for approval decisions does not count against the timeout.
     let mut pending = HashSet::new();
     let mut paused_since = None;
+    // An input() waiting for its answer: the request's header and the answer to come.
+    let mut asking: Option<(Header, oneshot::Receiver<String>)> = None;
     let mut abort_open = true;
     let stop = loop {
         if idle && let Some(r) = reply.take() {
             break Stop::Finished(r);
         }
-        let running_deadline = if pending.is_empty() { deadline } else { None };
+        let running_deadline = if pending.is_empty() && asking.is_none() {
+            deadline
+        } else {
+            None
+        };
         let event = tokio::select! {
             e = events.recv() => e,
             Some(t) = tool_events.recv() => {
@@ -147,6 +159,33 @@ async fn execute(
                 }
                 continue;
             }
+            answer = async {
+                match asking.as_mut() {
+                    Some((_, rx)) => rx.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                let Some((header, _)) = asking.take() else { continue };
+                if let (Some(d), Some(since)) = (deadline.as_mut(), paused_since.take())
+                    && pending.is_empty()
+                {
+                    *d += since.elapsed();
+                }
+                match answer {
+                    Ok(value) => {
+                        if let Err(e) = kernel.input_reply(&header, &value) {
+                            tracing::warn!(error = %e, "answering input() failed");
+                        }
+                    }
+                    // Nobody will answer: input() raises KeyboardInterrupt.
+                    Err(_) => {
+                        if let Err(e) = kernel.interrupt().await {
+                            tracing::warn!(error = %e, "interrupting the kernel failed");
+                        }
+                    }
+                }
+                continue;
+            }
             _ = sleep_until(running_deadline) => break Stop::TimedOut,
             _ = &mut cancel => break Stop::Cancelled("the execution was cancelled"),
             a = &mut abort, if abort_open => {
@@ -159,12 +198,33 @@ async fn execute(
             }
         };
         match event {
-            Some(KernelEvent::Output(content)) => {
-                if let Some(text) = collector.push(content)
-                    && options.chunks
-                {
-                    let _ = out.send(Ok(Event::Chunk(text)));
+            Some(KernelEvent::Output(Content::ExecuteInput(input))) => {
+                if options.outputs {
+                    let _ = out.send(Ok(Event::Started {
+                        execution_count: input.execution_count,
+                    }));
                 }
+            }
+            Some(KernelEvent::Output(content)) => {
+                if options.outputs
+                    && let Some(output) = Output::from_content(&content)
+                {
+                    let _ = out.send(Ok(Event::Output(output)));
+                }
+                collector.push(content);
+            }
+            Some(KernelEvent::Input { header, request }) => {
+                let (tx, rx) = oneshot::channel();
+                let input = InputRequest {
+                    prompt: request.prompt,
+                    password: request.password,
+                    answer: Arc::new(std::sync::Mutex::new(Some(tx))),
+                };
+                if pending.is_empty() {
+                    paused_since = Some(tokio::time::Instant::now());
+                }
+                asking = Some((header, rx));
+                let _ = out.send(Ok(Event::Input(input)));
             }
             Some(KernelEvent::Reply(r)) => reply = Some(r),
             Some(KernelEvent::Idle) => idle = true,
@@ -202,6 +262,7 @@ async fn execute(
                     Ok(Some(KernelEvent::Output(c))) => {
                         collector.push(c);
                     }
+                    Ok(Some(KernelEvent::Input { .. })) => {}
                     Ok(Some(KernelEvent::Reply(r))) => reply = Some(r),
                     Ok(Some(KernelEvent::Idle)) => idle = true,
                     Ok(Some(KernelEvent::Died(_))) | Ok(None) | Err(_) => break,
@@ -231,8 +292,8 @@ async fn execute(
     };
     kernel.forget(&msg_id);
     let output = collector.finish();
-    let result = match reply.status.as_str() {
-        "ok" => Ok(CodeExecutionResult {
+    let result = match reply.status {
+        ReplyStatus::Ok => Ok(CodeExecutionResult {
             text: output.text,
             images: output.images,
             image_data: collector.saved_images(),
@@ -251,7 +312,7 @@ async fn execute(
 }
 
 fn reply_error(reply: &ExecuteReply) -> PythonError {
-    if reply.status == "aborted" {
+    if reply.status == ReplyStatus::Aborted {
         return PythonError {
             name: "ExecutionAborted".into(),
             value: "the kernel aborted the execution".into(),

@@ -18,7 +18,7 @@ use super::Config;
 use crate::error::{Error, Result};
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
-use crate::kernel::messages::ExecuteRequest;
+use crate::kernel::messages::{ExecuteRequest, ReplyStatus};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::pyenv::{self, PythonEnv};
 use crate::sandbox;
@@ -54,13 +54,13 @@ impl KernelSpec {
                 match events.recv().await {
                     Some(KernelEvent::Reply(r)) => reply = Some(r),
                     Some(KernelEvent::Idle) => idle = true,
-                    Some(KernelEvent::Output(_)) => {}
+                    Some(KernelEvent::Output(_) | KernelEvent::Input { .. }) => {}
                     Some(KernelEvent::Died(reason)) => return Err(reason),
                     None => return Err("connection closed".to_owned()),
                 }
             }
             match reply {
-                Some(r) if r.status == "ok" => Ok(()),
+                Some(r) if r.status == ReplyStatus::Ok => Ok(()),
                 Some(r) => Err(format!(
                     "{}: {}",
                     r.ename.unwrap_or_default(),

@@ -128,6 +128,8 @@ pub enum Content {
     KernelInfoReply(Value),
     /// `input_request` (stdin): the code called `input()`.
     InputRequest(InputRequest),
+    /// `execute_input` (iopub): the kernel began the request.
+    ExecuteInput(ExecuteInput),
     /// Anything else (`execute_input`, comm messages, …).
     Unknown,
 }
@@ -148,6 +150,7 @@ impl Content {
             "execute_reply" => p(raw, Content::ExecuteReply),
             "kernel_info_reply" => p(raw, Content::KernelInfoReply),
             "input_request" => p(raw, Content::InputRequest),
+            "execute_input" => p(raw, Content::ExecuteInput),
             _ => Content::Unknown,
         }
     }
@@ -156,17 +159,57 @@ impl Content {
 /// Kernel execution state ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#kernel-status)).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Status {
-    /// `busy`, `idle`, `starting`, and from the server side `restarting`, `dead`, …
-    pub execution_state: String,
+    /// What the kernel is doing.
+    pub execution_state: ExecutionState,
+}
+
+/// `execution_state` of a status message: the kernel's, and the server's own
+/// (`restarting`, `autorestarting`, `dead`) for a kernel process that exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionState {
+    /// Handling a request.
+    Busy,
+    /// Done with a request (all its output was sent).
+    Idle,
+    /// Starting up.
+    Starting,
+    /// The server restarts the kernel process.
+    Restarting,
+    /// The server restarts a kernel process that exited on its own.
+    Autorestarting,
+    /// The kernel process exited and was not restarted.
+    Dead,
+    /// A state this version does not know.
+    #[serde(other)]
+    Other,
 }
 
 /// Output on stdout or stderr.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Stream {
-    /// `stdout` or `stderr`.
-    pub name: String,
+    /// Which stream.
+    pub name: StreamName,
     /// The text.
     pub text: String,
+}
+
+/// The `name` of a stream message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamName {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// `execute_input` (iopub): the kernel started a request, with its execution count.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ExecuteInput {
+    /// The counter shown as `[n]` beside a cell.
+    #[serde(default)]
+    pub execution_count: Option<i64>,
 }
 
 /// A MIME bundle (`execute_result`, `display_data`, `update_display_data`).
@@ -181,6 +224,9 @@ pub struct DisplayData {
     /// `display_id` lives here.
     #[serde(default)]
     pub transient: Option<Transient>,
+    /// The execution count (`execute_result` only).
+    #[serde(default)]
+    pub execution_count: Option<i64>,
 }
 
 impl DisplayData {
@@ -234,8 +280,8 @@ pub struct ErrorContent {
 /// `execute_reply`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ExecuteReply {
-    /// `ok`, `error` or `aborted`.
-    pub status: String,
+    /// How the request ended.
+    pub status: ReplyStatus,
     /// The execution counter.
     #[serde(default)]
     pub execution_count: Option<i64>,
@@ -250,6 +296,21 @@ pub struct ExecuteReply {
     pub traceback: Option<Vec<String>>,
 }
 
+/// `status` of a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyStatus {
+    /// It ran.
+    Ok,
+    /// It raised.
+    Error,
+    /// It did not run (an earlier request failed, `stop_on_error`).
+    Aborted,
+    /// A status this version does not know.
+    #[serde(other)]
+    Other,
+}
+
 /// `input_request`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct InputRequest {
@@ -261,13 +322,14 @@ pub struct InputRequest {
     pub password: bool,
 }
 
-/// An outgoing request.
+/// An outgoing message.
 #[derive(Debug, Serialize)]
 pub struct Request<'a, C: Serialize> {
     /// Header of the request.
     pub header: &'a Header,
-    /// Always empty for requests.
-    pub parent_header: BTreeMap<String, Value>,
+    /// Empty for requests; the request answered for replies (`input_reply`).
+    #[serde(serialize_with = "empty_object_if_none")]
+    pub parent_header: Option<&'a Header>,
     /// Always empty here.
     pub metadata: BTreeMap<String, Value>,
     /// The request content.
@@ -283,11 +345,19 @@ impl<'a, C: Serialize> Request<'a, C> {
     pub fn new(header: &'a Header, channel: Channel, content: C) -> Self {
         Request {
             header,
-            parent_header: BTreeMap::new(),
+            parent_header: None,
             metadata: BTreeMap::new(),
             content,
             channel,
             buffers: [],
+        }
+    }
+
+    /// A reply on `channel` to the message with header `parent`.
+    pub fn reply(header: &'a Header, parent: &'a Header, channel: Channel, content: C) -> Self {
+        Request {
+            parent_header: Some(parent),
+            ..Request::new(header, channel, content)
         }
     }
 
@@ -309,7 +379,8 @@ pub struct ExecuteRequest<'a> {
     pub store_history: bool,
     /// Always empty.
     pub user_expressions: BTreeMap<String, String>,
-    /// `input()` is not supported: it raises in the kernel instead of hanging.
+    /// Whether `input()` may ask (the caller answers `input_request`s); without it,
+    /// `input()` raises in the kernel instead of hanging.
     pub allow_stdin: bool,
     /// Abort queued executions after an error.
     pub stop_on_error: bool,
@@ -327,6 +398,23 @@ impl<'a> ExecuteRequest<'a> {
             stop_on_error: true,
         }
     }
+}
+
+fn empty_object_if_none<S: serde::Serializer>(
+    header: &Option<&Header>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match header {
+        Some(h) => h.serialize(s),
+        None => BTreeMap::<String, Value>::new().serialize(s),
+    }
+}
+
+/// `input_reply` content.
+#[derive(Debug, Serialize)]
+pub struct InputReply<'a> {
+    /// What the person typed.
+    pub value: &'a str,
 }
 
 /// `kernel_info_request` has empty content.
@@ -373,7 +461,7 @@ mod tests {
         assert_eq!(
             m.content(),
             Content::Stream(Stream {
-                name: "stdout".into(),
+                name: StreamName::Stdout,
                 text: "hi\n".into()
             })
         );

@@ -118,7 +118,14 @@ impl OutputCollector {
     }
 
     fn render(&self, d: &DisplayData) -> Item {
-        let mut text = d.text("text/plain").unwrap_or_default();
+        // A display with an image is the image: its text/plain is only a description of it
+        // (`<Figure size 640x480 with 1 Axes>`).
+        let has_image = IMAGE_TYPES.iter().any(|(m, _)| d.data.contains_key(*m));
+        let mut text = if has_image {
+            String::new()
+        } else {
+            d.text("text/plain").unwrap_or_default()
+        };
         let mut images = Vec::new();
         for (mime, ext) in IMAGE_TYPES {
             if !d.data.contains_key(mime) {
@@ -278,7 +285,7 @@ mod tests {
 
     fn stream(t: &str) -> Content {
         Content::Stream(Stream {
-            name: "stdout".into(),
+            name: crate::kernel::messages::StreamName::Stdout,
             text: t.into(),
         })
     }

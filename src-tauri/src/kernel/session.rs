@@ -17,7 +17,8 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::api::{GatewayApi, KernelSocket};
 use super::messages::{
-    Channel, Content, Empty, ExecuteReply, ExecuteRequest, Header, Incoming, Request,
+    Channel, Content, Empty, ExecuteReply, ExecuteRequest, ExecutionState, Header, Incoming,
+    InputReply, InputRequest, Request,
 };
 use crate::error::{Error, Result};
 
@@ -30,6 +31,14 @@ pub enum KernelEvent {
     Reply(ExecuteReply),
     /// iopub `status: idle`: the kernel sent all output of the request.
     Idle,
+    /// A stdin `input_request` of the request: answer with [`KernelSession::input_reply`]
+    /// parented to `header`.
+    Input {
+        /// The request's own header.
+        header: Header,
+        /// The prompt.
+        request: InputRequest,
+    },
     /// The kernel died or the connection to it was lost.
     Died(String),
 }
@@ -42,6 +51,10 @@ enum Command {
     },
     Forget {
         msg_id: String,
+    },
+    /// A message that expects no answer (a reply to the kernel).
+    Write {
+        frame: String,
     },
     Close {
         done: oneshot::Sender<()>,
@@ -182,6 +195,20 @@ impl KernelSession {
         Ok(rx)
     }
 
+    /// Answer the `input_request` with header `request` (the code's `input()` returns
+    /// `value`).
+    pub fn input_reply(&self, request: &Header, value: &str) -> Result<()> {
+        let header = Header::new("input_reply", &self.session_id);
+        let frame =
+            Request::reply(&header, request, Channel::Stdin, InputReply { value }).to_json();
+        self.commands
+            .send(Command::Write { frame })
+            .map_err(|_| Error::KernelDied {
+                reason: "the connection to the kernel is closed".into(),
+                output: Default::default(),
+            })
+    }
+
     /// Stop routing messages of `msg_id`.
     pub fn forget(&self, msg_id: &str) {
         let _ = self.commands.send(Command::Forget {
@@ -256,6 +283,11 @@ async fn run(
                     }
                 }
                 Some(Command::Forget { msg_id }) => { pending.remove(&msg_id); }
+                Some(Command::Write { frame }) => {
+                    if let Err(e) = sink.send(WsMessage::text(frame)).await {
+                        break format!("sending to the kernel failed: {e}");
+                    }
+                }
                 Some(Command::Close { done }) => {
                     let _ = sink.send(WsMessage::Close(None)).await;
                     dead.store(true, Ordering::Release);
@@ -289,7 +321,7 @@ async fn run(
             Command::Close { done } => {
                 let _ = done.send(());
             }
-            Command::Forget { .. } => {}
+            Command::Forget { .. } | Command::Write { .. } => {}
         }
     }
 }
@@ -309,20 +341,26 @@ fn route(
     let content = msg.content();
     if let Content::Status(status) = &content {
         // The server reports kernel restarts and failures on iopub without a parent.
-        match status.execution_state.as_str() {
-            "restarting" | "autorestarting" => {
+        match status.execution_state {
+            ExecutionState::Restarting | ExecutionState::Autorestarting => {
                 return Some("the kernel process exited and the server restarted it".into());
             }
-            "dead" => return Some("the kernel process exited and could not be restarted".into()),
+            ExecutionState::Dead => {
+                return Some("the kernel process exited and could not be restarted".into());
+            }
             _ => {}
         }
     }
     let parent = msg.parent_id()?;
     let events = pending.get(parent)?;
     let event = match (msg.channel, content) {
-        (_, Content::Status(s)) if s.execution_state == "idle" => KernelEvent::Idle,
+        (_, Content::Status(s)) if s.execution_state == ExecutionState::Idle => KernelEvent::Idle,
         (_, Content::Status(_)) => return None,
         (_, Content::ExecuteReply(reply)) => KernelEvent::Reply(reply),
+        (_, Content::InputRequest(request)) => KernelEvent::Input {
+            header: msg.header.clone(),
+            request,
+        },
         (_, Content::Unknown) => return None,
         (_, other) => KernelEvent::Output(other),
     };
