@@ -29,13 +29,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::apigen::generate::{Generated, generate};
 use crate::error::{Error, Result};
+use crate::events::{Events, SessionEvent};
 use crate::kernel::connector::{HostConnector, SharedConnector};
 use crate::mcp::ServerParams;
 use crate::mcp::params::Variables;
 use crate::pyenv::{self, Progress};
 use crate::registry::Registry;
 use crate::sandbox::SandboxOptions;
-use crate::tools::{ApprovalHandler, ApprovalRequest, ToolServer};
+use crate::tools::{ApprovalHandler, ApprovalRequest, Approvals, Decision, ToolServer};
 use actor::Command;
 use execution::Job;
 
@@ -160,6 +161,7 @@ struct Config {
     mcp_call_timeout: Duration,
     tool_listener: Arc<std::sync::Mutex<Option<std::net::TcpListener>>>,
     sandbox: Option<SandboxOptions>,
+    events: Events,
 }
 
 /// Builds a [`CodeExecutor`].
@@ -193,6 +195,7 @@ impl Default for CodeExecutorBuilder {
                 mcp_call_timeout: crate::tools::sessions::DEFAULT_CALL_TIMEOUT,
                 tool_listener: Arc::new(std::sync::Mutex::new(None)),
                 sandbox: None,
+                events: Events::default(),
             },
         }
     }
@@ -399,6 +402,7 @@ struct Snapshot {
     running: bool,
     gateway_pid: Option<u32>,
     tools: Option<Arc<ToolServer>>,
+    approvals: Option<Arc<Approvals>>,
 }
 
 impl CodeExecutor {
@@ -468,6 +472,29 @@ impl CodeExecutor {
     /// replaced: nothing the old kernel started survives.
     pub async fn reset(&self) -> Result<()> {
         self.ask(Command::Reset).await
+    }
+
+    /// Every [`SessionEvent`] from now on: the kernel busy and idle, kernels replaced, tool
+    /// calls with their approval and outcome, MCP servers started and gone. Any number of
+    /// listeners; one that falls far behind is told how many events it missed.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<SessionEvent> {
+        self.shared.config.events.subscribe()
+    }
+
+    /// Decide the pending approval request `id` from anywhere (a dialog, a panel, another
+    /// process's channel); `false` when it is not pending (decided, withdrawn, unknown).
+    pub fn decide(&self, id: u64, decision: Decision) -> bool {
+        self.snapshot()
+            .approvals
+            .is_some_and(|a| a.decide(id, decision))
+    }
+
+    /// The approval requests waiting for a decision, oldest first.
+    pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
+        self.snapshot()
+            .approvals
+            .map(|a| a.pending())
+            .unwrap_or_default()
     }
 
     /// Interrupt the running execution (SIGINT to the kernel, as Jupyter's interrupt). The
@@ -590,7 +617,9 @@ impl CodeExecutor {
     ) -> ExecutionStream {
         let (out, rx) = mpsc::unbounded_channel();
         let (cancel, cancel_rx) = oneshot::channel();
+        let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         let job = Job {
+            id: id.clone(),
             code: code.to_owned(),
             options,
             auto_approve,
@@ -601,6 +630,7 @@ impl CodeExecutor {
             let _ = out.send(Err(e));
         }
         ExecutionStream {
+            id,
             rx,
             cancel: Some(cancel),
         }
@@ -611,11 +641,17 @@ impl CodeExecutor {
 /// execution (see [`cancel`](Self::cancel)).
 #[derive(Debug)]
 pub struct ExecutionStream {
+    id: String,
     rx: mpsc::UnboundedReceiver<Result<Event>>,
     cancel: Option<oneshot::Sender<()>>,
 }
 
 impl ExecutionStream {
+    /// The execution's id, as [`SessionEvent`]s and approval requests name it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// Cancel the execution: a queued one never starts, a running one is interrupted (its
     /// kernel keeps its state). The stream then ends with [`Error::Cancelled`].
     pub fn cancel(&mut self) {

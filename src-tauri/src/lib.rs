@@ -16,6 +16,7 @@
 
 pub mod apigen;
 pub mod error;
+pub mod events;
 pub mod executor;
 mod fsutil;
 pub mod kernel;
@@ -29,6 +30,7 @@ pub mod tools;
 
 pub use apigen::generate::{Generated, generate_mcp_sources};
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
+pub use events::{CallDecision, CallOutcome, SessionEvent};
 pub use executor::{
     CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, InputRequest, MimeBundle, Output, StreamName, StreamOptions,

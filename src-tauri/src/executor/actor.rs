@@ -15,6 +15,7 @@ use super::execution::{self, Abort, Context, Job, Outcome};
 use super::host::{Host, Launcher};
 use super::{Config, Snapshot};
 use crate::error::{Error, Result};
+use crate::events::{Events, SessionEvent};
 use crate::kernel::session::KernelSession;
 use crate::mcp::params::Variables;
 use crate::pyenv;
@@ -60,6 +61,7 @@ pub(super) async fn run(
                             None => match Running::launch(&config).await {
                                 Ok(r) => {
                                     running = Some(r);
+                                    config.events.send(SessionEvent::Started);
                                     Ok(())
                                 }
                                 Err(e) => Err(e),
@@ -75,6 +77,7 @@ pub(super) async fn run(
                         }
                         if let Some(r) = running.take() {
                             r.shutdown().await;
+                            config.events.send(SessionEvent::Stopped);
                         }
                         publish(&snapshot, None);
                         let _ = reply.send(Ok(()));
@@ -91,7 +94,13 @@ pub(super) async fn run(
                                     tokio::spawn(async move { k.interrupt().await });
                                 }
                                 abort_current(&mut current, "the kernel was reset");
-                                r.reset().await
+                                let reset = r.reset().await;
+                                if reset.is_ok() {
+                                    config.events.send(SessionEvent::KernelReplaced {
+                                        reason: "reset".into(),
+                                    });
+                                }
+                                reset
                             }
                         };
                         publish(&snapshot, running.as_ref());
@@ -126,14 +135,20 @@ pub(super) async fn run(
                     && r.kernel.as_ref().is_some_and(|k| k.id() == c.kernel_id)
                 {
                     r.retire_kernel().await;
+                    config.events.send(SessionEvent::KernelReplaced {
+                        reason: "the kernel died or did not respond to an interrupt".into(),
+                    });
                     publish(&snapshot, running.as_ref());
+                }
+                if queue.is_empty() {
+                    config.events.send(SessionEvent::KernelIdle);
                 }
             }
         }
         if current.is_none()
             && let Some(r) = running.as_mut()
         {
-            current = next(&mut queue, r).await;
+            current = next(&mut queue, r, &config.events).await;
             if current.is_some() {
                 publish(&snapshot, running.as_ref());
             }
@@ -149,7 +164,11 @@ pub(super) async fn run(
 }
 
 /// Start the first queued job that was not cancelled.
-async fn next(queue: &mut VecDeque<Job>, running: &mut Running) -> Option<Current> {
+async fn next(
+    queue: &mut VecDeque<Job>,
+    running: &mut Running,
+    events: &Events,
+) -> Option<Current> {
     while let Some(mut job) = queue.pop_front() {
         if job.is_cancelled() {
             job.refuse(Error::Cancelled {
@@ -167,6 +186,9 @@ async fn next(queue: &mut VecDeque<Job>, running: &mut Running) -> Option<Curren
         };
         let (abort, abort_rx) = oneshot::channel();
         let kernel_id = kernel.id().to_owned();
+        events.send(SessionEvent::KernelBusy {
+            execution_id: job.id.clone(),
+        });
         let ctx = Context {
             kernel,
             approvals: running.approvals.clone(),
@@ -205,6 +227,7 @@ fn publish(snapshot: &Mutex<Snapshot>, running: Option<&Running>) {
                     .and_then(|h| h.gateway.as_ref())
                     .and_then(crate::kernel::gateway::Gateway::pid),
                 tools: Some(r.tools.clone()),
+                approvals: Some(r.approvals.clone()),
             },
         };
     }
@@ -258,9 +281,10 @@ impl Running {
         );
         let home = pyenv::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
-        let approvals = Arc::new(Approvals::new(c.approval_timeout));
+        let approvals = Arc::new(Approvals::with_events(c.approval_timeout, c.events.clone()));
         let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
-            .with_call_timeout(c.mcp_call_timeout);
+            .with_call_timeout(c.mcp_call_timeout)
+            .with_events(c.events.clone());
         if c.sandbox.is_some() {
             // Sandboxed code can write the workspace: the ${VAR}s of servers ipybox starts on
             // the host come from the .env of the session's start, never from a later one.

@@ -21,6 +21,7 @@ use crate::tools::{ApprovalHandler, Approvals, ToolEvent};
 /// A queued execution, as the caller submitted it.
 #[derive(Debug)]
 pub(super) struct Job {
+    pub(super) id: String,
     pub(super) code: String,
     pub(super) options: StreamOptions,
     /// `execute()`: approve tool calls nobody else decides.
@@ -93,6 +94,7 @@ async fn execute(
     mut abort: oneshot::Receiver<Abort>,
 ) -> (Result<CodeExecutionResult>, bool) {
     let Job {
+        id,
         code,
         options,
         auto_approve,
@@ -102,7 +104,7 @@ async fn execute(
     let kernel = &ctx.kernel;
     let mut collector = OutputCollector::new(ctx.images_dir.clone());
     // Tool calls made by this execution's code come here for approval.
-    let (_listening, mut tool_events) = ctx.approvals.listen();
+    let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id));
     let request = ExecuteRequest {
         allow_stdin: options.input,
         ..ExecuteRequest::new(&code)

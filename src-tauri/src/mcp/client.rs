@@ -31,6 +31,8 @@ const STDERR_TAIL: usize = 8 * 1024;
 
 /// A live client session with one MCP server.
 pub struct McpConnection {
+    /// Its exit was reported to the session's listeners.
+    exit_reported: std::sync::atomic::AtomicBool,
     name: String,
     service: RunningService<RoleClient, ()>,
     process_group: Option<i32>,
@@ -189,6 +191,7 @@ pub async fn connect(
         }
     };
     Ok(McpConnection {
+        exit_reported: Default::default(),
         name: name.to_owned(),
         service,
         process_group,
@@ -328,6 +331,21 @@ impl McpConnection {
             };
             self.error(&what, &e.to_string())
         })
+    }
+
+    /// `true` the first time it is called: whoever notices the exit first reports it.
+    pub fn claim_exit_report(&self) -> bool {
+        !self
+            .exit_reported
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
+    /// The last lines the server wrote on stderr (stdio servers).
+    pub fn stderr_tail(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default()
     }
 
     /// Has the connection (or the server process) gone away?

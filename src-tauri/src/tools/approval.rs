@@ -4,16 +4,20 @@
 //! could approve its own call, and a call that arrives while no execution is running (say,
 //! from a thread a cell left behind) is rejected.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::events::{CallDecision, Events, SessionEvent};
+
 /// The answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Run the call.
     Accept,
@@ -28,6 +32,8 @@ struct Inner {
     tool_name: String,
     tool_args: serde_json::Value,
     server: String,
+    execution_id: Option<String>,
+    asked_at_ms: u64,
     decision: Mutex<Option<oneshot::Sender<Verdict>>>,
 }
 
@@ -50,6 +56,23 @@ impl PartialEq for ApprovalRequest {
 }
 
 impl Eq for ApprovalRequest {}
+
+/// What a UI shows: `{id, server, tool, arguments, server_description, execution_id,
+/// asked_at}` (`asked_at` in milliseconds since the Unix epoch).
+impl Serialize for ApprovalRequest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("ApprovalRequest", 7)?;
+        st.serialize_field("id", &self.0.id)?;
+        st.serialize_field("server", &self.0.server_name)?;
+        st.serialize_field("tool", &self.0.tool_name)?;
+        st.serialize_field("arguments", &self.0.tool_args)?;
+        st.serialize_field("server_description", &self.0.server)?;
+        st.serialize_field("execution_id", &self.0.execution_id)?;
+        st.serialize_field("asked_at", &self.0.asked_at_ms)?;
+        st.end()
+    }
+}
 
 impl ApprovalRequest {
     /// Unique id within the process.
@@ -77,6 +100,16 @@ impl ApprovalRequest {
     /// name.
     pub fn server(&self) -> &str {
         &self.0.server
+    }
+
+    /// The execution whose code made the call.
+    pub fn execution_id(&self) -> Option<&str> {
+        self.0.execution_id.as_deref()
+    }
+
+    /// When it was asked, in milliseconds since the Unix epoch.
+    pub fn asked_at_ms(&self) -> u64 {
+        self.0.asked_at_ms
     }
 
     /// Approve the call.
@@ -168,48 +201,114 @@ pub enum Refusal {
     TimedOut(Duration),
 }
 
+/// The execution listening for requests.
+#[derive(Debug)]
+struct Listener {
+    tx: mpsc::UnboundedSender<ToolEvent>,
+    execution_id: Option<String>,
+}
+
 /// Routes approval requests from the tool server to whoever decides.
 #[derive(Debug)]
 pub struct Approvals {
-    listener: Mutex<Option<mpsc::UnboundedSender<ToolEvent>>>,
+    listener: Mutex<Option<Listener>>,
     timeout: Duration,
     next_id: AtomicU64,
+    /// Undecided requests, for [`decide`](Self::decide).
+    pending: Mutex<HashMap<u64, Weak<Inner>>>,
+    events: Events,
 }
 
 impl Approvals {
     /// Requests time out (and are rejected) after `timeout`.
     pub fn new(timeout: Duration) -> Self {
+        Self::with_events(timeout, Events::default())
+    }
+
+    /// As [`new`](Self::new), telling `events` about each request, decision and withdrawal.
+    pub fn with_events(timeout: Duration, events: Events) -> Self {
         Approvals {
             listener: Mutex::new(None),
             timeout,
             next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            events,
         }
     }
 
     /// Listen for requests while an execution runs; the returned guard stops listening.
     pub fn listen(self: &Arc<Self>) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
+        self.listen_as(None)
+    }
+
+    /// [`listen`](Self::listen) for the execution `execution_id`, which requests name.
+    pub fn listen_as(
+        self: &Arc<Self>,
+        execution_id: Option<String>,
+    ) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut l) = self.listener.lock() {
-            *l = Some(tx);
+            *l = Some(Listener { tx, execution_id });
         }
         (ListenGuard(self.clone()), rx)
     }
 
-    /// Ask for approval of a call and wait for the decision.
+    /// Decide the pending request `id` (from a dialog, a panel, an agent's channel);
+    /// `false` when there is no such request (already decided, withdrawn, unknown).
+    pub fn decide(&self, id: u64, decision: Decision) -> bool {
+        let inner = self
+            .pending
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&id).and_then(Weak::upgrade));
+        match inner {
+            Some(inner) => {
+                let request = ApprovalRequest(inner);
+                let open = !request.is_decided();
+                request.decide(decision);
+                open
+            }
+            None => false,
+        }
+    }
+
+    /// The requests waiting for a decision now.
+    pub fn pending(&self) -> Vec<ApprovalRequest> {
+        let mut out: Vec<ApprovalRequest> = self
+            .pending
+            .lock()
+            .map(|p| {
+                p.values()
+                    .filter_map(Weak::upgrade)
+                    .map(ApprovalRequest)
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.retain(|r| !r.is_decided());
+        out.sort_by_key(ApprovalRequest::id);
+        out
+    }
+
+    /// The session's event sender.
+    pub(crate) fn events(&self) -> &Events {
+        &self.events
+    }
+
+    /// Ask for approval of a call and wait for the decision: the request's id when approved.
+    /// A refused call is reported to listeners as a [`SessionEvent::ToolCall`] here.
     pub async fn request(
         &self,
         server_name: &str,
         tool_name: &str,
         tool_args: &serde_json::Value,
         server: &str,
-    ) -> Result<(), Refusal> {
-        let listener = self
-            .listener
-            .lock()
-            .ok()
-            .and_then(|l| l.clone())
-            .filter(|l| !l.is_closed());
-        let Some(listener) = listener else {
+    ) -> Result<u64, Refusal> {
+        let listener = self.listener.lock().ok().and_then(|l| {
+            l.as_ref()
+                .filter(|l| !l.tx.is_closed())
+                .map(|l| (l.tx.clone(), l.execution_id.clone()))
+        });
+        let Some((listener, execution_id)) = listener else {
             return Err(Refusal::Rejected(
                 "no execution is running to approve this call (tool calls from code that outlives its cell are rejected)".into(),
             ));
@@ -222,8 +321,26 @@ impl Approvals {
             tool_name: tool_name.to_owned(),
             tool_args: tool_args.clone(),
             server: server.to_owned(),
+            execution_id,
+            asked_at_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or_default(),
             decision: Mutex::new(Some(tx)),
         }));
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(id, Arc::downgrade(&request.0));
+        }
+        // Until it is settled, a request that goes away (its call's connection closed when
+        // the execution ended) is withdrawn for its listeners.
+        let mut withdraw = Withdraw {
+            approvals: self,
+            id,
+            reason: Some("the execution that made the call ended"),
+        };
+        self.events.send(SessionEvent::ApprovalRequested {
+            request: request.clone(),
+        });
         if listener.send(ToolEvent::Requested(request)).is_err() {
             return Err(Refusal::Rejected(
                 "the execution ended before the call could be approved".into(),
@@ -231,11 +348,22 @@ impl Approvals {
         }
         let outcome = tokio::time::timeout(self.timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
-        match outcome {
+        withdraw.reason = match &outcome {
+            Ok(Ok(verdict)) => {
+                self.events.send(SessionEvent::ApprovalDecided {
+                    id,
+                    decision: verdict.decision,
+                });
+                None
+            }
+            Ok(Err(_)) => Some("nobody could decide the request"),
+            Err(_) => Some("nobody decided in time"),
+        };
+        let result = match outcome {
             Ok(Ok(Verdict {
                 decision: Decision::Accept,
                 ..
-            })) => Ok(()),
+            })) => return Ok(id),
             Ok(Ok(Verdict {
                 decision: Decision::Reject,
                 reason,
@@ -246,6 +374,40 @@ impl Approvals {
                 "the approval request was dropped without a decision".into(),
             )),
             Err(_) => Err(Refusal::TimedOut(self.timeout)),
+        };
+        self.events.send(SessionEvent::ToolCall {
+            id,
+            server: server_name.to_owned(),
+            tool: tool_name.to_owned(),
+            decision: match result {
+                Err(Refusal::TimedOut(_)) => CallDecision::TimedOut,
+                _ => CallDecision::Rejected,
+            },
+            outcome: None,
+            duration_ms: 0,
+        });
+        result
+    }
+}
+
+/// Forgets a request when its wait ends, and tells listeners it is withdrawn unless it
+/// was decided.
+struct Withdraw<'a> {
+    approvals: &'a Approvals,
+    id: u64,
+    reason: Option<&'static str>,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.approvals.pending.lock() {
+            p.remove(&self.id);
+        }
+        if let Some(reason) = self.reason {
+            self.approvals.events.send(SessionEvent::ApprovalWithdrawn {
+                id: self.id,
+                reason: reason.to_owned(),
+            });
         }
     }
 }

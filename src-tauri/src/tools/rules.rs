@@ -24,6 +24,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -485,17 +486,23 @@ fn is_under(prefix: &str, path: &str) -> bool {
     }
 }
 
-/// Decides every approval request by [`Rules`]: accepts what a rule allows, rejects the rest
-/// and tells the kernel code why.
+/// Decides approval requests by [`Rules`]: accepts what a rule allows, rejects what a rule
+/// rejects, and for a call no rule matches either rejects it (telling the kernel code which
+/// rule would allow it) or, with [`then`](Self::then), hands it on — "rules first, then ask
+/// a person". The rules can be replaced while the session runs.
 #[derive(Debug)]
 pub struct RulesHandler {
-    rules: Rules,
+    rules: std::sync::RwLock<Arc<Rules>>,
+    fallback: Option<Arc<dyn ApprovalHandler>>,
 }
 
 impl RulesHandler {
     /// Decide by `rules`.
     pub fn new(rules: Rules) -> Self {
-        RulesHandler { rules }
+        RulesHandler {
+            rules: std::sync::RwLock::new(Arc::new(rules)),
+            fallback: None,
+        }
     }
 
     /// Decide by the rules in the file at `path` (read once, now).
@@ -503,23 +510,41 @@ impl RulesHandler {
         Rules::load(path).map(Self::new)
     }
 
-    /// The rules.
-    pub fn rules(&self) -> &Rules {
-        &self.rules
+    /// Hand calls no rule matches to `fallback` (a person) instead of rejecting them.
+    pub fn then(mut self, fallback: Arc<dyn ApprovalHandler>) -> Self {
+        self.fallback = Some(fallback);
+        self
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> Arc<Rules> {
+        self.rules
+            .read()
+            .map(|r| r.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    /// Replace the rules; calls from now on are decided by `rules`.
+    pub fn set_rules(&self, rules: Rules) {
+        match self.rules.write() {
+            Ok(mut r) => *r = Arc::new(rules),
+            Err(e) => *e.into_inner() = Arc::new(rules),
+        }
     }
 }
 
 impl ApprovalHandler for RulesHandler {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        let outcome = self.rules.decide(
+        let outcome = self.rules().decide(
             request.server_name(),
             request.tool_name(),
             request.tool_args(),
         );
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
-        match outcome.decision {
-            Decision::Accept => request.accept(),
-            Decision::Reject => request.reject_with(outcome.message),
+        match (outcome.rule, &self.fallback, outcome.decision) {
+            (None, Some(fallback), _) => return fallback.handle(request),
+            (_, _, Decision::Accept) => request.accept(),
+            (_, _, Decision::Reject) => request.reject_with(outcome.message),
         }
         Box::pin(std::future::ready(()))
     }
@@ -983,7 +1008,7 @@ mod tests {
     }
 
     /// Ask `handler` through a real [`Approvals`], as the tool server does.
-    async fn through(handler: &RulesHandler, tool: &str, args: Value) -> Result<(), Refusal> {
+    async fn through(handler: &RulesHandler, tool: &str, args: Value) -> Result<u64, Refusal> {
         let approvals = Arc::new(Approvals::new(Duration::from_secs(5)));
         let (_guard, mut events) = approvals.listen();
         let a = approvals.clone();
@@ -1005,7 +1030,9 @@ mod tests {
             {"server": "*", "tool": "delete_*", "decision": "reject", "reason": "deletions are never allowed"},
         ])));
         assert_eq!(
-            through(&handler, "get_issue", json!({"n": 1})).await,
+            through(&handler, "get_issue", json!({"n": 1}))
+                .await
+                .map(|_| ()),
             Ok(()),
             "an allowed call runs"
         );

@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::approval::{Approvals, Refusal};
 use super::sessions::Sessions;
+use crate::events::{CallDecision, CallOutcome, SessionEvent};
 use crate::mcp::ServerParams;
 
 /// State of a tool server: token, registered servers, sessions, approvals.
@@ -134,7 +135,7 @@ impl ToolServer {
                 "connection parameters are not accepted: ipybox only runs MCP servers the application registered, by name",
             );
         }
-        let req: RunRequest = match serde_json::from_value(value) {
+        let mut req: RunRequest = match serde_json::from_value(value) {
             Ok(r) => r,
             Err(e) => {
                 return error(
@@ -169,17 +170,17 @@ impl ToolServer {
                 ),
             );
         };
-        let args = Value::Object(req.args.unwrap_or_default());
+        let args = Value::Object(req.args.take().unwrap_or_default());
         let described = match self.sessions.variables() {
             Ok(vars) => params.describe(&vars),
             Err(_) => params.summary(),
         };
-        match self
+        let id = match self
             .approvals
             .request(&req.server, &req.tool, &args, &described)
             .await
         {
-            Ok(()) => {}
+            Ok(id) => id,
             Err(Refusal::Rejected(reason)) => {
                 return (
                     StatusCode::OK,
@@ -195,10 +196,36 @@ impl ToolServer {
                 )
                     .into_response();
             }
-        }
-        let conn = match self.sessions.get(&req.server, &params).await {
+        };
+        let started = std::time::Instant::now();
+        let (response, outcome) = self.call(&req, &params, args).await;
+        self.approvals.events().send(SessionEvent::ToolCall {
+            id,
+            server: req.server.clone(),
+            tool: req.tool.clone(),
+            decision: CallDecision::Approved,
+            outcome: Some(outcome),
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+        response
+    }
+
+    /// Call an approved tool: the HTTP answer for the kernel, and the outcome for listeners.
+    async fn call(
+        &self,
+        req: &RunRequest,
+        params: &ServerParams,
+        args: Value,
+    ) -> (Response, CallOutcome) {
+        let failed = |status, kind, message: String| {
+            let outcome = CallOutcome::Failed {
+                message: message.clone(),
+            };
+            (error(status, kind, message), outcome)
+        };
+        let conn = match self.sessions.get(&req.server, params).await {
             Ok(c) => c,
-            Err(e) => return error(StatusCode::BAD_GATEWAY, "mcp_error", e.to_string()),
+            Err(e) => return failed(StatusCode::BAD_GATEWAY, "mcp_error", e.to_string()),
         };
         let Value::Object(arguments) = args else {
             unreachable!("built as an object above")
@@ -208,7 +235,7 @@ impl ToolServer {
             Ok(called) => called,
             Err(_) => {
                 self.sessions.forget_conn(&req.server, &conn).await;
-                return error(
+                return failed(
                     StatusCode::GATEWAY_TIMEOUT,
                     "mcp_timeout",
                     format!(
@@ -232,7 +259,12 @@ impl ToolServer {
                 if let Some(s) = result.structured_content {
                     body["structured"] = s;
                 }
-                (StatusCode::OK, axum::Json(body)).into_response()
+                let outcome = if result.is_error.unwrap_or(false) {
+                    CallOutcome::ToolError
+                } else {
+                    CallOutcome::Ok
+                };
+                ((StatusCode::OK, axum::Json(body)).into_response(), outcome)
             }
             Err(e) => {
                 self.sessions.forget_if_closed(&req.server, &conn).await;
@@ -241,7 +273,7 @@ impl ToolServer {
                     && !tools.iter().any(|t| t.name == req.tool)
                 {
                     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-                    return error(
+                    return failed(
                         StatusCode::NOT_FOUND,
                         "unknown_tool",
                         format!(
@@ -252,7 +284,7 @@ impl ToolServer {
                         ),
                     );
                 }
-                error(StatusCode::BAD_GATEWAY, "mcp_error", e.to_string())
+                failed(StatusCode::BAD_GATEWAY, "mcp_error", e.to_string())
             }
         }
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::error::Result;
+use crate::events::{Events, SessionEvent};
 use crate::mcp::params::Variables;
 use crate::mcp::{McpConnection, ServerParams, connect};
 
@@ -26,6 +27,7 @@ pub struct Sessions {
     call_timeout: Duration,
     /// Variables fixed when the session started, instead of reading `.env` at each start.
     fixed: Option<Variables>,
+    events: Events,
 }
 
 impl Sessions {
@@ -38,7 +40,14 @@ impl Sessions {
             connect_timeout,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             fixed: None,
+            events: Events::default(),
         }
+    }
+
+    /// Tell `events` when a server starts and when it goes away on its own.
+    pub fn with_events(mut self, events: Events) -> Self {
+        self.events = events;
+        self
     }
 
     /// Give up on a tool call after `timeout` (default [`DEFAULT_CALL_TIMEOUT`]).
@@ -83,9 +92,14 @@ impl Sessions {
             .get_or_try_init(|| async {
                 let vars = self.variables()?;
                 let resolved = params.resolve(&vars)?;
-                connect(name, &resolved, &self.workspace, self.connect_timeout)
-                    .await
-                    .map(Arc::new)
+                let conn = Arc::new(
+                    connect(name, &resolved, &self.workspace, self.connect_timeout).await?,
+                );
+                self.events.send(SessionEvent::McpServerStarted {
+                    server: name.to_owned(),
+                });
+                watch(name.to_owned(), Arc::downgrade(&conn), self.events.clone());
+                Ok::<_, crate::Error>(conn)
             })
             .await?
             .clone();
@@ -123,6 +137,7 @@ impl Sessions {
         if !conn.is_closed() {
             return;
         }
+        report_exit(&self.events, name, conn);
         let mut slots = self.slots.lock().await;
         if slots
             .get(name)
@@ -145,5 +160,29 @@ impl Sessions {
             }
             // Still in use by a call in flight: it is dropped (and its server stopped) when the call ends.
         }
+    }
+}
+
+/// Report when `conn` goes away on its own (the server exited or crashed); a connection
+/// ipybox closes or drops itself is not reported.
+fn watch(name: String, conn: std::sync::Weak<McpConnection>, events: Events) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let Some(conn) = conn.upgrade() else { return };
+            if conn.is_closed() {
+                report_exit(&events, &name, &conn);
+                return;
+            }
+        }
+    });
+}
+
+fn report_exit(events: &Events, name: &str, conn: &McpConnection) {
+    if conn.claim_exit_report() {
+        events.send(SessionEvent::McpServerExited {
+            server: name.to_owned(),
+            stderr: conn.stderr_tail(),
+        });
     }
 }

@@ -1,0 +1,139 @@
+//! What happens to a session, for every listener at once (a notebook, an approval panel, an
+//! audit log, the MCP server panel): [`CodeExecutor::subscribe`](crate::CodeExecutor::subscribe).
+//! Events serialize with a `type` tag (`kernel_busy`, `tool_call`, …) for a UI.
+
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::tools::{ApprovalRequest, Decision};
+
+/// One thing that happened to the session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// The session started: a kernel is ready.
+    Started,
+    /// The session stopped.
+    Stopped,
+    /// The kernel began running an execution.
+    KernelBusy {
+        /// The execution ([`ExecutionStream::id`](crate::ExecutionStream::id)).
+        execution_id: String,
+    },
+    /// The kernel finished it, and nothing else is queued.
+    KernelIdle,
+    /// The kernel was replaced by a fresh one: `reset()`, or the old one died or ignored an
+    /// interrupt. Its state is gone.
+    KernelReplaced {
+        /// Why, in words.
+        reason: String,
+    },
+    /// A tool call waits for a decision (answer it with
+    /// [`CodeExecutor::decide`](crate::CodeExecutor::decide)).
+    ApprovalRequested {
+        /// The request.
+        request: ApprovalRequest,
+    },
+    /// A request was decided.
+    ApprovalDecided {
+        /// Its id.
+        id: u64,
+        /// Accept or reject.
+        decision: Decision,
+    },
+    /// A request no longer waits (it timed out, or its execution ended): close its dialog.
+    ApprovalWithdrawn {
+        /// Its id.
+        id: u64,
+        /// Why, in words.
+        reason: String,
+    },
+    /// A tool call ended: how it was decided and what came of it.
+    ToolCall {
+        /// The approval request's id.
+        id: u64,
+        /// The registered server's name.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// `approved`, `rejected` or `timed_out`.
+        decision: CallDecision,
+        /// What the call returned, when it ran.
+        outcome: Option<CallOutcome>,
+        /// How long the call took, approval excluded (ms).
+        duration_ms: u64,
+    },
+    /// An MCP server process or connection was started.
+    McpServerStarted {
+        /// The registered server's name.
+        server: String,
+    },
+    /// An MCP server went away on its own (it exited or crashed, or its connection
+    /// closed); it is started again on its next call.
+    McpServerExited {
+        /// The registered server's name.
+        server: String,
+        /// The last lines it wrote on stderr.
+        stderr: String,
+    },
+}
+
+/// How a tool call was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallDecision {
+    /// It was approved and ran.
+    Approved,
+    /// It was rejected; it did not run.
+    Rejected,
+    /// Nobody decided in time; it did not run.
+    TimedOut,
+}
+
+/// What an approved call returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The tool ran and answered.
+    Ok,
+    /// The tool ran and reported an error.
+    ToolError,
+    /// The call failed (the server could not be started, did not answer, …).
+    Failed {
+        /// Why, in words.
+        message: String,
+    },
+}
+
+/// Sends session events to whoever listens; sending with nobody listening is fine.
+#[derive(Debug, Clone)]
+pub struct Events(broadcast::Sender<SessionEvent>);
+
+impl Default for Events {
+    fn default() -> Self {
+        // Listeners that fall this far behind miss events (and are told how many).
+        Events(broadcast::channel(1024).0)
+    }
+}
+
+impl Events {
+    /// Tell every listener.
+    pub fn send(&self, event: SessionEvent) {
+        let _ = self.0.send(event);
+    }
+
+    /// A new listener, from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionEvent> {
+        self.0.subscribe()
+    }
+}
+
+impl From<Decision> for CallDecision {
+    fn from(d: Decision) -> Self {
+        match d {
+            Decision::Accept => CallDecision::Approved,
+            Decision::Reject => CallDecision::Rejected,
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Session events and approvals a dialog can answer: every listener hears the kernel busy
+//! and idle, resets, MCP servers starting and crashing, each tool call with its decision and
+//! outcome; a pending request is decided by id from anywhere, and withdrawn (listeners told)
+//! when nobody decides in time; rules decide first and hand the rest to a person.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use ipybox::tools::{Rules, RulesHandler};
+use ipybox::{
+    ApprovalHandler, ApprovalRequest, CallDecision, CallOutcome, CodeExecutor, Decision,
+    ServerParams, SessionEvent,
+};
+use ipybox_tests::workspace;
+use tokio::sync::broadcast;
+
+fn fixture() -> ServerParams {
+    ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    }))
+    .unwrap()
+}
+
+/// Leaves every request to whoever decides it by id (a dialog listening to events).
+#[derive(Debug)]
+struct Person;
+
+impl ApprovalHandler for Person {
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            // Keep the request alive until it is decided or withdrawn.
+            while !request.is_decided() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    }
+}
+
+/// The next event matching `pick`, within 30 s.
+async fn next<T>(
+    rx: &mut broadcast::Receiver<SessionEvent>,
+    mut pick: impl FnMut(&SessionEvent) -> Option<T>,
+) -> T {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let event = rx.recv().await.unwrap();
+            if let Some(t) = pick(&event) {
+                return t;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the event did not come within 30 s"))
+}
+
+async fn executor(ws: &std::path::Path, rules: Arc<RulesHandler>) -> CodeExecutor {
+    let e = CodeExecutor::builder()
+        .working_dir(ws)
+        .approval_timeout(Duration::from_secs(2))
+        .approval_handler(rules)
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    e
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_first_then_a_person_who_decides_by_id() {
+    let ws = workspace();
+    let rules = Rules::from_json(
+        r#"{"version": 1, "rules": [{"server": "fx", "tool": "add", "decision": "allow"}]}"#,
+    )
+    .unwrap();
+    let handler = Arc::new(RulesHandler::new(rules).then(Arc::new(Person)));
+    let e = executor(ws.path(), handler.clone()).await;
+    let mut events = e.subscribe();
+
+    // A rule decides `add`; nobody is asked.
+    let r = e
+        .execute(
+            "from mcptools.fx import add\nprint(add.run(add.Params(a=1, b=2)).sum)",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("3"));
+    let (decision, outcome) = next(&mut events, |ev| match ev {
+        SessionEvent::ToolCall {
+            tool,
+            decision,
+            outcome,
+            ..
+        } if tool == "add" => Some((*decision, outcome.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(decision, CallDecision::Approved);
+    assert_eq!(outcome, Some(CallOutcome::Ok));
+
+    // No rule matches `echo`: the person is asked, and decides by id from another task.
+    let decider = {
+        let e = e.clone();
+        let mut events = e.subscribe();
+        tokio::spawn(async move {
+            let request = next(&mut events, |ev| match ev {
+                SessionEvent::ApprovalRequested { request } => Some(request.clone()),
+                _ => None,
+            })
+            .await;
+            let json = serde_json::to_value(&request).unwrap();
+            assert_eq!(json["server"], "fx");
+            assert_eq!(json["tool"], "echo");
+            assert_eq!(json["arguments"]["text"], "hi");
+            assert!(json["execution_id"].is_string(), "{json}");
+            assert_eq!(e.pending_approvals().len(), 1);
+            assert!(e.decide(request.id(), Decision::Accept));
+            assert!(!e.decide(request.id(), Decision::Reject), "decided once");
+        })
+    };
+    let r = e
+        .execute(
+            "from mcptools.fx.echo import Params, run\nprint(run(Params(text='hi')))",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("hi"));
+    decider.await.unwrap();
+
+    // Nobody decides: the request is withdrawn after the approval timeout, listeners told.
+    let err = e
+        .execute(
+            "from mcptools.fx.echo import Params, run\nrun(Params(text='late'))",
+            None,
+        )
+        .await
+        .expect_err("times out");
+    assert!(err.to_string().contains("ApprovalTimeout"), "{err}");
+    let reason = next(&mut events, |ev| match ev {
+        SessionEvent::ApprovalWithdrawn { reason, .. } => Some(reason.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(reason.contains("in time"), "{reason}");
+    assert!(e.pending_approvals().is_empty());
+
+    // Rules replaced while the session runs: now `echo` is allowed without asking.
+    handler.set_rules(
+        Rules::from_json(
+            r#"{"version": 1, "rules": [{"server": "fx", "tool": "*", "decision": "allow"}]}"#,
+        )
+        .unwrap(),
+    );
+    let r = e
+        .execute(
+            "from mcptools.fx.echo import Params, run\nprint(run(Params(text='ok')))",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("ok"));
+    e.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kernel_resets_and_servers_are_heard_by_every_listener() {
+    let ws = workspace();
+    let rules = Rules::from_json(
+        r#"{"version": 1, "rules": [{"server": "fx", "tool": "*", "decision": "allow"}]}"#,
+    )
+    .unwrap();
+    let e = executor(ws.path(), Arc::new(RulesHandler::new(rules))).await;
+    let mut a = e.subscribe();
+    let mut b = e.subscribe();
+    let mut s = e.stream("print(1)", Default::default());
+    let id = s.id().to_owned();
+    while futures_util::StreamExt::next(&mut s).await.is_some() {}
+    for rx in [&mut a, &mut b] {
+        let busy = next(rx, |ev| match ev {
+            SessionEvent::KernelBusy { execution_id } => Some(execution_id.clone()),
+            _ => None,
+        })
+        .await;
+        assert_eq!(busy, id);
+        next(rx, |ev| {
+            matches!(ev, SessionEvent::KernelIdle).then_some(())
+        })
+        .await;
+    }
+    e.reset().await.unwrap();
+    next(&mut a, |ev| {
+        matches!(ev, SessionEvent::KernelReplaced { reason } if reason == "reset").then_some(())
+    })
+    .await;
+
+    // A server starts on its first call and is reported when it crashes, with its stderr.
+    e.execute(
+        "from mcptools.fx.echo import Params, run\nrun(Params(text='x'))",
+        None,
+    )
+    .await
+    .unwrap();
+    let started = next(&mut a, |ev| match ev {
+        SessionEvent::McpServerStarted { server } => Some(server.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(started, "fx");
+    let _ = e
+        .execute(
+            "from mcptools.fx.crash import Params, run\nrun(Params())",
+            None,
+        )
+        .await;
+    let crashed = next(&mut a, |ev| match ev {
+        SessionEvent::McpServerExited { server, .. } => Some(server.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(crashed, "fx");
+    let json = serde_json::to_value(SessionEvent::McpServerStarted {
+        server: "fx".into(),
+    })
+    .unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"type": "mcp_server_started", "server": "fx"})
+    );
+    e.stop().await.unwrap();
+}
