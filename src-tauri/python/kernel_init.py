@@ -41,11 +41,99 @@ def _ipybox_init():
     except Exception:
         pass
     _fast_stream_writes()
+    _approve_shell_commands()
     # IPython trims its output cache (Out, _) every 1000 results and warns about it on
     # stderr, in the middle of the user's output. The trimming is fine; the warning is noise.
     import warnings
 
     warnings.filterwarnings("ignore", message="Output cache limit", category=UserWarning)
+
+
+def _approve_shell_commands():
+    # Shell commands a cell runs through IPython (`!cmd`, `x = !cmd`, `%system`, `%sx`,
+    # `%%bash`, `%%sh`, `%%script …`) are approved like tool calls: the tool server asks
+    # (server "ipybox", tool "shell", the command after {var} expansion) and the command runs
+    # only when approved; rejected, the cell raises. A guard for people deciding what an
+    # agent's code may do, not a boundary: code can start processes in other ways (the
+    # sandbox is the boundary).
+    import http.client
+    import json
+    import os
+
+    try:
+        shell = get_ipython()  # noqa: F821
+        from IPython.utils.process import system as run_system
+    except Exception:
+        return
+
+    class ShellCommandRejected(PermissionError):
+        """A shell command was not approved; it did not run."""
+
+    def approve(command):
+        addr = os.environ.get("IPYBOX_TOOL_SERVER", "")
+        host, _, port = addr.rpartition(":")
+        if not host:
+            raise ShellCommandRejected("no tool server to ask for approval; the command did not run")
+        body = json.dumps({"server": "ipybox", "tool": "shell", "args": {"command": command}})
+        conn = http.client.HTTPConnection(host, int(port))
+        try:
+            conn.request(
+                "POST",
+                "/run",
+                body=body,
+                headers={
+                    "Content-Type": "application/json",
+                    "Authorization": "Bearer " + os.environ.get("IPYBOX_TOOL_TOKEN", ""),
+                },
+            )
+            answer = json.loads(conn.getresponse().read() or b"{}")
+        finally:
+            conn.close()
+        if not answer.get("ok"):
+            raise ShellCommandRejected(
+                f"the shell command was not approved: {answer.get('message', 'rejected')} (it did not run)"
+            )
+
+    def literal(text):
+        # Already expanded: keep IPython from expanding it again.
+        return text.replace("$", "$$").replace("{", "{{").replace("}", "}}")
+
+    original_system = shell.system
+    original_getoutput = shell.getoutput
+
+    def system(cmd):
+        expanded = shell.var_expand(cmd, depth=1)
+        approve(expanded)
+        return original_system(literal(expanded))
+
+    def getoutput(cmd, split=True, depth=0):
+        expanded = shell.var_expand(cmd, depth=depth + 1)
+        approve(expanded)
+        return original_getoutput(literal(expanded), split=split, depth=0)
+
+    system.__doc__ = original_system.__doc__
+    getoutput.__doc__ = original_getoutput.__doc__
+    shell.system = shell.system_piped = system
+    shell.getoutput = getoutput
+
+    # IPython loads its magics lazily: load the script magics now to guard them.
+    try:
+        from IPython.core.magics.script import ScriptMagics
+
+        shell.register_magics(ScriptMagics)
+    except Exception:
+        pass
+    script_magics = shell.magics_manager.registry.get("ScriptMagics")
+    if script_magics is not None:
+        original_shebang = script_magics.shebang
+
+        def shebang(line, cell):
+            approve(f"%%script {line}\n{cell}")
+            return original_shebang(line, cell)
+
+        shebang.__doc__ = original_shebang.__doc__
+        script_magics.shebang = shebang
+        shell.magics_manager.magics["cell"]["script"] = shebang
 
 
 def _fast_stream_writes():
@@ -81,4 +169,4 @@ def _fast_stream_writes():
 
 
 _ipybox_init()
-del _ipybox_init, _fast_stream_writes
+del _ipybox_init, _fast_stream_writes, _approve_shell_commands

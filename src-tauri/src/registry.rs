@@ -187,6 +187,11 @@ impl Registry {
 /// A server name becomes a Python package name (`mcptools.<name>`): it must be a valid,
 /// non-keyword identifier.
 pub fn check_server_name(name: &str) -> Result<()> {
+    if name == crate::tools::server::SHELL_SERVER {
+        return Err(Error::Config(format!(
+            "{name:?} cannot be a server name: ipybox uses it for the approval of shell commands (ipybox.shell)"
+        )));
+    }
     if crate::apigen::is_valid_identifier(name) && !name.starts_with('_') {
         Ok(())
     } else {

@@ -27,6 +27,12 @@ use super::sessions::Sessions;
 use crate::events::{CallDecision, CallOutcome, SessionEvent};
 use crate::mcp::ServerParams;
 
+/// The server name under which shell commands of cells are approved (`ipybox.shell`); no
+/// MCP server may be registered under it.
+pub const SHELL_SERVER: &str = "ipybox";
+/// The tool name of shell commands.
+pub const SHELL_TOOL: &str = "shell";
+
 /// State of a tool server: token, registered servers, sessions, approvals.
 #[derive(Debug)]
 pub struct ToolServer {
@@ -145,6 +151,9 @@ impl ToolServer {
                 );
             }
         };
+        if req.server == SHELL_SERVER {
+            return self.approve_shell(req).await;
+        }
         let params = self
             .servers
             .read()
@@ -208,6 +217,57 @@ impl ToolServer {
             duration_ms: started.elapsed().as_millis() as u64,
         });
         response
+    }
+
+    /// A shell command the kernel wants to run (`!cmd`, `%%bash`): only approval, the kernel
+    /// runs it.
+    async fn approve_shell(&self, req: RunRequest) -> Response {
+        let command = req
+            .args
+            .as_ref()
+            .and_then(|a| a.get("command"))
+            .and_then(Value::as_str);
+        let (SHELL_TOOL, Some(command)) = (req.tool.as_str(), command) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("{SHELL_SERVER}.{SHELL_TOOL} takes {{\"command\": str}}"),
+            );
+        };
+        let args = json!({ "command": command });
+        let what = "a shell command the code runs in its kernel (inside the sandbox when there is one)";
+        match self
+            .approvals
+            .request(SHELL_SERVER, SHELL_TOOL, &args, what)
+            .await
+        {
+            Ok(id) => {
+                self.approvals.events().send(SessionEvent::ToolCall {
+                    id,
+                    server: SHELL_SERVER.into(),
+                    tool: SHELL_TOOL.into(),
+                    decision: CallDecision::Approved,
+                    outcome: Some(CallOutcome::Ok),
+                    duration_ms: 0,
+                });
+                (
+                    StatusCode::OK,
+                    axum::Json(json!({"ok": true, "is_error": false, "content": []})),
+                )
+                    .into_response()
+            }
+            Err(Refusal::Rejected(reason)) => (
+                StatusCode::OK,
+                axum::Json(json!({"ok": false, "error": "rejected", "message": reason})),
+            )
+                .into_response(),
+            Err(Refusal::TimedOut(t)) => (
+                StatusCode::OK,
+                axum::Json(json!({"ok": false, "error": "approval_timeout",
+                    "message": format!("nobody approved it within {:.0} s", t.as_secs_f64())})),
+            )
+                .into_response(),
+        }
     }
 
     /// Call an approved tool: the HTTP answer for the kernel, and the outcome for listeners.
