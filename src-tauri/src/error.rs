@@ -224,3 +224,64 @@ impl From<&Error> for ErrorReport {
 
 /// Result alias of the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `{code, message}` shape a UI receives, pinned: codes are stable identifiers.
+    #[test]
+    fn reports_keep_their_shape() {
+        let errors = vec![
+            Error::CodeExecution {
+                error: Box::new(PythonError {
+                    name: "ZeroDivisionError".into(),
+                    value: "division by zero".into(),
+                    traceback: String::new(),
+                    raw_traceback: Vec::new(),
+                }),
+                output: Box::default(),
+            },
+            Error::Timeout {
+                timeout: Duration::from_secs(2),
+                output: Box::default(),
+                kernel_restarted: false,
+            },
+            Error::KernelDied {
+                reason: "killed".into(),
+                output: Box::default(),
+            },
+            Error::Cancelled {
+                reason: "the kernel was reset".into(),
+                output: Box::default(),
+            },
+            Error::NotRunning,
+            Error::Sandbox("srt is missing".into()),
+            Error::Mcp("the server exited".into()),
+            Error::Config("bad".into()),
+            Error::io("reading x", std::io::Error::other("disk")),
+        ];
+        let reports: Vec<serde_json::Value> = errors
+            .iter()
+            .map(|e| serde_json::to_value(ErrorReport::from(e)).expect("serializes"))
+            .collect();
+        assert_eq!(
+            serde_json::Value::Array(reports),
+            serde_json::json!([
+                {"code": "CodeExecutionError", "message": "ZeroDivisionError: division by zero"},
+                {"code": "Timeout", "message": "execution timed out after 2.0 s; the kernel was interrupted and keeps its state"},
+                {"code": "KernelDied", "message": "the kernel died while executing (killed); its state is lost and the next execution starts a fresh kernel"},
+                {"code": "Cancelled", "message": "the kernel was reset"},
+                {"code": "NotRunning", "message": "the executor is not running; call start() first"},
+                {"code": "SandboxUnavailable", "message": "srt is missing"},
+                {"code": "McpError", "message": "the server exited"},
+                {"code": "InvalidConfig", "message": "bad"},
+                {"code": "IoError", "message": "reading x: disk"},
+            ])
+        );
+        assert!(
+            std::error::Error::source(&errors[8]).is_some(),
+            "an I/O error keeps its cause"
+        );
+    }
+}
