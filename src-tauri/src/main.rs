@@ -99,18 +99,29 @@ struct RegisterArgs {
 #[derive(Debug, Args)]
 struct McpArgs {
     /// The workspace: the kernel's working directory, home of mcptools/ and .env (default:
-    /// the current directory).
+    /// the current directory; created if missing).
     #[arg(long, short)]
     workspace: Option<PathBuf>,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is PORT or HOST:PORT
     /// (host 127.0.0.1 by default). Clients send `Authorization: Bearer <token>`; the token is
-    /// IPYBOX_MCP_TOKEN, or a random one printed on stderr.
+    /// IPYBOX_MCP_TOKEN, or a random one printed on stderr. Each MCP session gets a kernel of
+    /// its own.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
     /// With --http on a loopback address: accept requests without a bearer token (for
     /// clients that cannot send one, such as the MCP conformance suite).
     #[arg(long, requires = "http")]
     no_auth: bool,
+    /// With --http: at most this many sessions (kernels) at once; one more is refused with
+    /// an error saying so.
+    #[arg(long, value_name = "N", requires = "http", default_value_t = ipybox::mcp_server::DEFAULT_MAX_SESSIONS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_sessions: usize,
+    /// With --http: end a session and stop its kernel after this many seconds without a tool
+    /// call (0: never).
+    #[arg(long, value_name = "SECONDS", requires = "http",
+          default_value_t = ipybox::mcp_server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
+    session_idle_timeout: u64,
     /// Who approves the MCP tool calls executed code makes: `auto` (approve all) or
     /// `rules FILE` (see docs/approval-rules.md).
     #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"], default_value = "auto")]
@@ -120,6 +131,138 @@ struct McpArgs {
     python: Option<PathBuf>,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    /// Log level, as the Python ipybox's flag (any case); overrides --log. Also the
+    /// gateway's log level (its log file is in the session's state directory).
+    #[arg(long, value_enum, ignore_case = true, value_name = "LEVEL")]
+    log_level: Option<PyLogLevel>,
+    /// Port of the tool server the kernel calls MCP tools through (default: a free one).
+    /// Honoured over stdio without --sandbox; otherwise ignored with a note.
+    #[arg(long, value_name = "PORT")]
+    tool_server_port: Option<u16>,
+    /// Loopback address of the tool server (default 127.0.0.1; `localhost` means that).
+    #[arg(long, value_name = "HOST")]
+    tool_server_host: Option<String>,
+    /// Port of the Kernel Gateway ipybox starts (default: a free one). Honoured over stdio
+    /// without --sandbox; otherwise ignored with a note.
+    #[arg(long, value_name = "PORT")]
+    kernel_gateway_port: Option<u16>,
+    /// Loopback address of the Kernel Gateway (default 127.0.0.1; `localhost` means that).
+    #[arg(long, value_name = "HOST")]
+    kernel_gateway_host: Option<String>,
+}
+
+/// The Python ipybox's `--log-level` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PyLogLevel {
+    Debug,
+    Info,
+    #[value(alias = "warn")]
+    Warning,
+    Error,
+    Critical,
+}
+
+impl PyLogLevel {
+    /// The `tracing` filter and the Kernel Gateway's (traitlets) log level.
+    fn levels(self) -> (&'static str, &'static str) {
+        match self {
+            PyLogLevel::Debug => ("debug", "DEBUG"),
+            PyLogLevel::Info => ("info", "INFO"),
+            PyLogLevel::Warning => ("warn", "WARN"),
+            PyLogLevel::Error => ("error", "ERROR"),
+            // tracing has nothing above error.
+            PyLogLevel::Critical => ("error", "CRITICAL"),
+        }
+    }
+}
+
+impl McpArgs {
+    /// The `tracing` filter `--log-level` asks for, if given.
+    fn log_filter(&self) -> Option<&'static str> {
+        self.log_level.map(|l| l.levels().0)
+    }
+
+    /// The Python ipybox's fixed addresses, where they apply: over stdio without a sandbox
+    /// there is one gateway and one tool server for the whole run. Elsewhere each is ignored
+    /// with a note on stderr.
+    fn fixed_addresses(&self) -> ipybox::mcp_server::FixedAddresses {
+        let sandboxed = self.sandbox.sandbox || self.sandbox.sandbox_config.is_some();
+        let why_not = if self.http.is_some() {
+            Some("over --http every session has its own gateway and tool server, on free ports")
+        } else if sandboxed {
+            Some(
+                "with --sandbox each sandbox (a fresh one at every reset) has its own gateway and tool server, inside its own network namespace",
+            )
+        } else {
+            None
+        };
+        let mut fixed = ipybox::mcp_server::FixedAddresses::default();
+        let flags = [
+            (
+                "--kernel-gateway-host",
+                self.kernel_gateway_host.as_deref(),
+                self.kernel_gateway_port,
+                true,
+            ),
+            (
+                "--tool-server-host",
+                self.tool_server_host.as_deref(),
+                self.tool_server_port,
+                false,
+            ),
+        ];
+        for (flag, host, port, gateway) in flags {
+            let port_flag = flag.replace("-host", "-port");
+            let ip = match host {
+                None => None,
+                Some(h) => match loopback(h) {
+                    Some(ip) => Some(ip),
+                    None => {
+                        eprintln!(
+                            "ipybox: note: {flag} {h} is ignored: ipybox's gateway and tool server listen on 127.0.0.1 only, out of the network's reach"
+                        );
+                        None
+                    }
+                },
+            };
+            let default_host = ip.is_none_or(|ip| ip == std::net::Ipv4Addr::LOCALHOST);
+            if let Some(reason) = why_not {
+                if port.is_some() || !default_host {
+                    let given = [
+                        port.map(|p| format!("{port_flag} {p}")),
+                        (!default_host).then(|| format!("{flag} {}", host.unwrap_or_default())),
+                    ];
+                    let given: Vec<String> = given.into_iter().flatten().collect();
+                    eprintln!("ipybox: note: {} ignored: {reason}", given.join(" and "));
+                }
+                continue;
+            }
+            if port.is_none() && default_host {
+                continue;
+            }
+            let addr = std::net::SocketAddr::from((
+                ip.unwrap_or(std::net::Ipv4Addr::LOCALHOST),
+                port.unwrap_or(0),
+            ));
+            if gateway {
+                fixed.gateway = Some(addr);
+            } else {
+                fixed.tool_server = Some(addr);
+            }
+        }
+        fixed
+    }
+}
+
+/// `host` as an IPv4 loopback address (`localhost` is 127.0.0.1), or `None` when it is not
+/// one.
+fn loopback(host: &str) -> Option<std::net::Ipv4Addr> {
+    if host.eq_ignore_ascii_case("localhost") {
+        return Some(std::net::Ipv4Addr::LOCALHOST);
+    }
+    host.parse::<std::net::Ipv4Addr>()
+        .ok()
+        .filter(std::net::Ipv4Addr::is_loopback)
 }
 
 /// Who approves the tool calls code makes.
@@ -186,9 +329,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::process::become_subreaper();
+    let log = match &cli.command {
+        Some(Command::Mcp(args)) => args.log_filter().unwrap_or(&cli.log),
+        _ => &cli.log,
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&cli.log)
+            tracing_subscriber::EnvFilter::try_new(log)
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
@@ -250,7 +397,7 @@ async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCod
 }
 
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
-    use ipybox::mcp_server::{IpyboxMcpServer, McpServerConfig, serve_http, serve_stdio};
+    use ipybox::mcp_server::{HttpOptions, McpServerConfig, serve_http, serve_stdio};
     let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match args.approval.as_slice() {
         [mode] if mode == "auto" => std::sync::Arc::new(ipybox::tools::AutoApprove),
         [mode, file] if mode == "rules" => std::sync::Arc::new(ipybox::tools::RulesHandler::load(
@@ -261,18 +408,30 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             other.join(" ")
         ),
     };
+    if let Some(policy) = &args.sandbox.sandbox_config
+        && !policy.exists()
+    {
+        // The Python ipybox falls back to its default policy here; running with a sandbox
+        // other than the one asked for would be a silent surprise.
+        bail!(
+            "the sandbox policy {} does not exist (ipybox does not fall back to the default policy; drop --sandbox-config to use it)",
+            policy.display()
+        );
+    }
     let workspace = match &args.workspace {
         Some(w) => w.clone(),
         None => std::env::current_dir()?,
     };
-    let server = IpyboxMcpServer::new(McpServerConfig {
+    let config = McpServerConfig {
         workspace,
         approval,
         python: args.python.clone(),
         sandbox: args.sandbox.options()?,
-    })?;
+        gateway_log_level: args.log_level.map(|l| l.levels().1.to_owned()),
+        fixed: args.fixed_addresses(),
+    };
     match &args.http {
-        None => serve_stdio(server).await?,
+        None => serve_stdio(config).await?,
         Some(addr) => {
             let addr = if addr.contains(':') {
                 addr.clone()
@@ -302,7 +461,13 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            serve_http(server, listener, token, shutdown).await?;
+            let options = HttpOptions {
+                token,
+                max_sessions: args.max_sessions,
+                idle_timeout: (args.session_idle_timeout > 0)
+                    .then(|| Duration::from_secs(args.session_idle_timeout)),
+            };
+            serve_http(config, listener, options, shutdown).await?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,19 @@
 //! ipybox as an MCP server (`ipybox mcp`): agents such as Claude Code register MCP servers and
 //! run Python in a stateful kernel whose code calls those servers' tools through the
-//! generated API. Tool names, parameters and defaults follow the Python ipybox's server.
+//! generated API.
+//!
+//! A drop-in for the Python ipybox's MCP server: the same tools, parameters and defaults, and
+//! the same results where a program can see them — `register_mcp_server` answers with the
+//! generated module names (one text block each), `execute_ipython_cell` with the output text
+//! (empty when there is none, truncated with the same marker), failures as tool errors
+//! reading `Error executing tool <name>: <what happened>`, `reset` with no content. Ours adds
+//! blocks after the first, never changes it: the images themselves, the output a failed
+//! execution printed before it failed.
+//!
+//! Over stdio there is one session. Over Streamable HTTP each MCP session gets an executor
+//! of its own (kernel, tool server, approvals), started on `initialize` and stopped when the
+//! session ends or idles out; the workspace (`mcptools/`, the registry, installed packages)
+//! is shared.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/tools>. Failures of
 //! the code (exceptions, timeouts) are tool results flagged `isError`, not protocol faults.
@@ -8,16 +21,24 @@
 //! rules); the desktop app plugs in its dialog the same way.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
+    InitializeRequestParams, InitializeResult, ProtocolVersion,
+};
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::transport::streamable_http_server::session::SessionId;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::{RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
@@ -29,10 +50,31 @@ use crate::tools::ApprovalHandler;
 /// Prefix of environment variables passed to the kernel (without the prefix).
 pub const KERNEL_ENV_PREFIX: &str = "KERNEL_ENV_";
 
+/// Sessions served at once over HTTP unless told otherwise; each has a kernel, a spare
+/// kernel and a gateway.
+pub const DEFAULT_MAX_SESSIONS: usize = 8;
+
+/// An HTTP session without a tool call for this long ends and its kernel stops, unless told
+/// otherwise. Long enough for a person to think between prompts; short enough that kernels
+/// of clients that went away without ending their session do not pile up.
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Addresses the Python ipybox lets you fix (`--kernel-gateway-host/-port`,
+/// `--tool-server-host/-port`). They apply to the one session of a stdio server without a
+/// sandbox only: HTTP sessions and sandboxes each have their own gateway and tool server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FixedAddresses {
+    /// Where the Kernel Gateway listens (port 0: a free one).
+    pub gateway: Option<SocketAddr>,
+    /// Where the tool server listens (port 0: a free one).
+    pub tool_server: Option<SocketAddr>,
+}
+
 /// How `ipybox mcp` is set up.
 #[derive(Debug, Clone)]
 pub struct McpServerConfig {
-    /// The workspace: the kernel's working directory, home of `mcptools/` and `.env`.
+    /// The workspace: the kernel's working directory, home of `mcptools/` and `.env`;
+    /// created if missing.
     pub workspace: PathBuf,
     /// Decides the tool calls made by executed code.
     pub approval: Arc<dyn ApprovalHandler>,
@@ -41,23 +83,368 @@ pub struct McpServerConfig {
     /// Run the kernel in a sandbox. `install_package` then installs wheels only, so that no
     /// package build script runs on the host.
     pub sandbox: Option<crate::sandbox::SandboxOptions>,
+    /// The Kernel Gateway's log level (`DEBUG`, `INFO`, `WARN`, `ERROR`, `CRITICAL`);
+    /// `None` keeps the executor's default.
+    pub gateway_log_level: Option<String>,
+    /// Fixed addresses for a stdio server's gateway and tool server.
+    pub fixed: FixedAddresses,
 }
 
-/// The four tools of ipybox's MCP server.
+/// Options of [`serve_http`].
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Clients must send `Authorization: Bearer <token>` (`None`: no token).
+    pub token: Option<String>,
+    /// Sessions served at once; `initialize` past it is refused with an error saying so.
+    pub max_sessions: usize,
+    /// End a session (and stop its kernel) after this long without a tool call; `None`:
+    /// never.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            token: None,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+        }
+    }
+}
+
+/// What all sessions of one server share: the workspace and how a session's executor is
+/// built.
+#[derive(Debug)]
+struct Workspace {
+    config: McpServerConfig,
+    kernel_env: BTreeMap<String, String>,
+    /// Counts registrations, so that every session's tool server learns a server registered
+    /// in another session before it runs code again.
+    registrations: AtomicU64,
+    tool_router: ToolRouter<IpyboxMcpServer>,
+}
+
+impl Workspace {
+    fn open(mut config: McpServerConfig) -> Result<Arc<Self>> {
+        // As the Python ipybox does: a configuration may name a workspace not made yet.
+        std::fs::create_dir_all(&config.workspace).map_err(|e| {
+            Error::Config(format!(
+                "the workspace {} cannot be created: {e}",
+                config.workspace.display()
+            ))
+        })?;
+        config.workspace = std::fs::canonicalize(&config.workspace).map_err(|e| {
+            Error::Config(format!(
+                "the workspace {} is not usable: {e}",
+                config.workspace.display()
+            ))
+        })?;
+        let vars = Variables::load(Some(&config.workspace))?;
+        let kernel_env = vars
+            .iter()
+            .filter_map(|(k, v)| {
+                k.strip_prefix(KERNEL_ENV_PREFIX)
+                    .filter(|k| !k.is_empty())
+                    .map(|k| (k.to_owned(), v.to_owned()))
+            })
+            .collect();
+        Ok(Arc::new(Workspace {
+            config,
+            kernel_env,
+            registrations: AtomicU64::new(0),
+            tool_router: IpyboxMcpServer::tool_router(),
+        }))
+    }
+
+    /// A session's executor, not started; `fixed`: on the fixed addresses (the one session
+    /// of a stdio server).
+    fn executor(&self, fixed: bool) -> Result<CodeExecutor> {
+        let c = &self.config;
+        let mut builder = CodeExecutor::builder()
+            .working_dir(&c.workspace)
+            .kernel_env(self.kernel_env.clone())
+            .approval_handler(c.approval.clone())
+            .sandbox_options(c.sandbox.clone())
+            .show_progress(true);
+        if let Some(p) = &c.python {
+            builder = builder.python(p);
+        }
+        if let Some(level) = &c.gateway_log_level {
+            builder = builder.log_level(level);
+        }
+        if fixed {
+            if let Some(addr) = c.fixed.gateway {
+                if addr.port() != 0 {
+                    // The gateway binds later, in the background: say now that it cannot.
+                    std::net::TcpListener::bind(addr).map_err(|e| {
+                        Error::Config(format!(
+                            "the Kernel Gateway cannot listen on {addr} (--kernel-gateway-host/--kernel-gateway-port): {e}"
+                        ))
+                    })?;
+                    builder = builder.gateway_port(addr.port());
+                }
+                builder = builder.gateway_host(addr.ip().to_string());
+            }
+            if let Some(addr) = c.fixed.tool_server {
+                let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+                    Error::Config(format!(
+                        "the tool server cannot listen on {addr} (--tool-server-host/--tool-server-port): {e}"
+                    ))
+                })?;
+                builder = builder.tool_listener(listener);
+            }
+        }
+        Ok(builder.build())
+    }
+}
+
+/// One MCP session's kernel.
+#[derive(Debug)]
+struct Session {
+    executor: CodeExecutor,
+    /// [`Workspace::registrations`] as this session's tool server knows them.
+    synced: AtomicU64,
+    activity: Mutex<Activity>,
+    /// The Streamable HTTP session id, learned from the client's first request after
+    /// `initialize` (the id is made after the handler answers it).
+    mcp_id: Mutex<Option<SessionId>>,
+    /// Why the session ended, once it has; its executor is then stopped.
+    ended: Mutex<Option<String>>,
+}
+
+#[derive(Debug)]
+struct Activity {
+    last: Instant,
+    in_flight: usize,
+}
+
+/// Marks a session busy while a tool call runs; idle time counts from the end of the last.
+struct Busy<'a>(&'a Session);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut a) = self.0.activity.lock() {
+            a.in_flight = a.in_flight.saturating_sub(1);
+            a.last = Instant::now();
+        }
+    }
+}
+
+impl Session {
+    /// A session whose executor starts in the background right away: by the first tool call
+    /// the kernel is (nearly) ready.
+    fn start(executor: CodeExecutor) -> Arc<Self> {
+        let background = executor.clone();
+        tokio::spawn(async move {
+            if let Err(e) = background.start().await {
+                tracing::error!(error = %e, "starting the kernel failed; the next call retries");
+            }
+        });
+        Arc::new(Session {
+            executor,
+            synced: AtomicU64::new(0),
+            activity: Mutex::new(Activity {
+                last: Instant::now(),
+                in_flight: 0,
+            }),
+            mcp_id: Mutex::new(None),
+            ended: Mutex::new(None),
+        })
+    }
+
+    fn busy(&self) -> Busy<'_> {
+        if let Ok(mut a) = self.activity.lock() {
+            a.in_flight += 1;
+        }
+        Busy(self)
+    }
+
+    /// How long the session has been without a tool call (`None` while one runs).
+    fn idle_for(&self) -> Option<Duration> {
+        let a = self.activity.lock().ok()?;
+        (a.in_flight == 0).then(|| a.last.elapsed())
+    }
+
+    fn ended(&self) -> Option<String> {
+        self.ended.lock().ok().and_then(|e| e.clone())
+    }
+
+    fn mcp_id(&self) -> Option<SessionId> {
+        self.mcp_id.lock().ok().and_then(|id| id.clone())
+    }
+
+    /// Start the executor now if it is not running, and let its tool server know the
+    /// servers registered since it last looked.
+    async fn ready(&self, workspace: &Workspace) -> std::result::Result<(), String> {
+        self.executor
+            .start()
+            .await
+            .map_err(|e| format!("the kernel could not start: {e}"))?;
+        let registered = workspace.registrations.load(Ordering::Acquire);
+        if self.synced.load(Ordering::Acquire) < registered {
+            self.executor
+                .reload_registry()
+                .map_err(|e| format!("reading the workspace's registered MCP servers: {e}"))?;
+            self.synced.fetch_max(registered, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+}
+
+/// The sessions of an HTTP server.
+#[derive(Debug)]
+struct Pool {
+    workspace: Arc<Workspace>,
+    max: usize,
+    sessions: Mutex<Vec<Arc<Session>>>,
+    /// Executors being stopped, so that shutting down waits for them.
+    stopping: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    manager: Arc<LocalSessionManager>,
+}
+
+impl Pool {
+    /// A session for a client's `initialize`, unless `max` are running.
+    fn open(&self) -> std::result::Result<Arc<Session>, ErrorData> {
+        let mut sessions = self
+            .sessions
+            .lock()
+            .map_err(|_| ErrorData::internal_error("the session table is unusable", None))?;
+        if sessions.len() >= self.max {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "ipybox is already serving its maximum of {max} sessions (--max-sessions {max}), each with a kernel of its own; end a session, let one idle out, or restart ipybox mcp with a higher --max-sessions",
+                    max = self.max
+                ),
+                Some(serde_json::json!({"maxSessions": self.max})),
+            ));
+        }
+        let executor = self
+            .workspace
+            .executor(false)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let session = Session::start(executor);
+        sessions.push(session.clone());
+        tracing::info!(sessions = sessions.len(), "MCP session started");
+        Ok(session)
+    }
+
+    /// End `session` (once): it leaves the pool and its executor stops in the background.
+    /// Returns whether it was still running.
+    fn end(&self, session: &Arc<Session>, why: String) -> bool {
+        let removed = self.sessions.lock().is_ok_and(|mut s| {
+            let before = s.len();
+            s.retain(|other| !Arc::ptr_eq(other, session));
+            s.len() < before
+        });
+        if !removed {
+            return false;
+        }
+        tracing::info!(reason = %why, "MCP session ended; stopping its kernel");
+        if let Ok(mut ended) = session.ended.lock() {
+            *ended = Some(why);
+        }
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let executor = session.executor.clone();
+            let task = handle.spawn(async move {
+                if let Err(e) = executor.stop().await {
+                    tracing::warn!(error = %e, "stopping a session's kernel failed");
+                }
+            });
+            if let Ok(mut stopping) = self.stopping.lock() {
+                stopping.retain(|t| !t.is_finished());
+                stopping.push(task);
+            }
+        }
+        true
+    }
+
+    /// End sessions idle for `idle`, and their MCP sessions with them: the client is told
+    /// (`404`) rather than finding a fresh kernel where its variables were.
+    async fn reap(self: Arc<Self>, idle: Duration) {
+        let period = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
+        loop {
+            tokio::time::sleep(period).await;
+            let expired: Vec<Arc<Session>> = self
+                .sessions
+                .lock()
+                .map(|s| {
+                    s.iter()
+                        .filter(|s| s.idle_for().is_some_and(|t| t >= idle))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            for session in expired {
+                let why = format!(
+                    "it had no tool call for {} s (--session-idle-timeout)",
+                    idle.as_secs()
+                );
+                if self.end(&session, why)
+                    && let Some(id) = session.mcp_id()
+                {
+                    use rmcp::transport::streamable_http_server::session::SessionManager;
+                    if let Err(e) = self.manager.close_session(&id).await {
+                        tracing::warn!(error = %e, "closing an idle MCP session failed");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stop every session's executor and wait for them all.
+    async fn stop_all(&self) {
+        let sessions: Vec<Arc<Session>> =
+            self.sessions.lock().map(|s| s.clone()).unwrap_or_default();
+        for session in &sessions {
+            self.end(session, "ipybox is shutting down".into());
+        }
+        let stopping: Vec<_> = self
+            .stopping
+            .lock()
+            .map(|mut s| s.drain(..).collect())
+            .unwrap_or_default();
+        for task in stopping {
+            let _ = task.await;
+        }
+    }
+}
+
+/// A server's hold on its session: set from the start (stdio) or on `initialize` (HTTP),
+/// ended when the MCP session's handler is dropped.
+#[derive(Debug, Default)]
+struct Slot {
+    session: OnceLock<Arc<Session>>,
+    pool: Option<Arc<Pool>>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let (Some(pool), Some(session)) = (&self.pool, self.session.get()) {
+            pool.end(session, "the client ended the MCP session".into());
+        }
+    }
+}
+
+/// The four tools of ipybox's MCP server, for one MCP session.
 #[derive(Debug, Clone)]
 pub struct IpyboxMcpServer {
-    executor: CodeExecutor,
+    workspace: Arc<Workspace>,
+    slot: Arc<Slot>,
     tool_router: ToolRouter<Self>,
 }
 
+// Descriptions are attributes, not doc comments: those would keep their line breaks.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
 struct RegisterParams {
-    /// Name for the server; becomes the Python package `mcptools.<server_name>`, so it must
-    /// be a valid Python identifier (e.g. `github`, `fs`).
+    #[schemars(
+        description = "Package name for the server's API, mcptools.<server_name>: a valid Python identifier (letters, digits and underscores, no leading digit)."
+    )]
     server_name: String,
-    /// Connection parameters. Stdio: {"command": ..., "args": [...], "env": {...}, "cwd": ...}.
-    /// HTTP: {"url": ..., "headers": {...}}. Optional "type": "stdio" | "streamable_http" | "sse".
-    /// "${VAR}" placeholders are replaced from ipybox's environment and the workspace .env.
+    #[schemars(
+        description = "Server config. Stdio: {\"command\", \"args\", \"env\", \"cwd\"}; HTTP: {\"url\", \"headers\"}; optional \"type\": \"stdio\" | \"streamable_http\" | \"sse\". ${VAR} placeholders are replaced from the environment and the workspace's .env."
+    )]
     server_params: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -70,204 +457,328 @@ fn default_max_output_chars() -> usize {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
 struct ExecuteParams {
-    /// Python code to run. State (variables, imports) persists between calls.
+    #[schemars(description = "Python code to execute in the IPython kernel.")]
     code: String,
-    /// Seconds before the execution is interrupted (state is kept). Time spent waiting for
-    /// tool-call approval does not count.
+    #[schemars(
+        description = "Maximum execution time in seconds before the kernel is interrupted (it keeps its state). Time spent waiting for a tool call's approval does not count."
+    )]
     #[serde(default = "default_timeout")]
     timeout: f64,
-    /// Longer output is truncated, with a note saying so.
+    #[schemars(
+        description = "Maximum number of characters of output to return (longer output is truncated)."
+    )]
     #[serde(default = "default_max_output_chars")]
     max_output_chars: usize,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
 struct InstallParams {
-    /// A pip requirement: a name, a name with a version specifier (`pandas>=2`), or a
-    /// `git+https://...` URL.
+    #[schemars(
+        description = "Package spec: a name, name==version or another specifier (numpy>=1.20.0), or a git+https://... URL."
+    )]
     package_name: String,
 }
 
-fn error_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.into())])
+/// Keep parameter schemas to standard JSON Schema, as the Python ipybox's are: schemars
+/// marks Rust number types with formats no JSON Schema validator knows (`uint`, `double`),
+/// and writes a whole-number float default as `120.0`.
+fn standard_json_schema(schema: &mut schemars::Schema) {
+    let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    for property in properties.values_mut() {
+        let Some(property) = property.as_object_mut() else {
+            continue;
+        };
+        property.remove("format");
+        if let Some(whole) = property
+            .get("default")
+            .and_then(serde_json::Value::as_f64)
+            .filter(|d| d.fract() == 0.0 && d.abs() < 1e15)
+        {
+            #[allow(clippy::cast_possible_truncation)]
+            property.insert("default".into(), serde_json::json!(whole as i64));
+        }
+    }
 }
 
-/// Cut `text` to at most `max` characters with a clear marker.
+/// A failed tool call, worded as the Python ipybox's (FastMCP's) are: a program that reads
+/// `Error executing tool <name>: ` finds it here too.
+fn failure(tool: &str, message: impl std::fmt::Display) -> CallToolResult {
+    failure_with(tool, message, Vec::new())
+}
+
+/// A failed tool call with `more` content after the first block.
+fn failure_with(
+    tool: &str,
+    message: impl std::fmt::Display,
+    more: Vec<ContentBlock>,
+) -> CallToolResult {
+    let mut content = vec![ContentBlock::text(format!(
+        "Error executing tool {tool}: {message}"
+    ))];
+    content.extend(more);
+    CallToolResult::error(content)
+}
+
+/// Cut `text` to at most `max` characters, marked as the Python ipybox marks it.
 pub fn truncate_output(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return text.to_owned();
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!(
+            "{}\n\n[Output truncated: exceeded {max} character limit]",
+            &text[..cut]
+        ),
     }
-    let cut: String = text.chars().take(max).collect();
-    format!("{cut}\n\n[output truncated: showing the first {max} of {total} characters]")
+}
+
+/// Run `code`, collecting its text as the Python ipybox does: what it printed and the
+/// `text/plain` of what it displayed (images' too), in order, stripped. The engine's own
+/// text leaves an image's `text/plain` out.
+async fn run_cell(
+    executor: &CodeExecutor,
+    code: &str,
+    timeout: Option<Duration>,
+) -> (String, Result<crate::executor::CodeExecutionResult>) {
+    use crate::executor::{Event, Output, StreamOptions};
+    use futures_util::StreamExt;
+    let mut stream = executor.stream(
+        code,
+        StreamOptions {
+            timeout,
+            outputs: true,
+            input: false,
+        },
+    );
+    let mut text = String::new();
+    let mut outcome = Err(Error::KernelDied {
+        reason: "the execution ended without a result".into(),
+        output: Box::default(),
+    });
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(Event::Output(Output::Stream { text: t, .. })) => text.push_str(&t),
+            Ok(Event::Output(
+                Output::DisplayData { data, .. } | Output::ExecuteResult { data, .. },
+            )) => match data.get("text/plain") {
+                Some(serde_json::Value::String(plain)) => text.push_str(plain),
+                Some(serde_json::Value::Array(lines)) => {
+                    text.extend(lines.iter().filter_map(serde_json::Value::as_str));
+                }
+                _ => {}
+            },
+            Ok(Event::Result(result)) => {
+                outcome = Ok(result);
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    // Python's str.strip(): Unicode whitespace, and the separators \x1c-\x1f.
+    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c));
+    (trimmed.to_owned(), outcome)
 }
 
 #[tool_router]
 impl IpyboxMcpServer {
-    /// A server for `config`; the kernel starts in the background right away.
+    /// A server with one session (as over stdio); its kernel starts in the background right
+    /// away.
     pub fn new(config: McpServerConfig) -> Result<Self> {
-        let workspace = std::fs::canonicalize(&config.workspace).map_err(|e| {
-            Error::Config(format!(
-                "the workspace {} is not usable: {e}",
-                config.workspace.display()
-            ))
-        })?;
-        let vars = Variables::load(Some(&workspace))?;
-        let kernel_env: BTreeMap<String, String> = vars
-            .iter()
-            .filter_map(|(k, v)| {
-                k.strip_prefix(KERNEL_ENV_PREFIX)
-                    .filter(|k| !k.is_empty())
-                    .map(|k| (k.to_owned(), v.to_owned()))
-            })
-            .collect();
-        let mut builder = CodeExecutor::builder()
-            .working_dir(&workspace)
-            .kernel_env(kernel_env)
-            .approval_handler(config.approval)
-            .show_progress(true);
-        if let Some(p) = &config.python {
-            builder = builder.python(p);
-        }
-        builder = builder.sandbox_options(config.sandbox);
-        let executor = builder.build();
-        let background = executor.clone();
-        tokio::spawn(async move {
-            if let Err(e) = background.start().await {
-                tracing::error!(error = %e, "starting the kernel failed; the next call retries");
-            }
-        });
+        let workspace = Workspace::open(config)?;
+        let session = Session::start(workspace.executor(true)?);
+        let slot = Slot::default();
+        let _ = slot.session.set(session);
         Ok(IpyboxMcpServer {
-            executor,
-            tool_router: Self::tool_router(),
+            tool_router: workspace.tool_router.clone(),
+            workspace,
+            slot: Arc::new(slot),
         })
     }
 
-    /// The executor behind the server.
-    pub fn executor(&self) -> &CodeExecutor {
-        &self.executor
+    /// A server whose session comes from `pool` on `initialize`. Cheap: rmcp also makes
+    /// these for requests that are no session's (to look a tool's schema up).
+    fn pooled(pool: &Arc<Pool>) -> Self {
+        IpyboxMcpServer {
+            workspace: pool.workspace.clone(),
+            slot: Arc::new(Slot {
+                session: OnceLock::new(),
+                pool: Some(pool.clone()),
+            }),
+            tool_router: pool.workspace.tool_router.clone(),
+        }
+    }
+
+    /// The executor of this server's session, once it has one.
+    pub fn executor(&self) -> Option<&CodeExecutor> {
+        self.slot.session.get().map(|s| &s.executor)
+    }
+
+    /// This server's session, or why there is none to run a tool call in.
+    fn session(&self) -> std::result::Result<&Arc<Session>, String> {
+        let Some(session) = self.slot.session.get() else {
+            return Err("this request belongs to no MCP session, and ipybox keeps a kernel per session: connect with a client that starts one (`initialize`)".into());
+        };
+        match session.ended() {
+            Some(why) => Err(format!(
+                "this MCP session has ended because {why}, and its kernel was stopped; start a new session"
+            )),
+            None => Ok(session),
+        }
     }
 
     #[tool(
-        description = "Register an MCP server and generate a typed Python API for its tools, importable in execute_ipython_cell as `from mcptools.<server_name>.<tool> import Params, Result, run` (Result only when the tool declares an output schema; otherwise run() returns a str). Call `run(Params(...))`; every call is subject to approval. Returns the generated module names. Read a module's source (e.g. print(open('mcptools/<server_name>/<tool>.py').read())) to see its parameters."
+        description = "Register an MCP server and generate importable Python tool functions for it: a package mcptools/<server_name>/ with a typed module per tool, used in execute_ipython_cell as `from mcptools.<server_name> import <tool>` then `<tool>.run(<tool>.Params(...))` (read a module's source to see its parameters). `${VAR}` placeholders in server_params are replaced from the environment and the workspace's .env. Registering again overwrites the package (call reset to re-import it); mcptools/ persists across reset. Every tool call the code makes is subject to approval. Returns the names of the generated tool modules, importable from mcptools.<server_name>."
     )]
     async fn register_mcp_server(
         &self,
         Parameters(p): Parameters<RegisterParams>,
     ) -> CallToolResult {
+        const TOOL: &str = "register_mcp_server";
+        let session = match self.session() {
+            Ok(s) => s,
+            Err(why) => return failure(TOOL, why),
+        };
+        let _busy = session.busy();
         if let Err(e) = crate::registry::check_server_name(&p.server_name) {
-            return error_result(e.to_string());
+            return failure(TOOL, e);
         }
         let params = match ServerParams::from_json(&serde_json::Value::Object(p.server_params)) {
             Ok(params) => params,
-            Err(e) => return error_result(e.to_string()),
+            Err(e) => return failure(TOOL, e),
         };
-        match self
+        match session
             .executor
             .register_mcp_server(&p.server_name, &params)
             .await
         {
-            Ok(g) => {
-                let mut text = format!(
-                    "Registered \"{}\": {} tool module(s) in mcptools/{}/.\n",
-                    p.server_name,
-                    g.modules.len(),
-                    p.server_name
-                );
-                for (module, tool) in g.modules.iter().zip(&g.tools) {
-                    text.push_str(&format!(
-                        "- from mcptools.{}.{module} import Params, run  # tool \"{tool}\"\n",
-                        p.server_name
-                    ));
+            Ok(generated) => {
+                self.workspace.registrations.fetch_add(1, Ordering::AcqRel);
+                for (tool, reason) in &generated.skipped {
+                    tracing::warn!(server = %p.server_name, %tool, %reason, "no module generated for a tool");
                 }
-                for (tool, reason) in &g.skipped {
-                    text.push_str(&format!("- skipped {tool}: {reason}\n"));
-                }
-                CallToolResult::success(vec![ContentBlock::text(text)])
+                CallToolResult::success(
+                    generated
+                        .modules
+                        .into_iter()
+                        .map(ContentBlock::text)
+                        .collect(),
+                )
             }
-            Err(e) => error_result(e.to_string()),
+            Err(e) => failure(TOOL, e),
         }
     }
 
     #[tool(
-        description = "Execute Python code in a stateful IPython kernel (variables and imports persist across calls) and return its output: printed text, the value of the last expression, and images the code displays (e.g. matplotlib plots) as image content. The working directory is the workspace. Exceptions come back as an error result with the traceback. Tools of registered MCP servers are called from the code through the generated `mcptools` package."
+        description = "Execute Python code in a stateful IPython kernel. State (variables, imports, definitions) persists across calls; executions are sequential. For async code, use `await` directly (the kernel runs an event loop). The working directory is the workspace; registered MCP servers' tools are called through the generated mcptools package. Returns the output (stdout, stderr, the value of the last expression) plus generated images as markdown links to their files, followed by the images themselves; an empty string when there is no output. An exception (with its traceback), a failed MCP tool call or a timeout is an error result."
     )]
     async fn execute_ipython_cell(
         &self,
         Parameters(p): Parameters<ExecuteParams>,
     ) -> CallToolResult {
-        let timeout = (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout.min(1e9)));
-        if let Err(e) = self.executor.start().await {
-            return error_result(format!("the kernel could not start: {e}"));
+        const TOOL: &str = "execute_ipython_cell";
+        let session = match self.session() {
+            Ok(s) => s,
+            Err(why) => return failure(TOOL, why),
+        };
+        let _busy = session.busy();
+        if let Err(e) = session.ready(&self.workspace).await {
+            return failure(TOOL, e);
         }
-        match self.executor.execute(&p.code, timeout).await {
+        let timeout = (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout.min(1e9)));
+        let (text, outcome) = run_cell(&session.executor, &p.code, timeout).await;
+        match outcome {
             Ok(result) => {
-                let text =
-                    truncate_output(result.text.as_deref().unwrap_or(""), p.max_output_chars);
-                let mut content = Vec::new();
-                let mut listing = String::new();
+                let mut output = text;
+                let mut images = Vec::new();
+                if !result.image_data.is_empty() {
+                    output.push_str("\n\nGenerated images:\n\n");
+                }
                 // The bytes ipybox saved, not the file re-read: kernel code can replace the
                 // file with a link to anything the host may read.
                 for image in &result.image_data {
-                    listing.push_str(&format!("\n![image]({})", image.path.display()));
-                    content.push(ContentBlock::image(
+                    let stem = image
+                        .path
+                        .file_stem()
+                        .map(|s| s.to_string_lossy())
+                        .unwrap_or_default();
+                    output.push_str(&format!("- [{stem}]({})\n", image.path.display()));
+                    images.push(ContentBlock::image(
                         base64::engine::general_purpose::STANDARD.encode(&image.data),
                         image.mime.clone(),
                     ));
                 }
-                let body = match (text.is_empty(), listing.is_empty()) {
-                    (true, true) => String::from("(no output)"),
-                    (_, true) => text,
-                    (true, false) => format!("Generated images:{listing}"),
-                    (false, false) => format!("{text}\n\nGenerated images:{listing}"),
-                };
-                content.insert(0, ContentBlock::text(body));
+                let mut content = vec![ContentBlock::text(truncate_output(
+                    &output,
+                    p.max_output_chars,
+                ))];
+                content.extend(images);
                 CallToolResult::success(content)
             }
-            Err(Error::CodeExecution { error, output }) => {
-                let mut text = String::new();
-                if let Some(out) = &output.text {
-                    text.push_str(out);
-                    text.push_str("\n\n");
-                }
-                text.push_str(&error.to_string());
-                error_result(truncate_output(&text, p.max_output_chars.max(2000)))
-            }
             Err(e) => {
-                let mut text = e.to_string();
-                if let Some(out) = e.partial_output().and_then(|o| o.text.as_deref()) {
-                    text = format!("{}\n\n{text}", truncate_output(out, p.max_output_chars));
-                }
-                error_result(text)
+                let message = match &e {
+                    // The Python ipybox's ExecutionError text: name, value, traceback.
+                    Error::CodeExecution { error, .. } => {
+                        format!("{}: {}\n{}", error.name, error.value, error.traceback)
+                    }
+                    other => other.to_string(),
+                };
+                let before = (!text.is_empty()).then(|| {
+                    ContentBlock::text(truncate_output(
+                        &format!("Output before the error:\n{text}"),
+                        p.max_output_chars,
+                    ))
+                });
+                failure_with(TOOL, message, before.into_iter().collect())
             }
         }
     }
 
     #[tool(
-        description = "Install a Python package with pip into the kernel's environment (a name, a version specifier like `pandas>=2`, or a git URL). It can be imported in the next execute_ipython_cell. Returns pip's output."
+        description = "Install a Python package with pip into the kernel's environment. Installed packages persist across reset and are importable at once. Supports version specifiers (e.g. `numpy>=1.20.0`) and git URLs (`git+https://...`). Returns pip's output."
     )]
     async fn install_package(&self, Parameters(p): Parameters<InstallParams>) -> CallToolResult {
-        let spec = p.package_name.trim().to_owned();
-        match self.executor.install_package(&spec).await {
-            Ok(text) => CallToolResult::success(vec![ContentBlock::text(format!(
-                "Installed {spec}.\n{}",
-                truncate_output(&text, 5000)
-            ))]),
-            Err(e) => error_result(truncate_output(&e.to_string(), 5000)),
+        const TOOL: &str = "install_package";
+        let session = match self.session() {
+            Ok(s) => s,
+            Err(why) => return failure(TOOL, why),
+        };
+        let _busy = session.busy();
+        match session
+            .executor
+            .install_package(p.package_name.trim())
+            .await
+        {
+            Ok(pip_output) => CallToolResult::success(vec![ContentBlock::text(pip_output)]),
+            Err(e) => failure(TOOL, e),
         }
     }
 
     #[tool(
-        description = "Reset the kernel: a fresh Python process with no variables or imports. Installed packages and generated mcptools/ stay; MCP server sessions restart on their next call."
+        description = "Reset the IPython kernel to a clean state: a new kernel, without the variables, imports and definitions of the old one. MCP server connections restart on their next use; installed packages, files and mcptools/ persist. Returns nothing."
     )]
     async fn reset(&self) -> CallToolResult {
-        if let Err(e) = self.executor.start().await {
-            return error_result(format!("the kernel could not start: {e}"));
+        const TOOL: &str = "reset";
+        let session = match self.session() {
+            Ok(s) => s,
+            Err(why) => return failure(TOOL, why),
+        };
+        let _busy = session.busy();
+        if let Err(e) = session.ready(&self.workspace).await {
+            return failure(TOOL, e);
         }
-        match self.executor.reset().await {
-            Ok(()) => CallToolResult::success(vec![ContentBlock::text("The kernel was reset.")]),
-            Err(e) => error_result(e.to_string()),
+        match session.executor.reset().await {
+            Ok(()) => CallToolResult::success(Vec::new()),
+            Err(e) => failure(TOOL, e),
         }
     }
 }
@@ -277,18 +788,82 @@ impl IpyboxMcpServer {
     name = "ipybox",
     instructions = "Run Python in a stateful IPython kernel with execute_ipython_cell. Register MCP servers with register_mcp_server to call their tools from that code through a typed API (mcptools.<server>.<tool>). Install packages with install_package; reset gives a fresh kernel."
 )]
-impl ServerHandler for IpyboxMcpServer {}
+impl ServerHandler for IpyboxMcpServer {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let tool = request.name.clone();
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let mut response = self.tool_router.call(call).await?;
+        // Arguments that do not fit the schema (rmcp answers a tool error) read as the
+        // Python ipybox's do.
+        if let CallToolResponse::Complete(result) = &mut response
+            && result.is_error == Some(true)
+            && let Some(ContentBlock::Text(first)) = result.content.first_mut()
+            && first.text.starts_with("failed to deserialize parameters")
+        {
+            first.text = format!("Error executing tool {tool}: {}", first.text);
+        }
+        Ok(response)
+    }
 
-/// Serve over stdio until the client disconnects. Logs go to stderr; stdout is the protocol.
-pub async fn serve_stdio(server: IpyboxMcpServer) -> Result<()> {
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<InitializeResult, ErrorData> {
+        if let Some(pool) = &self.slot.pool
+            && self.slot.session.get().is_none()
+        {
+            let _ = self.slot.session.set(pool.open()?);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let id = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(SessionId::from);
+        if let (Some(session), Some(id)) = (self.slot.session.get(), id)
+            && let Ok(mut known) = session.mcp_id.lock()
+        {
+            *known = Some(id);
+        }
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        // Over HTTP a kernel belongs to a session: the revisions after 2025-11-25 have none.
+        if self.slot.pool.is_some() {
+            std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ))
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+}
+
+/// Serve one session over stdio until the client disconnects. Logs go to stderr; stdout is
+/// the protocol.
+pub async fn serve_stdio(config: McpServerConfig) -> Result<()> {
     use rmcp::ServiceExt;
-    let executor = server.executor.clone();
+    let server = IpyboxMcpServer::new(config)?;
+    let executor = server.executor().cloned();
     let running = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| Error::Mcp(format!("the MCP session over stdio failed to start: {e}")))?;
     let _ = running.waiting().await;
-    executor.stop().await
+    match executor {
+        Some(e) => e.stop().await,
+        None => Ok(()),
+    }
 }
 
 /// Is a request with `Origin: origin` allowed? The MCP specification requires servers to
@@ -313,35 +888,47 @@ fn origin_allowed(origin: &str, bound: std::net::IpAddr) -> bool {
         .is_ok_and(|ip| ip.is_loopback() || ip == bound)
 }
 
-/// Serve Streamable HTTP at `http://<listener>/mcp`, requiring `Authorization: Bearer <token>`
-/// (unless `token` is `None`)
-/// and (against DNS rebinding) a loopback or the bound `Host`, until `shutdown` resolves.
+/// Serve Streamable HTTP at `http://<listener>/mcp` until `shutdown` resolves: a kernel per
+/// MCP session, at most `options.max_sessions`, each ended after `options.idle_timeout`
+/// without a tool call. Requests need `Authorization: Bearer <token>` (unless the token is
+/// `None`) and (against DNS rebinding) a loopback or the bound `Host` and `Origin`.
 pub async fn serve_http(
-    server: IpyboxMcpServer,
+    config: McpServerConfig,
     listener: tokio::net::TcpListener,
-    token: Option<String>,
+    options: HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
     let addr = listener
         .local_addr()
         .map_err(|e| Error::io("reading the bound address", e))?;
-    let mut config = StreamableHttpServerConfig::default();
+    let mut http = StreamableHttpServerConfig::default();
     if !addr.ip().is_loopback() {
-        config.allowed_hosts.push(addr.ip().to_string());
-        config.allowed_hosts.push(addr.to_string());
+        http.allowed_hosts.push(addr.ip().to_string());
+        http.allowed_hosts.push(addr.to_string());
     }
-    let sessions = config.cancellation_token.clone();
-    let executor = server.executor.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        LocalSessionManager::default().into(),
-        config,
-    );
-    let token = Arc::new(token);
+    let sessions = http.cancellation_token.clone();
+    let mut manager = LocalSessionManager::default();
+    // Idle sessions are ended by the pool, which counts a running tool call as activity;
+    // rmcp's own timer would end a session in the middle of a long execution.
+    manager.session_config.keep_alive = None;
+    let manager = Arc::new(manager);
+    let pool = Arc::new(Pool {
+        workspace: Workspace::open(config)?,
+        max: options.max_sessions.max(1),
+        sessions: Mutex::new(Vec::new()),
+        stopping: Mutex::new(Vec::new()),
+        manager: manager.clone(),
+    });
+    let reaper = options
+        .idle_timeout
+        .map(|idle| tokio::spawn(pool.clone().reap(idle)));
+    let factory = pool.clone();
+    let service =
+        StreamableHttpService::new(move || Ok(IpyboxMcpServer::pooled(&factory)), manager, http);
+    let token = Arc::new(options.token);
     let bound = addr.ip();
     let app = axum::Router::new()
         .nest_service("/mcp", service)
@@ -376,19 +963,23 @@ pub async fn serve_http(
                 }
             },
         ));
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
             sessions.cancel();
         })
         .await
-        .map_err(|e| Error::io("serving MCP over HTTP", e))?;
-    executor.stop().await
+        .map_err(|e| Error::io("serving MCP over HTTP", e));
+    if let Some(reaper) = reaper {
+        reaper.abort();
+    }
+    pool.stop_all().await;
+    served
 }
 
 #[cfg(test)]
 mod tests {
-    use super::origin_allowed;
+    use super::{origin_allowed, standard_json_schema, truncate_output};
 
     #[test]
     fn origins() {
@@ -413,5 +1004,47 @@ mod tests {
         let lan: std::net::IpAddr = "192.168.1.5".parse().expect("ip");
         assert!(origin_allowed("http://192.168.1.5:3000", lan));
         assert!(!origin_allowed("http://192.168.1.6:3000", lan));
+    }
+
+    #[test]
+    fn truncation_is_the_python_ipyboxs() {
+        assert_eq!(truncate_output("abc", 3), "abc", "at the limit: untouched");
+        assert_eq!(
+            truncate_output("abcd", 3),
+            "abc\n\n[Output truncated: exceeded 3 character limit]"
+        );
+        assert_eq!(
+            truncate_output("äöüß", 2),
+            "äö\n\n[Output truncated: exceeded 2 character limit]",
+            "characters, not bytes, as Python's len() and slicing count"
+        );
+        assert_eq!(
+            truncate_output("x", 0),
+            "\n\n[Output truncated: exceeded 0 character limit]"
+        );
+    }
+
+    #[test]
+    fn schemas_lose_rust_formats_and_float_defaults() {
+        let mut schema = rmcp::schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "timeout": {"type": "number", "format": "double", "default": 120.0},
+                "max_output_chars": {"type": "integer", "format": "uint", "minimum": 0, "default": 5000},
+                "ratio": {"type": "number", "default": 0.5}
+            }
+        });
+        standard_json_schema(&mut schema);
+        assert_eq!(
+            serde_json::to_value(&schema).expect("json"),
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "timeout": {"type": "number", "default": 120},
+                    "max_output_chars": {"type": "integer", "minimum": 0, "default": 5000},
+                    "ratio": {"type": "number", "default": 0.5}
+                }
+            })
+        );
     }
 }

@@ -3,9 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ipybox_tests::mcp_client::{call, stdio_client, text};
 use ipybox_tests::{ipybox_bin, wait_for, workspace};
@@ -19,7 +20,7 @@ fn everything() -> serde_json::Value {
 }
 
 #[tokio::test]
-async fn stdio_tools_execution_registration_images_truncation_reset() {
+async fn stdio_tools_registration_timeout_reset() {
     let ws = workspace();
     let c = stdio_client(ws.path(), &[], &[]).await;
     let mut names: Vec<String> = c
@@ -47,11 +48,18 @@ async fn stdio_tools_execution_registration_images_truncation_reset() {
     )
     .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
-    assert!(
-        text(&r).contains("from mcptools.everything.echo import Params, run"),
-        "{}",
-        text(&r)
+    let modules: Vec<String> = text(&r).lines().map(str::to_owned).collect();
+    assert_eq!(
+        modules.len(),
+        r.content.len(),
+        "one text block per module: {modules:?}"
     );
+    for module in ["echo", "get_sum", "get_tiny_image"] {
+        assert!(
+            modules.iter().any(|m| m == module),
+            "the module names are the answer: {modules:?}"
+        );
+    }
 
     let r = call(&c, "execute_ipython_cell", serde_json::json!({"code": "from mcptools.everything.echo import Params, run\nx = 41\nprint(run(Params(message='via mcp')))"})).await;
     assert_eq!(
@@ -60,60 +68,29 @@ async fn stdio_tools_execution_registration_images_truncation_reset() {
         "the cell called a tool (auto approval)"
     );
 
-    let r = call(&c, "execute_ipython_cell", serde_json::json!({"code": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()"})).await;
-    let blocks = serde_json::to_value(&r.content).unwrap();
-    let image = blocks
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["type"] == "image")
-        .expect("an image block");
-    assert_eq!(image["mimeType"], "image/png");
-    assert!(text(&r).contains("Generated images:"), "{}", text(&r));
-
-    let r = call(
-        &c,
-        "execute_ipython_cell",
-        serde_json::json!({"code": "print('y' * 100)", "max_output_chars": 10}),
-    )
-    .await;
-    assert!(
-        text(&r).starts_with(
-            "yyyyyyyyyy\n\n[output truncated: showing the first 10 of 100 characters]"
-        ),
-        "{}",
-        text(&r)
-    );
-
-    let r = call(
-        &c,
-        "execute_ipython_cell",
-        serde_json::json!({"code": "1/0"}),
-    )
-    .await;
-    assert_eq!(
-        r.is_error,
-        Some(true),
-        "an exception is a tool error, not a protocol fault"
-    );
-    assert!(
-        text(&r).contains("ZeroDivisionError") && text(&r).contains("Traceback")
-            || text(&r).contains("----> 1"),
-        "{}",
-        text(&r)
-    );
-
     let r = call(
         &c,
         "execute_ipython_cell",
         serde_json::json!({"code": "import time; time.sleep(5)", "timeout": 0.5}),
     )
     .await;
-    assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).contains("timed out"), "{}", text(&r));
+    assert_eq!(r.is_error, Some(true), "a timeout is a tool error");
+    assert!(
+        text(&r).starts_with("Error executing tool execute_ipython_cell: execution timed out"),
+        "the timeout says what happened (the Python ipybox's text is empty): {}",
+        text(&r)
+    );
+
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "print(x)"}),
+    )
+    .await;
+    assert_eq!(text(&r), "41", "the interrupted kernel kept its state");
 
     let r = call(&c, "reset", serde_json::json!({})).await;
-    assert_ne!(r.is_error, Some(true));
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let r = call(&c, "execute_ipython_cell", serde_json::json!({"code": "print('x' in dir())\nfrom mcptools.everything.echo import run, Params\nprint(run(Params(message='kept')))"})).await;
     assert_eq!(
         text(&r),
@@ -127,8 +104,13 @@ async fn stdio_tools_execution_registration_images_truncation_reset() {
         serde_json::json!({"server_name": "not-valid", "server_params": everything()}),
     )
     .await;
-    assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).contains("valid identifier"), "{}", text(&r));
+    assert_eq!(r.is_error, Some(true), "an invalid name is refused");
+    assert!(
+        text(&r).starts_with("Error executing tool register_mcp_server: ")
+            && text(&r).contains("valid identifier"),
+        "{}",
+        text(&r)
+    );
     c.cancel().await.unwrap();
 }
 
@@ -171,6 +153,12 @@ async fn install_package_then_import_it() {
     )
     .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(r.content.len(), 1, "pip's output, one block");
+    assert!(
+        text(&r).contains("tabulate") && !text(&r).starts_with("Installed"),
+        "the result is pip's own output: {}",
+        text(&r)
+    );
     let r = call(
         &c,
         "execute_ipython_cell",
@@ -188,6 +176,12 @@ async fn install_package_then_import_it() {
         r.is_error,
         Some(true),
         "a failed install is reported: {}",
+        text(&r)
+    );
+    assert!(
+        text(&r).starts_with("Error executing tool install_package: ")
+            && text(&r).contains("No matching distribution"),
+        "pip's words are in the error: {}",
         text(&r)
     );
     c.cancel().await.unwrap();
@@ -297,46 +291,436 @@ asyncio.run(main())
     let _ = server.wait().await;
 }
 
-#[tokio::test]
-async fn python_sdk_client_over_stdio() {
-    let ws = workspace();
-    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/.venv/bin/python");
-    let script = r#"
-import asyncio, sys
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Drives `ipybox mcp` as a user of the Python ipybox would: its command line (with
+/// `mcp`), the Python SDK's client, the calls its agents make. Prints what came back as JSON.
+const PYTHON_IPYBOX_USER: &str = r#"
+import asyncio, json, re, socket, sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+ipybox, ws, server_js, tool_port, gateway_port, errlog_path = sys.argv[1:7]
+
 async def main():
-    params = StdioServerParameters(command=sys.argv[1], args=["mcp", "--workspace", sys.argv[2]])
-    async with stdio_client(params) as (r, w):
+    out = {}
+    # What the Python ipybox answers register_mcp_server with: the server's tool names,
+    # sanitized as its generator (mcpygen) does.
+    server = StdioServerParameters(command="node", args=[server_js, "stdio"])
+    async with stdio_client(server) as (r, w):
         async with ClientSession(r, w) as s:
             await s.initialize()
-            tools = sorted(t.name for t in (await s.list_tools()).tools)
-            res = await s.call_tool("execute_ipython_cell", {"code": "print(sum(range(10)))"})
-            print(tools, res.content[0].text, res.isError)
+            tools = (await s.list_tools()).tools
+            out["expected_modules"] = [re.sub(r"[^a-zA-Z0-9_]", "_", t.name).lower() for t in tools]
+    params = StdioServerParameters(command=ipybox, args=[
+        "mcp", "--workspace", ws, "--log-level", "ERROR",
+        "--tool-server-host", "localhost", "--tool-server-port", tool_port,
+        "--kernel-gateway-host", "localhost", "--kernel-gateway-port", gateway_port,
+    ])
+    with open(errlog_path, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                out["schemas"] = {t.name: t.inputSchema for t in (await s.list_tools()).tools}
+                async def call(name, args):
+                    res = await s.call_tool(name, args)
+                    return res.model_dump(mode="json", exclude_none=True)
+                out["register"] = await call("register_mcp_server", {"server_name": "everything", "server_params": {"command": "node", "args": [server_js, "stdio"]}})
+                out["silent"] = await call("execute_ipython_cell", {"code": "x = 1"})
+                out["printed"] = await call("execute_ipython_cell", {"code": "print('hi')\n'last'"})
+                out["truncated"] = await call("execute_ipython_cell", {"code": "print('y' * 100)", "max_output_chars": 10})
+                out["raised"] = await call("execute_ipython_cell", {"code": "1/0"})
+                out["raised_after_output"] = await call("execute_ipython_cell", {"code": "print('before')\n1/0"})
+                out["plot"] = await call("execute_ipython_cell", {"code": "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()"})
+                out["tool_server"] = await call("execute_ipython_cell", {"code": "import os\nprint(os.environ['IPYBOX_TOOL_SERVER'])"})
+                with socket.create_connection(("127.0.0.1", int(gateway_port)), timeout=5):
+                    out["gateway_port_open"] = True
+                out["reset"] = await call("reset", {})
+                out["after_reset"] = await call("execute_ipython_cell", {"code": "print('x' in dir())"})
+                out["install"] = await call("install_package", {"package_name": "tabulate==0.9.0"})
+                out["missing_argument"] = await call("execute_ipython_cell", {})
+    print(json.dumps(out))
 
 asyncio.run(main())
 "#;
-    let t = Instant::now();
+
+/// The text of block `i` of a result the Python SDK dumped.
+fn block_text(result: &serde_json::Value, i: usize) -> &str {
+    result["content"][i]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text block {i} in {result}"))
+}
+
+#[tokio::test]
+async fn drop_in_for_the_python_ipybox_command_line_and_results() {
+    use base64::Engine;
+    let ws = workspace();
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/.venv/bin/python");
+    let server_js = everything()["args"][0].as_str().unwrap().to_owned();
+    let (tool_port, gateway_port) = (free_port(), free_port());
+    let errlog = ws.path().join("stderr.txt");
     let out = tokio::process::Command::new(py)
         .arg("-c")
-        .arg(script)
+        .arg(PYTHON_IPYBOX_USER)
         .arg(ipybox_bin())
         .arg(ws.path())
+        .arg(&server_js)
+        .arg(tool_port.to_string())
+        .arg(gateway_port.to_string())
+        .arg(&errlog)
         .output()
         .await
         .unwrap();
+    let stderr = std::fs::read_to_string(&errlog).unwrap_or_default();
     assert!(
         out.status.success(),
-        "{}",
+        "{}\nipybox's stderr: {stderr}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "['execute_ipython_cell', 'install_package', 'register_mcp_server', 'reset'] 45 False",
-        "in {:?}",
-        t.elapsed()
+    assert!(
+        !stderr.contains("note:") && !stderr.contains("WARN"),
+        "every flag applies over stdio, and --log-level ERROR keeps warnings out: {stderr}"
     );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    // Parameter names, types, defaults and required ones as the Python ipybox's, in standard
+    // JSON Schema (no schemars formats such as "uint" or "double").
+    let schemas = &r["schemas"];
+    let shape = |tool: &str| {
+        let schema = &schemas[tool];
+        assert!(
+            !schema.to_string().contains("\"format\""),
+            "{tool}: no non-standard formats: {schema}"
+        );
+        let props: BTreeMap<String, (serde_json::Value, serde_json::Value)> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), (v["type"].clone(), v["default"].clone())))
+            .collect();
+        (props, schema["required"].clone())
+    };
+    let typed = |t: &str, d: serde_json::Value| (serde_json::json!(t), d);
+    let null = serde_json::Value::Null;
+    assert_eq!(
+        shape("execute_ipython_cell"),
+        (
+            BTreeMap::from([
+                ("code".into(), typed("string", null.clone())),
+                ("timeout".into(), typed("number", serde_json::json!(120))),
+                (
+                    "max_output_chars".into(),
+                    typed("integer", serde_json::json!(5000))
+                ),
+            ]),
+            serde_json::json!(["code"])
+        )
+    );
+    assert_eq!(
+        shape("register_mcp_server"),
+        (
+            BTreeMap::from([
+                ("server_name".into(), typed("string", null.clone())),
+                ("server_params".into(), typed("object", null.clone())),
+            ]),
+            serde_json::json!(["server_name", "server_params"])
+        )
+    );
+    assert_eq!(
+        shape("install_package"),
+        (
+            BTreeMap::from([("package_name".into(), typed("string", null.clone()))]),
+            serde_json::json!(["package_name"])
+        )
+    );
+    assert_eq!(shape("reset").0, BTreeMap::new(), "reset takes nothing");
+
+    let modules: Vec<serde_json::Value> = r["expected_modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| serde_json::json!({"type": "text", "text": m}))
+        .collect();
+    assert!(modules.len() > 5, "the server lists its tools: {modules:?}");
+    assert_eq!(
+        r["register"],
+        serde_json::json!({"content": modules, "isError": false}),
+        "register_mcp_server answers with one text block per generated module"
+    );
+    assert_eq!(
+        r["silent"],
+        serde_json::json!({"content": [{"type": "text", "text": ""}], "isError": false}),
+        "no output is an empty text, not a placeholder"
+    );
+    assert_eq!(
+        r["printed"],
+        serde_json::json!({"content": [{"type": "text", "text": "hi\n'last'"}], "isError": false})
+    );
+    assert_eq!(
+        r["truncated"],
+        serde_json::json!({"content": [{"type": "text", "text": format!("{}\n\n[Output truncated: exceeded 10 character limit]", "y".repeat(10))}], "isError": false}),
+        "the Python ipybox's truncation marker"
+    );
+
+    // An exception: the Python ipybox's text — FastMCP's prefix, then name, value and the
+    // traceback (IPython's, without colours). Its cell numbers stay 1; ours count.
+    let traceback_1_0 = |text: &str| {
+        let cell = cell_number(text);
+        format!(
+            "Error executing tool execute_ipython_cell: ZeroDivisionError: division by zero\n\
+             ---------------------------------------------------------------------------\n\
+             ZeroDivisionError                         Traceback (most recent call last)\n\
+             Cell In[{cell}], line 1\n\
+             ----> 1 1/0\n\
+             \n\
+             ZeroDivisionError: division by zero"
+        )
+    };
+    let raised = block_text(&r["raised"], 0);
+    assert_eq!(
+        raised,
+        traceback_1_0(raised),
+        "the error text, byte for byte"
+    );
+    assert_eq!(r["raised"]["isError"], true);
+    assert_eq!(
+        r["raised"]["content"].as_array().unwrap().len(),
+        1,
+        "nothing printed, nothing added"
+    );
+    let first = block_text(&r["raised_after_output"], 0);
+    assert!(
+        first.starts_with(
+            "Error executing tool execute_ipython_cell: ZeroDivisionError: division by zero\n---"
+        ) && first.ends_with("----> 2 1/0\n\nZeroDivisionError: division by zero"),
+        "the first block is the Python ipybox's: {first}"
+    );
+    assert_eq!(
+        block_text(&r["raised_after_output"], 1),
+        "Output before the error:\nbefore",
+        "ours adds what the code printed, in a block after it"
+    );
+
+    // Images: listed as the Python ipybox lists them, then sent as image content.
+    let plot = block_text(&r["plot"], 0);
+    let listing = plot
+        .strip_prefix("<Figure size 640x480 with 1 Axes>\n\nGenerated images:\n\n- [")
+        .and_then(|rest| rest.strip_suffix(")\n"))
+        .unwrap_or_else(|| panic!("the Python ipybox's image listing: {plot:?}"));
+    let (stem, path) = listing.split_once("](").unwrap();
+    let path = Path::new(path);
+    assert!(
+        path.is_absolute()
+            && path.starts_with(ws.path().canonicalize().unwrap().join("images"))
+            && path.file_stem().unwrap() == stem,
+        "a markdown link named after the file, to its absolute path in images/: {plot}"
+    );
+    let image = &r["plot"]["content"][1];
+    assert_eq!(image["type"], "image");
+    assert_eq!(image["mimeType"], "image/png");
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(image["data"].as_str().unwrap())
+            .unwrap(),
+        std::fs::read(path).unwrap(),
+        "the image block carries the saved file's bytes"
+    );
+
+    assert_eq!(
+        block_text(&r["tool_server"], 0),
+        format!("127.0.0.1:{tool_port}"),
+        "--tool-server-port is honoured"
+    );
+    assert_eq!(
+        r["gateway_port_open"], true,
+        "--kernel-gateway-port is honoured"
+    );
+    assert_eq!(
+        r["reset"],
+        serde_json::json!({"content": [], "isError": false}),
+        "reset answers with no content"
+    );
+    assert_eq!(block_text(&r["after_reset"], 0), "False");
+    let install = &r["install"];
+    assert_eq!(install["isError"], false);
+    assert_eq!(install["content"].as_array().unwrap().len(), 1);
+    let pip = block_text(install, 0);
+    assert!(
+        pip.starts_with("Collecting tabulate") || pip.starts_with("Requirement already satisfied"),
+        "install_package answers with pip's output alone: {pip}"
+    );
+    assert!(
+        block_text(&r["missing_argument"], 0)
+            .starts_with("Error executing tool execute_ipython_cell: "),
+        "arguments that do not fit are a tool error worded like the others: {}",
+        r["missing_argument"]
+    );
+}
+
+/// The number in `Cell In[n]` of an IPython traceback.
+fn cell_number(text: &str) -> String {
+    text.split_once("Cell In[")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(n, _)| n.to_owned())
+        .unwrap_or_else(|| panic!("no cell number in {text:?}"))
+}
+
+/// `ipybox mcp --http PORT --no-auth EXTRA…` on `ws`, once it listens, and its URL.
+async fn http_server(ws: &Path, extra: &[&str]) -> (tokio::process::Child, String) {
+    let port = free_port();
+    let server = tokio::process::Command::new(ipybox_bin())
+        .args([
+            "mcp",
+            "--http",
+            &port.to_string(),
+            "--no-auth",
+            "--workspace",
+        ])
+        .arg(ws)
+        .args(extra)
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(Duration::from_secs(60), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        }),
+        "ipybox mcp --http listens"
+    );
+    (server, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// A new MCP session with the server at `url`.
+async fn http_session(
+    url: &str,
+) -> Result<ipybox_tests::mcp_client::Client, rmcp::service::ClientInitializeError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    ().serve(StreamableHttpClientTransport::from_uri(url)).await
+}
+
+/// Run `code` and return its text output, failing on an error result.
+async fn run(c: &ipybox_tests::mcp_client::Client, code: &str) -> String {
+    let r = call(c, "execute_ipython_cell", serde_json::json!({"code": code})).await;
+    assert_ne!(r.is_error, Some(true), "{code}: {}", text(&r));
+    text(&r)
+}
+
+#[tokio::test]
+async fn http_sessions_have_kernels_of_their_own_and_share_the_workspace() {
+    let ws = workspace();
+    let (mut server, url) = http_server(ws.path(), &["--max-sessions", "2"]).await;
+    let a = http_session(&url).await.unwrap();
+    let b = http_session(&url).await.unwrap();
+    run(&a, "x = 'a'").await;
+    run(&b, "x = 'b'").await;
+    assert_eq!(run(&a, "print(x)").await, "a", "B did not overwrite A's x");
+    assert_eq!(run(&b, "print(x)").await, "b", "A did not overwrite B's x");
+    let pid = "import os; print(os.getpid())";
+    let (pid_a, pid_b): (i32, i32) = (
+        run(&a, pid).await.parse().unwrap(),
+        run(&b, pid).await.parse().unwrap(),
+    );
+    assert_ne!(pid_a, pid_b, "a kernel per session");
+
+    let refused = http_session(&url)
+        .await
+        .expect_err("a third session is refused");
+    let refused = format!("{refused:?}");
+    assert!(
+        refused.contains("maximum of 2 sessions") && refused.contains("--max-sessions"),
+        "the refusal says why and what to do: {refused}"
+    );
+
+    // A server registered in one session is callable from another, already running one.
+    let fixture = serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    });
+    let r = call(
+        &a,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "fx", "server_params": fixture}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(
+        run(
+            &b,
+            "from mcptools.fx.echo import Params, run\nprint(run(Params(text='shared')))"
+        )
+        .await,
+        "shared",
+        "mcptools/ and the registry are the workspace's"
+    );
+
+    b.cancel().await.unwrap();
+    assert!(
+        wait_for(Duration::from_secs(15), || !ipybox_tests::alive(pid_b)),
+        "the kernel of an ended session stops"
+    );
+    assert!(
+        ipybox_tests::alive(pid_a),
+        "the other session's kernel runs on"
+    );
+    let c = http_session(&url)
+        .await
+        .expect("an ended session frees its place");
+    assert_eq!(
+        run(&c, "print('x' in dir())").await,
+        "False",
+        "a new session starts with a fresh kernel"
+    );
+    assert_eq!(run(&a, "print(x)").await, "a");
+    a.cancel().await.unwrap();
+    c.cancel().await.unwrap();
+    let _ = server.start_kill();
+    let _ = server.wait().await;
+}
+
+#[tokio::test]
+async fn an_idle_http_session_ends_and_its_kernel_stops() {
+    let ws = workspace();
+    let (mut server, url) = http_server(ws.path(), &["--session-idle-timeout", "2"]).await;
+    let a = http_session(&url).await.unwrap();
+    let pid: i32 = run(&a, "import os; x = 1; print(os.getpid())")
+        .await
+        .parse()
+        .unwrap();
+    assert_eq!(
+        run(&a, "import time; time.sleep(3); print('done')").await,
+        "done",
+        "a running call is activity: the session outlives a call longer than the timeout"
+    );
+    assert!(
+        wait_for(Duration::from_secs(15), || !ipybox_tests::alive(pid)),
+        "the idle session's kernel stops"
+    );
+    // The MCP session is gone too, not just its kernel: told so (404), rmcp's client starts
+    // a new one by itself (as the specification asks), with a fresh kernel.
+    let r = call(
+        &a,
+        "execute_ipython_cell",
+        serde_json::json!({"code": "print('x' in dir())"}),
+    )
+    .await;
+    assert_eq!(
+        text(&r),
+        "False",
+        "never the old session's kernel, which had x, nor an error from a half-ended session"
+    );
+    let b = http_session(&url).await.expect("a new session");
+    assert_eq!(run(&b, "print(2)").await, "2");
+    b.cancel().await.unwrap();
+    let _ = server.start_kill();
+    let _ = server.wait().await;
 }
 
 #[tokio::test]
