@@ -34,7 +34,7 @@ use crate::kernel::connector::{HostConnector, SharedConnector};
 use crate::mcp::ServerParams;
 use crate::mcp::params::Variables;
 use crate::pyenv::{self, Progress};
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolSummary};
 use crate::sandbox::SandboxOptions;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Approvals, Decision, ToolServer};
 use actor::Command;
@@ -539,10 +539,78 @@ impl CodeExecutor {
         )
         .await?;
         registry.insert(name, params.clone())?;
-        if let Some(state) = tools {
-            state.set_server(name, params);
+        registry.set_tools(name, summaries(&generated))?;
+        if let Some(state) = tools
+            && state.set_server(name, params)
+        {
+            // Re-registered with other parameters: the old connection goes.
+            state.restart(name).await;
         }
         Ok(generated)
+    }
+
+    /// The MCP servers registered for this workspace, with their tools as generated.
+    pub fn servers(&self) -> Result<Vec<RegisteredServer>> {
+        let registry = self.registry()?;
+        Ok(registry
+            .servers
+            .iter()
+            .map(|(name, params)| RegisteredServer {
+                name: name.clone(),
+                params: params.clone(),
+                tools: registry.tools.get(name).cloned().unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Connect to a server and list its tools without registering it or writing anything
+    /// (a form's "Test connection"). A server that fails to start is an error with its
+    /// stderr.
+    pub async fn preview_mcp_server(&self, params: &ServerParams) -> Result<Vec<ToolSummary>> {
+        let registry = self.registry()?;
+        let vars = match self.snapshot().tools {
+            Some(state) => state.variables()?,
+            None => Variables::load(Some(&registry.workspace))?,
+        };
+        let tools = crate::apigen::generate::list_tools(
+            "preview",
+            params,
+            &registry.workspace,
+            &vars,
+            self.shared.config.mcp_connect_timeout,
+        )
+        .await?;
+        let modules = crate::apigen::module_names(&tools);
+        Ok(tools
+            .into_iter()
+            .zip(modules)
+            .map(|(t, module)| ToolSummary {
+                tool: t.name,
+                module,
+                description: t.description,
+            })
+            .collect())
+    }
+
+    /// Unregister a server: forget it for this workspace, remove `mcptools/<name>/`, and stop
+    /// its running session. `false` when it was not registered.
+    pub async fn unregister_mcp_server(&self, name: &str) -> Result<bool> {
+        let mut registry = self.registry()?;
+        let had = registry.remove(name)?;
+        crate::apigen::generate::remove_package(name, &registry.workspace.join("mcptools"))?;
+        if let Some(state) = self.snapshot().tools {
+            state.remove_server(name).await;
+        }
+        Ok(had)
+    }
+
+    fn registry(&self) -> Result<Registry> {
+        let working_dir = match &self.shared.config.working_dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?,
+        };
+        Registry::load(&pyenv::ipybox_home()?, &working_dir)
     }
 
     /// Let the running kernels call every server registered for the workspace, including
@@ -560,7 +628,10 @@ impl CodeExecutor {
         };
         let registry = Registry::load(&pyenv::ipybox_home()?, &working_dir)?;
         for (name, params) in registry.servers {
-            tools.set_server(&name, params);
+            if tools.set_server(&name, params) {
+                let tools = tools.clone();
+                tokio::spawn(async move { tools.restart(&name).await });
+            }
         }
         Ok(())
     }
@@ -635,6 +706,31 @@ impl CodeExecutor {
             cancel: Some(cancel),
         }
     }
+}
+
+/// A registered MCP server, as [`CodeExecutor::servers`] lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegisteredServer {
+    /// Its name (`mcptools.<name>`).
+    pub name: String,
+    /// How to reach it (`${VAR}`s unresolved).
+    pub params: ServerParams,
+    /// Its tools, as generated.
+    pub tools: Vec<ToolSummary>,
+}
+
+fn summaries(generated: &Generated) -> Vec<ToolSummary> {
+    generated
+        .modules
+        .iter()
+        .zip(&generated.tools)
+        .zip(&generated.descriptions)
+        .map(|((module, tool), description)| ToolSummary {
+            tool: tool.clone(),
+            module: module.clone(),
+            description: description.clone(),
+        })
+        .collect()
 }
 
 /// The events of one execution; see [`CodeExecutor::stream`]. Dropping it cancels the

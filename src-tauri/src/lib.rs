@@ -33,8 +33,9 @@ pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Resul
 pub use events::{CallDecision, CallOutcome, SessionEvent};
 pub use executor::{
     CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
-    ExecutionStream, InputRequest, MimeBundle, Output, StreamName, StreamOptions,
+    ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,
 };
 pub use mcp::ServerParams;
+pub use registry::ToolSummary;
 pub use sandbox::SandboxOptions;
 pub use tools::{ApprovalHandler, ApprovalRequest, Decision};

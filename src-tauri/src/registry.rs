@@ -14,6 +14,18 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::mcp::ServerParams;
 
+/// One tool of a registered server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSummary {
+    /// The tool's name on the server.
+    pub tool: String,
+    /// Its module: `from mcptools.<server>.<module> import Params, run`.
+    pub module: String,
+    /// What the server says it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
 /// Registered servers of one workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registry {
@@ -21,6 +33,9 @@ pub struct Registry {
     pub workspace: PathBuf,
     /// Server name → connection parameters.
     pub servers: BTreeMap<String, ServerParams>,
+    /// Server name → its tools, as generated when it was registered.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, Vec<ToolSummary>>,
     #[serde(skip)]
     path: PathBuf,
 }
@@ -72,6 +87,7 @@ impl Registry {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Registry {
                 workspace,
                 servers: BTreeMap::new(),
+                tools: BTreeMap::new(),
                 path,
             }),
             Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
@@ -159,8 +175,15 @@ impl Registry {
         self.save()
     }
 
+    /// Record the tools `name` was generated with, and save.
+    pub fn set_tools(&mut self, name: &str, tools: Vec<ToolSummary>) -> Result<()> {
+        self.tools.insert(name.to_owned(), tools);
+        self.save()
+    }
+
     /// Remove `name` and save; `false` when it was not registered.
     pub fn remove(&mut self, name: &str) -> Result<bool> {
+        self.tools.remove(name);
         let had = self.servers.remove(name).is_some();
         if had {
             self.save()?;

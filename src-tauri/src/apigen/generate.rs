@@ -23,6 +23,8 @@ pub struct Generated {
     pub tools: Vec<String>,
     /// Tools that could not be generated, with the reason (the rest still are).
     pub skipped: Vec<(String, String)>,
+    /// The description of each module's tool.
+    pub descriptions: Vec<Option<String>>,
 }
 
 /// Connect to the server, list all its tools and write `root_dir/<server_name>/`. Returns
@@ -63,11 +65,24 @@ pub async fn generate(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let tools = list_tools(server_name, server_params, workspace, vars, connect_timeout).await?;
+    write_package(server_name, &tools, root_dir)
+}
+
+/// Connect to a server, list all its tools, and close: what registering it would generate
+/// from, without writing anything.
+pub async fn list_tools(
+    server_name: &str,
+    server_params: &ServerParams,
+    workspace: &Path,
+    vars: &Variables,
+    connect_timeout: Duration,
+) -> Result<Vec<ToolSpec>> {
     let resolved = server_params.resolve(vars)?;
     let conn = connect(server_name, &resolved, workspace, connect_timeout).await?;
     let listed = conn.list_tools().await;
     conn.close().await;
-    let tools: Vec<ToolSpec> = listed?
+    Ok(listed?
         .into_iter()
         .map(|t| ToolSpec {
             name: t.name.to_string(),
@@ -77,8 +92,22 @@ pub async fn generate(
                 .output_schema
                 .map(|s| serde_json::Value::Object((*s).clone())),
         })
-        .collect();
-    write_package(server_name, &tools, root_dir)
+        .collect())
+}
+
+/// Remove `root_dir/<server_name>/` (through the opened directory: a link there is removed,
+/// not followed).
+pub fn remove_package(server_name: &str, root_dir: &Path) -> Result<()> {
+    check_server_name(server_name)?;
+    if std::fs::symlink_metadata(root_dir).is_err() {
+        return Ok(());
+    }
+    open_root(root_dir)?.remove(server_name).map_err(|e| {
+        Error::io(
+            format!("removing {}", root_dir.join(server_name).display()),
+            e,
+        )
+    })
 }
 
 /// Render `tools` and write them as `root_dir/<server_name>/`, replacing what was there.
@@ -134,6 +163,7 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
     write_runtime_in(&root, root_dir)?;
     Ok(Generated {
         modules,
+        descriptions: good.iter().map(|t| t.description.clone()).collect(),
         tools: good.into_iter().map(|t| t.name).collect(),
         skipped,
     })

@@ -89,11 +89,29 @@ impl ToolServer {
         }
     }
 
-    /// Register (or replace) a server for this session.
-    pub fn set_server(&self, name: &str, params: ServerParams) {
+    /// Register (or replace) a server for this session; `true` when it was registered
+    /// with other parameters before (then [`restart`](Self::restart) it).
+    pub fn set_server(&self, name: &str, params: ServerParams) -> bool {
+        let replaced = self
+            .servers
+            .write()
+            .ok()
+            .and_then(|mut s| s.insert(name.to_owned(), params.clone()));
+        replaced.is_some_and(|old| old != params)
+    }
+
+    /// Close `name`'s running session: its next call starts the server with the current
+    /// parameters.
+    pub async fn restart(&self, name: &str) {
+        self.sessions.close(name).await;
+    }
+
+    /// Unregister a server for this session, closing its running session.
+    pub async fn remove_server(&self, name: &str) {
         if let Ok(mut s) = self.servers.write() {
-            s.insert(name.to_owned(), params);
+            s.remove(name);
         }
+        self.sessions.close(name).await;
     }
 
     /// The variables `${VAR}`s in server parameters resolve from in this session.
@@ -235,7 +253,8 @@ impl ToolServer {
             );
         };
         let args = json!({ "command": command });
-        let what = "a shell command the code runs in its kernel (inside the sandbox when there is one)";
+        let what =
+            "a shell command the code runs in its kernel (inside the sandbox when there is one)";
         match self
             .approvals
             .request(SHELL_SERVER, SHELL_TOOL, &args, what)

@@ -148,6 +148,19 @@ impl Sessions {
         }
     }
 
+    /// Close `name`'s session (its parameters changed, or it was unregistered); it starts
+    /// again on its next call.
+    pub async fn close(&self, name: &str) {
+        let slot = self.slots.lock().await.remove(name);
+        if let Some(conn) = slot
+            .and_then(Arc::into_inner)
+            .and_then(OnceCell::into_inner)
+            .and_then(Arc::into_inner)
+        {
+            conn.close().await;
+        }
+    }
+
     /// Close every session; servers restart lazily on their next call.
     pub async fn reset(&self) {
         let slots: Vec<Slot> = self.slots.lock().await.drain().map(|(_, s)| s).collect();
