@@ -37,5 +37,5 @@ pub use executor::{
 };
 pub use mcp::ServerParams;
 pub use registry::ToolSummary;
-pub use sandbox::SandboxOptions;
+pub use sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, shipped_profiles};
 pub use tools::{ApprovalHandler, ApprovalRequest, Decision};

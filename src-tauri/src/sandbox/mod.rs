@@ -14,6 +14,9 @@
 pub mod netns;
 pub mod placeholders;
 pub mod policy;
+pub mod profile;
+
+pub use profile::{PolicyProblem, SandboxPolicy, Severity, ShippedProfile, shipped_profiles};
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
