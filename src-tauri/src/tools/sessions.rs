@@ -138,26 +138,14 @@ impl Sessions {
             return;
         }
         report_exit(&self.events, name, conn);
-        let mut slots = self.slots.lock().await;
-        if slots
-            .get(name)
-            .and_then(|s| s.get())
-            .is_some_and(|c| Arc::ptr_eq(c, conn))
-        {
-            slots.remove(name);
-        }
+        self.forget_conn(name, conn).await;
     }
 
     /// Close `name`'s session (its parameters changed, or it was unregistered); it starts
     /// again on its next call.
     pub async fn close(&self, name: &str) {
-        let slot = self.slots.lock().await.remove(name);
-        if let Some(conn) = slot
-            .and_then(Arc::into_inner)
-            .and_then(OnceCell::into_inner)
-            .and_then(Arc::into_inner)
-        {
-            conn.close().await;
+        if let Some(slot) = self.slots.lock().await.remove(name) {
+            close(slot).await;
         }
     }
 
@@ -165,13 +153,7 @@ impl Sessions {
     pub async fn reset(&self) {
         let slots: Vec<Slot> = self.slots.lock().await.drain().map(|(_, s)| s).collect();
         for slot in slots {
-            if let Some(conn) = Arc::into_inner(slot)
-                .and_then(OnceCell::into_inner)
-                .and_then(Arc::into_inner)
-            {
-                conn.close().await;
-            }
-            // Still in use by a call in flight: it is dropped (and its server stopped) when the call ends.
+            close(slot).await;
         }
     }
 }
@@ -189,6 +171,17 @@ fn watch(name: String, conn: std::sync::Weak<McpConnection>, events: Events) {
             }
         }
     });
+}
+
+/// Close a session's connection (and stop its server). Still in use by a call in flight, it
+/// is dropped — and its server stopped — when the call ends.
+async fn close(slot: Slot) {
+    if let Some(conn) = Arc::into_inner(slot)
+        .and_then(OnceCell::into_inner)
+        .and_then(Arc::into_inner)
+    {
+        conn.close().await;
+    }
 }
 
 fn report_exit(events: &Events, name: &str, conn: &McpConnection) {
