@@ -13,6 +13,27 @@
 //! executor.stop().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Layout
+//!
+//! From the top down; a module uses only those below it.
+//!
+//! - [`executor`] — the public [`CodeExecutor`]: a handle to one actor task
+//!   (`executor/actor.rs`) that owns the session's hosts (`executor/host.rs`: a gateway, its
+//!   tool-server listener, its kernels; with a sandbox one per kernel) and runs executions
+//!   (`executor/execution.rs`) whose outputs a notebook renders (`executor/output.rs`).
+//! - [`mcp_server`] — ipybox itself as an MCP server (`ipybox mcp`).
+//! - [`events`] — what happens to a session, for every listener.
+//! - [`tools`] — the tool server kernels call, approvals, rules, MCP sessions.
+//! - [`apigen`] — MCP tool schemas → typed Python modules; [`registry`] — the servers of a
+//!   workspace.
+//! - [`mcp`] — the MCP client (stdio, Streamable HTTP, SSE) and server parameters.
+//! - [`kernel`] — the Kernel Gateway process, its REST/WebSocket API, typed Jupyter
+//!   messages, one kernel session, output collection.
+//! - [`sandbox`] — srt: policies (typed and rendered), the network-namespace helper, write
+//!   guards in the workspace.
+//! - [`pyenv`] — the kernels' Python environment; [`process`] — child processes that never
+//!   outlive ipybox; [`error`] — one error type with stable codes.
 
 pub mod apigen;
 pub mod error;
