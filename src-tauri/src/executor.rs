@@ -3,9 +3,9 @@
 //! Mirrors the Python ipybox's `CodeExecutor`: a builder, `start()`/`stop()`, `execute()`,
 //! `stream()` with chunk events and the result last, `reset()`; and adds `interrupt()` and
 //! cancellable streams. A `CodeExecutor` is a cheap handle to one actor task that owns the
-//! session ([`actor`]): one kernel is active at a time, executions queue in the order they
+//! session (`actor`): one kernel is active at a time, executions queue in the order they
 //! were submitted and never interleave, and `interrupt()`, `reset()` and `stop()` act at once
-//! whatever runs. A spare kernel (with a sandbox, a spare sandbox: [`host`]) is started in
+//! whatever runs. A spare kernel (with a sandbox, a spare sandbox: `host`) is started in
 //! the background so `reset()` and recovery from a dead kernel are a swap.
 
 mod actor;
