@@ -233,7 +233,11 @@ impl McpArgs {
                         (!default_host).then(|| format!("{flag} {}", host.unwrap_or_default())),
                     ];
                     let given: Vec<String> = given.into_iter().flatten().collect();
-                    eprintln!("ipybox: note: {} ignored: {reason}", given.join(" and "));
+                    let verb = if given.len() > 1 { "are" } else { "is" };
+                    eprintln!(
+                        "ipybox: note: {} {verb} ignored: {reason}",
+                        given.join(" and ")
+                    );
                 }
                 continue;
             }
