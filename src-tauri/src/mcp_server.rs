@@ -528,7 +528,7 @@ fn failure_with(
 }
 
 /// Cut `text` to at most `max` characters, marked as the Python ipybox marks it.
-pub fn truncate_output(text: &str, max: usize) -> String {
+fn truncate_output(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((cut, _)) => format!(
