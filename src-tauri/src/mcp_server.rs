@@ -951,7 +951,14 @@ pub async fn serve_http(
                         .as_deref()
                         .is_none_or(|t| crate::tools::server::bearer_matches(request.headers(), t));
                     if ok {
-                        next.run(request).await
+                        let ending = request.method() == axum::http::Method::DELETE;
+                        let mut response = next.run(request).await;
+                        // rmcp answers an ended session with 202; the Python SDK's client
+                        // takes only 200 and 204 as success and warns on every exit.
+                        if ending && response.status() == StatusCode::ACCEPTED {
+                            *response.status_mut() = StatusCode::NO_CONTENT;
+                        }
+                        response
                     } else {
                         (
                             StatusCode::UNAUTHORIZED,

@@ -287,6 +287,11 @@ asyncio.run(main())
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "py-http");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("Session termination failed"),
+        "ending the session is a success to the Python SDK: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = server.start_kill();
     let _ = server.wait().await;
 }
