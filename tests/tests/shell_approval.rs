@@ -14,7 +14,10 @@ async fn shell_commands_run_only_when_approved() {
     let ws = workspace();
     let e = started(ws.path()).await;
     let marker = ws.path().join("marker");
-    let code = format!("target = {:?}\n!touch {{target}}", marker.display().to_string());
+    let code = format!(
+        "target = {:?}\n!touch {{target}}",
+        marker.display().to_string()
+    );
     let (r, seen) = run_with(&e, &code, Some(Duration::from_secs(60)), |_| Some(false)).await;
     match r {
         Err(Error::CodeExecution { error, .. }) => {
@@ -25,7 +28,8 @@ async fn shell_commands_run_only_when_approved() {
     assert!(!marker.exists(), "the rejected command did not run");
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(
-        seen[0].starts_with("ipybox.shell(") && seen[0].contains(&format!("touch {}", marker.display())),
+        seen[0].starts_with("ipybox.shell(")
+            && seen[0].contains(&format!("touch {}", marker.display())),
         "the request shows the expanded command: {seen:?}"
     );
 
