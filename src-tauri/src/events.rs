@@ -12,6 +12,16 @@ use crate::tools::{ApprovalRequest, Decision};
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SessionEvent {
+    /// The Python environment is being provisioned (the first start only, or after an
+    /// upgrade): a step of a progress bar.
+    Provisioning {
+        /// This step, from 1.
+        step: u32,
+        /// How many steps there are.
+        steps: u32,
+        /// What happens now, in words.
+        message: String,
+    },
     /// The session started: a kernel is ready.
     Started,
     /// The session stopped.

@@ -10,6 +10,7 @@
 
 mod actor;
 mod execution;
+pub mod frames;
 mod host;
 mod output;
 
@@ -125,6 +126,9 @@ pub struct StreamOptions {
     /// Let the code ask for input with [`Event::Input`]; without it `input()` raises
     /// (`StdinNotImplementedError`) instead of waiting for an answer nobody gives.
     pub input: bool,
+    /// Save displayed images in the images directory and list them in the result (default
+    /// on); a notebook, which keeps images in its outputs, turns it off.
+    pub save_images: bool,
 }
 
 impl Default for StreamOptions {
@@ -133,6 +137,7 @@ impl Default for StreamOptions {
             timeout: Some(DEFAULT_TIMEOUT),
             outputs: false,
             input: false,
+            save_images: true,
         }
     }
 }
@@ -437,6 +442,18 @@ impl CodeExecutor {
         self.ask(Command::Start).await
     }
 
+    /// [`start`](Self::start), begun before this returns: executions submitted from now on
+    /// wait for it, in order. The future tells when the kernel is ready (or why it is not);
+    /// for a window that opens while the kernel starts. Call it inside a Tokio runtime.
+    pub fn start_now(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.send(Command::Start(tx));
+        async move {
+            sent?;
+            rx.await.map_err(|_| Error::NotRunning)?
+        }
+    }
+
     /// Stop the kernels and the gateway; a running execution and queued ones end with an
     /// error. The executor can be started again.
     pub async fn stop(&self) -> Result<()> {
@@ -643,7 +660,7 @@ impl CodeExecutor {
     pub async fn install_package(&self, spec: &str) -> Result<String> {
         let c = &self.shared.config;
         let python = c.python.clone();
-        let progress = c.progress;
+        let progress = c.progress.clone();
         let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
             .await
             .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
@@ -754,6 +771,24 @@ impl ExecutionStream {
         if let Some(cancel) = self.cancel.take() {
             let _ = cancel.send(());
         }
+    }
+
+    /// A handle that cancels this execution from elsewhere; `None` once taken or
+    /// cancelled. The stream then still ends with [`Error::Cancelled`].
+    pub fn cancel_handle(&mut self) -> Option<CancelHandle> {
+        self.cancel.take().map(CancelHandle)
+    }
+}
+
+/// Cancels an execution from elsewhere (when its stream has been moved into a task); see
+/// [`ExecutionStream::cancel_handle`].
+#[derive(Debug)]
+pub struct CancelHandle(oneshot::Sender<()>);
+
+impl CancelHandle {
+    /// Cancel the execution, as [`ExecutionStream::cancel`] does.
+    pub fn cancel(self) {
+        let _ = self.0.send(());
     }
 }
 

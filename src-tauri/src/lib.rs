@@ -18,6 +18,9 @@
 //!
 //! From the top down; a module uses only those below it.
 //!
+//! - `desktop` (feature `desktop`) — the Tauri app: commands of a few lines over the
+//!   executor, the notebook window, native approval dialogs; [`workspace`] — what it opens
+//!   and saves.
 //! - [`executor`] — the public [`CodeExecutor`]: a handle to one actor task
 //!   (`executor/actor.rs`) that owns the session's hosts (`executor/host.rs`: a gateway, its
 //!   tool-server listener, its kernels; with a sandbox one per kernel) and runs executions
@@ -36,6 +39,8 @@
 //!   outlive ipybox; [`error`] — one error type with stable codes.
 
 pub mod apigen;
+#[cfg(feature = "desktop")]
+pub mod desktop;
 pub mod error;
 pub mod events;
 pub mod executor;
@@ -48,12 +53,13 @@ pub mod pyenv;
 pub mod registry;
 pub mod sandbox;
 pub mod tools;
+pub mod workspace;
 
 pub use apigen::generate::{Generated, generate_mcp_sources};
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
 pub use events::{CallDecision, CallOutcome, SessionEvent};
 pub use executor::{
-    CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
+    CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,
 };
 pub use mcp::ServerParams;

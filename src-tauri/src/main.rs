@@ -26,6 +26,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Open the desktop app on a workspace folder or a notebook (`ipybox` with no command
+    /// opens the current folder).
+    Open(OpenArgs),
     /// Run code in a fresh kernel and stream its output.
     ///
     /// Output is printed as it arrives; saved images are listed at the end. The exit status
@@ -50,6 +53,16 @@ enum Command {
         #[arg(long)]
         sandbox: bool,
     },
+}
+
+/// `ipybox open`.
+#[derive(Debug, Args)]
+struct OpenArgs {
+    /// A workspace folder, or a `.ipynb` notebook (its folder is the workspace). Default:
+    /// the current folder.
+    path: Option<PathBuf>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 /// Sandboxing of the kernel.
@@ -355,18 +368,65 @@ fn main() -> ExitCode {
             return ExitCode::from(4);
         }
     };
+    let (path, sandbox) = match cli.command {
+        Some(Command::Open(args)) => (args.path, Some(args.sandbox)),
+        None => (None, None),
+        Some(command) => return run_cli(&runtime, command),
+    };
+    match open(path, sandbox, &runtime) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ipybox: {e:#}");
+            ExitCode::from(4)
+        }
+    }
+}
+
+/// The desktop app on `path` (default: the current folder).
+#[cfg(feature = "desktop")]
+fn open(
+    path: Option<PathBuf>,
+    sandbox: Option<SandboxArgs>,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
+    let path = match path {
+        Some(p) => p,
+        None => std::env::current_dir().context("the current folder")?,
+    };
+    let target = ipybox::workspace::Target::resolve(&path)?;
+    let launch = ipybox::desktop::Launch {
+        sandbox: match sandbox {
+            Some(s) => s.options()?,
+            None => None,
+        },
+    };
+    // The engine spawns tasks from the window's thread: it runs inside the runtime.
+    let _inside = runtime.enter();
+    ipybox::desktop::run(target, launch, runtime.handle().clone())
+        .context("the desktop app failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "desktop"))]
+fn open(
+    _path: Option<PathBuf>,
+    _sandbox: Option<SandboxArgs>,
+    _runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "ipybox: this build has no desktop app (built without the `desktop` feature). Try `ipybox exec \"print('hello')\"` or `ipybox --help`."
+    );
+    Ok(ExitCode::from(4))
+}
+
+fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
     let outcome = runtime.block_on(async {
-        match cli.command {
-            Some(Command::Exec(args)) => exec(args).await,
-            Some(Command::Setup { python, sandbox }) => setup(python, sandbox).await,
-            Some(Command::Register(args)) => register(args).await,
-            Some(Command::Mcp(args)) => mcp(args).await,
-            None => {
-                eprintln!(
-                    "ipybox: the desktop app is not part of this build yet. Try `ipybox exec \"print('hello')\"` or `ipybox --help`."
-                );
-                Ok(ExitCode::from(4))
-            }
+        match command {
+            Command::Exec(args) => exec(args).await,
+            Command::Setup { python, sandbox } => setup(python, sandbox).await,
+            Command::Register(args) => register(args).await,
+            Command::Mcp(args) => mcp(args).await,
+            Command::Open(_) => unreachable!("opened above"),
         }
     });
     match outcome {
@@ -638,6 +698,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
             timeout,
             outputs: true,
             input: true,
+            ..Default::default()
         },
     );
     let mut stdout = std::io::stdout();

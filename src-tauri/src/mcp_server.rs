@@ -554,6 +554,7 @@ async fn run_cell(
             timeout,
             outputs: true,
             input: false,
+            ..Default::default()
         },
     );
     let mut text = String::new();

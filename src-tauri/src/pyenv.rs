@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use crate::process::host_command;
 
@@ -57,13 +58,46 @@ pub fn ipybox_home() -> Result<PathBuf> {
 }
 
 /// How much to tell the user while provisioning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Progress {
     /// Step lines and the installer's own output on stderr.
     Terminal,
     /// Nothing.
     Quiet,
+    /// Each step to a callback (a window's progress bar); the installer's output is kept
+    /// for the error message.
+    Report(Arc<dyn Fn(ProvisionStep) + Send + Sync>),
 }
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Progress::Terminal => "Terminal",
+            Progress::Quiet => "Quiet",
+            Progress::Report(_) => "Report",
+        })
+    }
+}
+
+impl Progress {
+    fn is_terminal(&self) -> bool {
+        matches!(self, Progress::Terminal)
+    }
+}
+
+/// One step of provisioning the Python environment, for a progress bar.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProvisionStep {
+    /// This step, from 1.
+    pub step: u32,
+    /// How many steps there are.
+    pub steps: u32,
+    /// What happens now, in words.
+    pub message: String,
+}
+
+/// The steps of [`provision`]: create, install, font cache, ready.
+const STEPS: u32 = 4;
 
 /// Find the environment to use: `explicit` (from `--python`), else `$IPYBOX_PYTHON`, else the
 /// managed environment, provisioned now if needed. Blocking.
@@ -97,7 +131,8 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
         .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
     if lock.try_lock().is_err() {
         say(
-            progress,
+            &progress,
+            1,
             "another ipybox process is setting up the Python environment; waiting for it",
         );
         lock.lock()
@@ -110,14 +145,16 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     let started = std::time::Instant::now();
     if venv.exists() {
         say(
-            progress,
+            &progress,
+            1,
             &format!("rebuilding the Python environment in {}", venv.display()),
         );
         std::fs::remove_dir_all(&venv)
             .map_err(|e| Error::io(format!("removing {}", venv.display()), e))?;
     } else {
         say(
-            progress,
+            &progress,
+            1,
             &format!(
                 "creating the Python environment in {} (once)",
                 venv.display()
@@ -130,9 +167,9 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
         .map_err(|e| Error::io(format!("writing {}", req_path.display()), e))?;
     let result = match which("uv") {
         Some(uv) => {
-            say(progress, &format!("using uv and {}", base.display()));
+            say(&progress, 1, &format!("using uv and {}", base.display()));
             run(
-                progress,
+                &progress,
                 host_command(&uv)
                     .arg("venv")
                     .arg("--seed")
@@ -143,11 +180,12 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
             )
             .and_then(|()| {
                 say(
-                    progress,
+                    &progress,
+                    2,
                     "installing ipykernel, jupyter-kernel-gateway, pydantic, matplotlib",
                 );
                 run(
-                    progress,
+                    &progress,
                     host_command(&uv)
                         .args(["pip", "install", "--no-deps", "--python"])
                         .arg(&env.python)
@@ -158,25 +196,26 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
         }
         None => {
             say(
-                progress,
+                &progress,
+                1,
                 &format!(
                     "using {} -m venv and pip (install uv to make this faster)",
                     base.display()
                 ),
             );
-            run(progress, host_command(&base).args(["-I", "-m", "venv"]).arg(&venv))
+            run(&progress, host_command(&base).args(["-I", "-m", "venv"]).arg(&venv))
                 .map_err(|e| {
                     Error::PythonEnv(format!(
                         "{e}\nOn Debian and Ubuntu, `python3 -m venv` needs the python3-venv package: apt-get install python3-venv"
                     ))
                 })
                 .and_then(|()| {
-                    say(progress, "installing ipykernel, jupyter-kernel-gateway, pydantic, matplotlib");
+                    say(&progress, 2, "installing ipykernel, jupyter-kernel-gateway, pydantic, matplotlib");
                     run(
-                        progress,
+                        &progress,
                         host_command(&env.python)
                             .args(["-I", "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input"])
-                            .args(if progress == Progress::Quiet { &["--quiet"][..] } else { &[][..] })
+                            .args(if progress.is_terminal() { &[][..] } else { &["--quiet"][..] })
                             .arg("-r")
                             .arg(&req_path),
                     )
@@ -189,7 +228,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     }
     // matplotlib builds its font list on first import; do it now, once, where every
     // session reads it (sandboxed sessions get a copy), instead of on a user's first plot.
-    say(progress, "building matplotlib's font cache");
+    say(&progress, 3, "building matplotlib's font cache");
     let _ = host_command(&env.python)
         .args(["-I", "-c", "import matplotlib.font_manager"])
         .env("MPLCONFIGDIR", home.join("mplconfig"))
@@ -201,7 +240,8 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     std::fs::write(&marker, &digest)
         .map_err(|e| Error::io(format!("writing {}", marker.display()), e))?;
     say(
-        progress,
+        &progress,
+        4,
         &format!(
             "Python environment ready ({:.0} s)",
             started.elapsed().as_secs_f64()
@@ -288,17 +328,26 @@ fn requirements_digest() -> String {
     format!("requirements-fnv1a:{h:016x}\n")
 }
 
-fn say(progress: Progress, line: &str) {
-    if progress == Progress::Terminal {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "ipybox: {line}");
+fn say(progress: &Progress, step: u32, line: &str) {
+    match progress {
+        Progress::Terminal => {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "ipybox: {line}");
+        }
+        Progress::Quiet => {}
+        Progress::Report(report) => report(ProvisionStep {
+            step,
+            steps: STEPS,
+            message: line.to_owned(),
+        }),
     }
 }
 
-fn run(progress: Progress, cmd: &mut Command) -> Result<()> {
+fn run(progress: &Progress, cmd: &mut Command) -> Result<()> {
     let shown = format!("{cmd:?}");
     // Installer output goes to stderr: stdout may be a protocol stream (MCP over stdio).
     let out = match progress {
+        Progress::Quiet | Progress::Report(_) => Stdio::piped(),
         Progress::Terminal => {
             use std::os::fd::AsFd;
             std::io::stderr()
@@ -307,15 +356,14 @@ fn run(progress: Progress, cmd: &mut Command) -> Result<()> {
                 .map(Stdio::from)
                 .unwrap_or_else(|_| Stdio::null())
         }
-        Progress::Quiet => Stdio::piped(),
     };
     let child = cmd
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(if progress == Progress::Quiet {
-            Stdio::piped()
-        } else {
+        .stderr(if progress.is_terminal() {
             Stdio::inherit()
+        } else {
+            Stdio::piped()
         })
         .spawn()
         .map_err(|e| Error::PythonEnv(format!("cannot run {shown}: {e}")))?;

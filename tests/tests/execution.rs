@@ -52,6 +52,7 @@ async fn outputs_arrive_in_order_with_their_stream_and_count() {
             timeout: None,
             outputs: true,
             input: false,
+            ..Default::default()
         },
     );
     let mut shown = String::new();
@@ -349,6 +350,7 @@ async fn dropping_a_stream_interrupts_its_execution() {
             timeout: None,
             outputs: true,
             input: false,
+            ..Default::default()
         },
     );
     assert!(matches!(

@@ -14,6 +14,7 @@ fn options() -> StreamOptions {
         timeout: Some(std::time::Duration::from_secs(120)),
         outputs: true,
         input: true,
+        ..Default::default()
     }
 }
 

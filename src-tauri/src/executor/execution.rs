@@ -102,7 +102,7 @@ async fn execute(
         mut cancel,
     } = job;
     let kernel = &ctx.kernel;
-    let mut collector = OutputCollector::new(ctx.images_dir.clone());
+    let mut collector = OutputCollector::new(options.save_images.then(|| ctx.images_dir.clone()));
     // Tool calls made by this execution's code come here for approval.
     let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id));
     let request = ExecuteRequest {

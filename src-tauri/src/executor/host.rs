@@ -16,11 +16,12 @@ use std::time::Duration;
 
 use super::Config;
 use crate::error::{Error, Result};
+use crate::events::SessionEvent;
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
 use crate::kernel::messages::{ExecuteRequest, ReplyStatus};
 use crate::kernel::session::{KernelEvent, KernelSession};
-use crate::pyenv::{self, PythonEnv};
+use crate::pyenv::{self, Progress, PythonEnv};
 use crate::sandbox;
 use crate::tools::{ToolServer, ToolServerHandle};
 
@@ -175,7 +176,20 @@ impl Launcher {
             Some(_) => None,
             None => {
                 let python = config.python.clone();
-                let progress = config.progress;
+                let progress = match &config.progress {
+                    // A window shows a progress bar from the session's events.
+                    Progress::Quiet => {
+                        let events = config.events.clone();
+                        Progress::Report(Arc::new(move |step: pyenv::ProvisionStep| {
+                            events.send(SessionEvent::Provisioning {
+                                step: step.step,
+                                steps: step.steps,
+                                message: step.message,
+                            })
+                        }))
+                    }
+                    other => other.clone(),
+                };
                 Some(
                     tokio::task::spawn_blocking(move || {
                         pyenv::resolve(python.as_deref(), progress)

@@ -40,15 +40,17 @@ struct Item {
 /// Collects one execution's output.
 #[derive(Debug)]
 pub struct OutputCollector {
-    images_dir: Anchored,
+    /// `None`: images are not saved (a notebook keeps them in its outputs).
+    images_dir: Option<Anchored>,
     items: Vec<Item>,
     clear_on_next: bool,
     error: Option<PythonError>,
 }
 
 impl OutputCollector {
-    /// A collector saving images into `images_dir` (created on first image).
-    pub(crate) fn new(images_dir: Anchored) -> Self {
+    /// A collector saving images into `images_dir` (created on first image), or saving
+    /// none.
+    pub(crate) fn new(images_dir: Option<Anchored>) -> Self {
         OutputCollector {
             images_dir,
             items: Vec::new(),
@@ -131,7 +133,10 @@ impl OutputCollector {
             if !d.data.contains_key(mime) {
                 continue;
             }
-            match save_image(&self.images_dir, d, mime, ext) {
+            let Some(images_dir) = &self.images_dir else {
+                continue;
+            };
+            match save_image(images_dir, d, mime, ext) {
                 Ok(image) => images.push(image),
                 Err(reason) => {
                     tracing::warn!(%mime, %reason, "image output not saved");
@@ -306,7 +311,7 @@ mod tests {
     #[test]
     fn text_is_in_arrival_order_and_clear_output_clears() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut c = OutputCollector::new(Anchored::new(dir.path(), dir.path()));
+        let mut c = OutputCollector::new(Some(Anchored::new(dir.path(), dir.path())));
         assert_eq!(c.push(stream("a\n")).as_deref(), Some("a\n"));
         c.push(stream("b\n"));
         assert_eq!(c.finish().text.as_deref(), Some("a\nb"));
@@ -323,7 +328,7 @@ mod tests {
     #[test]
     fn undecodable_png_is_reported_not_written() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut c = OutputCollector::new(Anchored::new(dir.path(), dir.path()));
+        let mut c = OutputCollector::new(Some(Anchored::new(dir.path(), dir.path())));
         let d: DisplayData =
             serde_json::from_str(r#"{"data":{"image/png":"aGVsbG8=","text/plain":"<Figure>"}}"#)
                 .expect("valid");

@@ -1,0 +1,64 @@
+//! The desktop app (Tauri): the notebook window over the engine. Commands are a few lines
+//! each (`commands`), the window's state is one session (`session`), tool calls ask the
+//! person in a native dialog (`approval`), and what the window receives is in `dto`.
+//! Closing the window stops the kernel, the gateway and the MCP servers.
+
+mod approval;
+mod commands;
+pub mod dto;
+mod session;
+
+pub use session::Launch;
+
+use tauri::{Manager, RunEvent, WebviewUrl, WebviewWindowBuilder};
+
+use crate::workspace::Target;
+use session::Desktop;
+
+/// Open the window on `target` and run until it closes. Call on the main thread, inside
+/// the Tokio runtime given as `runtime` (the engine's tasks and Tauri's share it).
+pub fn run(
+    target: Target,
+    launch: Launch,
+    runtime: tokio::runtime::Handle,
+) -> Result<(), tauri::Error> {
+    tauri::async_runtime::set(runtime);
+    let title = target.title();
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .manage(Desktop::new(launch))
+        .invoke_handler(tauri::generate_handler![
+            commands::app_state,
+            commands::execute,
+            commands::cancel_execution,
+            commands::reply_input,
+            commands::interrupt,
+            commands::restart_kernel,
+            commands::save_notebook,
+            commands::read_notebook,
+            commands::list_notebooks,
+            commands::open_workspace,
+            commands::open_notebook,
+            commands::choose_workspace,
+            commands::install_package,
+            commands::set_title,
+        ])
+        .setup(move |app| {
+            // The kernel starts first; the window draws while it does.
+            app.state::<Desktop>().begin(app.handle(), target);
+            WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
+                .title(title)
+                .inner_size(1280.0, 800.0)
+                .min_inner_size(900.0, 600.0)
+                .build()?;
+            Ok(())
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|app, event| {
+        if let RunEvent::Exit = event {
+            // Nothing outlives the app: kernels, gateway, MCP servers stop here.
+            tauri::async_runtime::block_on(app.state::<Desktop>().shutdown());
+        }
+    });
+    Ok(())
+}

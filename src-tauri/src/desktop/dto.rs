@@ -1,0 +1,128 @@
+//! What the window receives, in one place: the shapes `ui/src/ipc.ts` mirrors. Field names
+//! are camelCase, as Tauri passes arguments.
+
+use serde::Serialize;
+
+use crate::error::{Error, ErrorCode, ErrorReport};
+use crate::executor::Output;
+
+/// An error as the window shows it: a stable code to switch on, and words.
+#[derive(Debug, Clone, Serialize)]
+pub struct DesktopError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// What went wrong, in words.
+    pub message: String,
+}
+
+impl From<Error> for DesktopError {
+    fn from(e: Error) -> Self {
+        let ErrorReport { code, message } = ErrorReport::from(&e);
+        DesktopError { code, message }
+    }
+}
+
+/// The kernel, as the status indicator shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelStatus {
+    /// Provisioning or starting.
+    Starting,
+    /// Ready, nothing running.
+    Idle,
+    /// Running a cell.
+    Busy,
+    /// It could not start, or the session stopped.
+    Dead,
+}
+
+/// What the window needs to draw itself.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppState {
+    /// The workspace folder.
+    pub workspace: String,
+    /// Its name.
+    pub workspace_name: String,
+    /// The notebook shown (absolute; may not exist yet).
+    pub notebook_path: String,
+    /// Its contents; `None` when the file does not exist yet.
+    pub notebook: Option<String>,
+    /// Recently used workspaces, newest first.
+    pub recent: Vec<String>,
+    /// Do kernels run in the sandbox?
+    pub sandbox: bool,
+    /// The kernel now.
+    pub kernel: KernelStatus,
+}
+
+/// One event of an execution, sent over its channel.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ExecEvent {
+    /// The kernel began the execution.
+    #[serde(rename_all = "camelCase")]
+    Started {
+        /// Its count (`[n]`).
+        execution_count: Option<i64>,
+    },
+    /// Outputs in the kernel's order, gathered over a frame.
+    Outputs {
+        /// The outputs.
+        outputs: Vec<Output>,
+    },
+    /// `input()` or `getpass()` waits for an answer (`reply_input`).
+    Input {
+        /// Which request.
+        id: u64,
+        /// The prompt.
+        prompt: String,
+        /// Mask what is typed.
+        password: bool,
+    },
+    /// The execution succeeded.
+    Finished,
+    /// It failed; for `CodeExecutionError` the traceback came as an `error` output.
+    Failed {
+        /// Why.
+        error: DesktopError,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shapes `ui/src/ipc.ts` relies on, pinned.
+    #[test]
+    fn events_keep_the_shape_the_window_reads() {
+        let started = serde_json::to_value(ExecEvent::Started {
+            execution_count: Some(3),
+        })
+        .expect("json");
+        assert_eq!(
+            started,
+            serde_json::json!({"type": "started", "executionCount": 3})
+        );
+        let failed = serde_json::to_value(ExecEvent::Failed {
+            error: Error::NotRunning.into(),
+        })
+        .expect("json");
+        assert_eq!(failed["type"], "failed");
+        assert_eq!(failed["error"]["code"], "NotRunning");
+        let input = serde_json::to_value(ExecEvent::Input {
+            id: 7,
+            prompt: "Name: ".into(),
+            password: false,
+        })
+        .expect("json");
+        assert_eq!(
+            input,
+            serde_json::json!({"type": "input", "id": 7, "prompt": "Name: ", "password": false})
+        );
+        assert_eq!(
+            serde_json::to_value(KernelStatus::Starting).expect("json"),
+            "starting"
+        );
+    }
+}

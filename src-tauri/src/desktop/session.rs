@@ -1,0 +1,255 @@
+//! The window's session: one executor on one workspace, its events forwarded to the window,
+//! the input requests and executions the window may answer or cancel.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tauri::{AppHandle, Emitter, Runtime};
+
+use super::dto::{AppState, DesktopError, KernelStatus};
+use crate::events::SessionEvent;
+use crate::executor::{CancelHandle, InputRequest};
+use crate::workspace::{Recent, Target, display_name, read_notebook};
+use crate::{CodeExecutor, Error};
+
+/// How the app was asked to run.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// Run kernels in the sandbox, with this policy.
+    pub sandbox: Option<crate::SandboxOptions>,
+}
+
+/// One workspace's executor and what the window shows of it.
+#[derive(Debug)]
+struct Session {
+    executor: CodeExecutor,
+    target: Target,
+    status: Arc<Mutex<KernelStatus>>,
+}
+
+/// The app's managed state: cheap to share between commands.
+#[derive(Debug)]
+pub struct Desktop {
+    launch: Launch,
+    recent: Option<Recent>,
+    session: Mutex<Option<Session>>,
+    inputs: Mutex<HashMap<u64, InputRequest>>,
+    executions: Mutex<HashMap<String, CancelHandle>>,
+    next_input: AtomicU64,
+}
+
+impl Desktop {
+    /// State for `launch`; no session yet.
+    pub fn new(launch: Launch) -> Desktop {
+        Desktop {
+            launch,
+            recent: crate::pyenv::ipybox_home().ok().map(|h| Recent::new(&h)),
+            session: Mutex::new(None),
+            inputs: Mutex::default(),
+            executions: Mutex::default(),
+            next_input: AtomicU64::new(1),
+        }
+    }
+
+    /// Open `target`: stop the current session (if another workspace), start one there,
+    /// its kernel starting in the background while the window draws.
+    pub async fn open<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        target: Target,
+    ) -> Result<AppState, DesktopError> {
+        let old = {
+            let mut session = lock(&self.session);
+            match session.as_mut() {
+                Some(s) if s.target.workspace == target.workspace => {
+                    s.target = target.clone();
+                    None
+                }
+                _ => session.take(),
+            }
+        };
+        if let Some(old) = old {
+            old.executor.stop().await?;
+        }
+        let needs_start = lock(&self.session).is_none();
+        if needs_start {
+            let session = self.start(app, target.clone());
+            *lock(&self.session) = Some(session);
+        }
+        if let Some(recent) = &self.recent
+            && let Err(e) = recent.push(&target.workspace)
+        {
+            tracing::warn!("recent workspaces not saved: {e}");
+        }
+        self.state()
+    }
+
+    /// The first session, when the app starts: the kernel starts while the window opens.
+    pub fn begin<R: Runtime>(&self, app: &AppHandle<R>, target: Target) {
+        if let Some(recent) = &self.recent
+            && let Err(e) = recent.push(&target.workspace)
+        {
+            tracing::warn!("recent workspaces not saved: {e}");
+        }
+        let session = self.start(app, target);
+        *lock(&self.session) = Some(session);
+    }
+
+    fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> Session {
+        let executor = CodeExecutor::builder()
+            .working_dir(&target.workspace)
+            .sandbox_options(self.launch.sandbox.clone())
+            .build();
+        let status = Arc::new(Mutex::new(KernelStatus::Starting));
+        // Events first, so the window sees provisioning progress from the first step.
+        let mut events = executor.subscribe();
+        let started = executor.start_now();
+        let (emit_app, emit_status) = (app.clone(), status.clone());
+        tauri::async_runtime::spawn(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        let now = match &event {
+                            SessionEvent::Started | SessionEvent::KernelIdle => {
+                                Some(KernelStatus::Idle)
+                            }
+                            SessionEvent::KernelBusy { .. } => Some(KernelStatus::Busy),
+                            SessionEvent::KernelReplaced { .. } => Some(KernelStatus::Idle),
+                            SessionEvent::Stopped => Some(KernelStatus::Dead),
+                            _ => None,
+                        };
+                        if let Some(now) = now {
+                            *lock(&emit_status) = now;
+                        }
+                        let _ = emit_app.emit("session", &event);
+                        if matches!(event, SessionEvent::Stopped) {
+                            break;
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => break,
+                }
+            }
+        });
+        let (fail_app, fail_status) = (app.clone(), status.clone());
+        tauri::async_runtime::spawn(async move {
+            if let Err(e) = started.await {
+                *lock(&fail_status) = KernelStatus::Dead;
+                let error = DesktopError::from(e);
+                let _ = fail_app.emit(
+                    "session",
+                    serde_json::json!({
+                        "type": "startup_failed",
+                        "code": error.code,
+                        "message": error.message,
+                    }),
+                );
+            }
+        });
+        Session {
+            executor,
+            target,
+            status,
+        }
+    }
+
+    /// What the window draws.
+    pub fn state(&self) -> Result<AppState, DesktopError> {
+        let (target, status) = {
+            let session = lock(&self.session);
+            let s = session.as_ref().ok_or(Error::NotRunning)?;
+            (s.target.clone(), *lock(&s.status))
+        };
+        Ok(AppState {
+            workspace: target.workspace.display().to_string(),
+            workspace_name: display_name(&target.workspace),
+            notebook_path: target.notebook.display().to_string(),
+            notebook: read_notebook(&target.notebook)?,
+            recent: self
+                .recent
+                .as_ref()
+                .map(|r| r.list())
+                .unwrap_or_default()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            sandbox: self.launch.sandbox.is_some(),
+            kernel: status,
+        })
+    }
+
+    /// The current session's executor.
+    pub fn executor(&self) -> Result<CodeExecutor, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .executor
+            .clone())
+    }
+
+    /// The current workspace.
+    pub fn workspace(&self) -> Result<PathBuf, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .target
+            .workspace
+            .clone())
+    }
+
+    /// Keep `request` until the window answers it; its id.
+    pub fn hold_input(&self, request: InputRequest) -> u64 {
+        let id = self.next_input.fetch_add(1, Ordering::Relaxed);
+        lock(&self.inputs).insert(id, request);
+        id
+    }
+
+    /// Answer input request `id`; false when it no longer waits.
+    pub fn reply_input(&self, id: u64, value: String) -> bool {
+        match lock(&self.inputs).remove(&id) {
+            Some(request) => {
+                request.reply(value);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remember how to cancel execution `id`.
+    pub fn track(&self, id: String, cancel: CancelHandle) {
+        lock(&self.executions).insert(id, cancel);
+    }
+
+    /// The execution `id` ended.
+    pub fn untrack(&self, id: &str) {
+        lock(&self.executions).remove(id);
+    }
+
+    /// Cancel execution `id` (queued: never runs; running: interrupted).
+    pub fn cancel(&self, id: &str) -> bool {
+        match lock(&self.executions).remove(id) {
+            Some(cancel) => {
+                cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stop the session (the app is closing): kernels, gateway, MCP servers.
+    pub async fn shutdown(&self) {
+        let session = lock(&self.session).take();
+        if let Some(session) = session
+            && let Err(e) = session.executor.stop().await
+        {
+            tracing::warn!("stopping the session: {e}");
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
