@@ -135,10 +135,15 @@ struct McpArgs {
     #[arg(long, value_name = "SECONDS", requires = "http",
           default_value_t = ipybox::mcp_server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
     session_idle_timeout: u64,
-    /// Who approves the MCP tool calls executed code makes: `auto` (approve all) or
-    /// `rules FILE` (see docs/approval-rules.md).
-    #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"], default_value = "auto")]
+    /// Who approves the MCP tool calls executed code makes: `auto` (approve all, the
+    /// default), `reject` (reject all) or `rules` (the --rules file; a call no rule matches
+    /// is rejected; see docs/approval-rules.md). There is no terminal to `ask` on.
+    /// `--approval rules FILE` works too.
+    #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"])]
     approval: Vec<String>,
+    /// The approval rules file (implies --approval rules).
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
     /// Python interpreter of an existing environment to use.
     #[arg(long, env = "IPYBOX_PYTHON")]
     python: Option<PathBuf>,
@@ -282,15 +287,45 @@ fn loopback(host: &str) -> Option<std::net::Ipv4Addr> {
         .filter(std::net::Ipv4Addr::is_loopback)
 }
 
-/// Who approves the tool calls code makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ApproveMode {
-    /// Ask on the terminal for each call.
+/// Who approves the tool calls code makes: one vocabulary for `exec --approval` and
+/// `mcp --approval`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Approval {
+    /// Ask a person on the terminal for each call.
     Ask,
     /// Approve every call.
-    All,
+    Auto,
     /// Reject every call.
-    None,
+    Reject,
+    /// Decide by a rules file; a call no rule matches is asked on the terminal where there is
+    /// one (`exec`), rejected otherwise (`mcp`).
+    Rules(PathBuf),
+}
+
+impl Approval {
+    /// `--approval MODE [FILE]` and `--rules FILE` as given on the command line; `all` and
+    /// `none` are the older spellings of `auto` and `reject`.
+    fn parse(words: &[String], rules: Option<&PathBuf>, default: &str) -> anyhow::Result<Approval> {
+        let mode = words.first().map(String::as_str).unwrap_or(default);
+        let file = match (words.get(1), rules) {
+            (Some(_), Some(_)) => {
+                bail!("give the rules file once: --approval rules FILE or --rules FILE")
+            }
+            (Some(f), None) => Some(PathBuf::from(f)),
+            (None, r) => r.cloned(),
+        };
+        Ok(match (mode, file) {
+            ("rules", Some(file)) => Approval::Rules(file),
+            ("rules", None) => bail!("--approval rules needs the rules file: --rules FILE"),
+            // --rules alone: the mode is rules, whatever the default was.
+            (_, Some(file)) if words.is_empty() => Approval::Rules(file),
+            (_, Some(_)) => bail!("--rules FILE goes with --approval rules, not --approval {mode}"),
+            ("ask", None) => Approval::Ask,
+            ("auto" | "all", None) => Approval::Auto,
+            ("reject" | "none", None) => Approval::Reject,
+            (other, None) => bail!("--approval takes ask, auto, reject or rules, not {other:?}"),
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -319,10 +354,16 @@ struct ExecArgs {
     /// Use this running Kernel Gateway or Jupyter Server instead of starting one.
     #[arg(long, value_name = "URL")]
     gateway_url: Option<String>,
-    /// Who approves MCP tool calls: ask on the terminal, approve all, or reject all.
-    #[arg(long, value_enum, default_value = "ask")]
-    approve: ApproveMode,
-    /// With --approve ask: reject a call nobody answered within this many seconds.
+    /// Who approves the MCP tool calls the code makes: `ask` on the terminal, `auto`
+    /// (approve all), `reject` (reject all), or `rules` (the --rules file first, then ask;
+    /// see docs/approval-rules.md).
+    #[arg(long, visible_alias = "approve", value_name = "MODE")]
+    approval: Option<String>,
+    /// The approval rules file (implies --approval rules).
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// With --approval ask (or rules): reject a call nobody answered within this many
+    /// seconds.
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     approval_timeout: f64,
     /// Token of the server given with --gateway-url.
@@ -462,14 +503,16 @@ async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCod
 
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     use ipybox::mcp_server::{HttpOptions, McpServerConfig, serve_http, serve_stdio};
-    let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match args.approval.as_slice() {
-        [mode] if mode == "auto" => std::sync::Arc::new(ipybox::tools::AutoApprove),
-        [mode, file] if mode == "rules" => std::sync::Arc::new(ipybox::tools::RulesHandler::load(
-            std::path::Path::new(file),
-        )?),
-        other => bail!(
-            "--approval takes `auto` or `rules FILE`, not {:?}",
-            other.join(" ")
+    let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match Approval::parse(
+        &args.approval,
+        args.rules.as_ref(),
+        "auto",
+    )? {
+        Approval::Auto => std::sync::Arc::new(ipybox::tools::AutoApprove),
+        Approval::Reject => std::sync::Arc::new(ipybox::tools::RejectAll),
+        Approval::Rules(file) => std::sync::Arc::new(ipybox::tools::RulesHandler::load(file)?),
+        Approval::Ask => bail!(
+            "`ipybox mcp` has no terminal to ask on (its stdin and stdout carry the protocol): use --approval auto, reject or `rules FILE`"
         ),
     };
     if let Some(policy) = &args.sandbox.sandbox_config
@@ -626,7 +669,9 @@ impl Terminal {
             args.replace('\n', "\n  ")
         );
         let Some(lines) = &self.lines else {
-            eprintln!("(no terminal to ask on: rejected; use --approve all or none)");
+            eprintln!(
+                "(no terminal to ask on: rejected; use --approval auto, reject or `rules FILE`)"
+            );
             return false;
         };
         let mut lines = lines.lock().await;
@@ -688,6 +733,11 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         .ok()
         .filter(|t| !t.is_zero())
         .context("--approval-timeout must be a positive number of seconds")?;
+    let approval = Approval::parse(args.approval.as_slice(), args.rules.as_ref(), "ask")?;
+    let rules = match &approval {
+        Approval::Rules(file) => Some(ipybox::tools::Rules::load(file)?),
+        _ => None,
+    };
     let executor = builder.approval_timeout(approval_timeout).build();
     executor.start().await?;
     let terminal = Terminal::open();
@@ -708,10 +758,23 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         match event {
             Ok(Event::ApprovalRequest(request)) => {
                 stdout.flush()?;
-                let approved = match args.approve {
-                    ApproveMode::All => true,
-                    ApproveMode::None => false,
-                    ApproveMode::Ask => terminal.ask(&request, approval_timeout).await,
+                let approved = match &approval {
+                    Approval::Auto => true,
+                    Approval::Reject => false,
+                    Approval::Ask => terminal.ask(&request, approval_timeout).await,
+                    Approval::Rules(_) => match rules.as_ref().map(|r| {
+                        r.decide(
+                            request.server_name(),
+                            request.tool_name(),
+                            request.tool_args(),
+                        )
+                    }) {
+                        Some(outcome) if outcome.rule.is_some() => {
+                            eprintln!("ipybox: {}", outcome.message);
+                            outcome.decision == ipybox::Decision::Accept
+                        }
+                        _ => terminal.ask(&request, approval_timeout).await,
+                    },
                 };
                 if approved {
                     request.accept();

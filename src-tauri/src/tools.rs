@@ -8,7 +8,9 @@ pub mod rules;
 pub mod server;
 pub mod sessions;
 
-pub use approval::{ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, ToolEvent};
+pub use approval::{
+    ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, RejectAll, ToolEvent,
+};
 pub use rules::{Rules, RulesHandler};
 pub use server::{ToolServer, ToolServerHandle};
 pub use sessions::Sessions;

@@ -212,3 +212,35 @@ fn ask_rejects_after_the_approval_timeout() {
         "took {took:?}: {seen}"
     );
 }
+
+/// `exec` and `mcp` share one approval vocabulary; asking needs a terminal `mcp` does not
+/// have, and a mode that needs a file says so.
+#[test]
+fn approval_modes_are_one_vocabulary() {
+    let run = |args: &[&str]| {
+        let out = Command::new(ipybox_bin())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("ipybox runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = run(&["mcp", "--approval", "ask"]);
+    assert!(!ok && err.contains("no terminal to ask on"), "{err}");
+    let (ok, err) = run(&["mcp", "--approval", "rules"]);
+    assert!(!ok && err.contains("needs the rules file"), "{err}");
+    let (ok, err) = run(&["exec", "--approval", "sometimes", "print(1)"]);
+    assert!(!ok && err.contains("ask, auto, reject or rules"), "{err}");
+    let (ok, err) = run(&[
+        "exec",
+        "--approval",
+        "auto",
+        "--rules",
+        "r.json",
+        "print(1)",
+    ]);
+    assert!(!ok && err.contains("goes with --approval rules"), "{err}");
+}

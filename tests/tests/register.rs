@@ -170,7 +170,7 @@ fn cli_register_then_exec_with_each_approval_mode() {
     let code = "from mcptools.fx import echo\nfrom mcptools._runtime import ApprovalRejected\ntry:\n    print(echo.run(echo.Params(text='via cli')))\nexcept ApprovalRejected:\n    print('rejected')";
     let exec = |mode: &str| {
         let out = Command::new(ipybox_bin())
-            .args(["exec", "--approve", mode, "--workspace"])
+            .args(["exec", "--approval", mode, "--workspace"])
             .arg(ws.path())
             .arg(code)
             .stdin(std::process::Stdio::null())
@@ -187,11 +187,34 @@ fn cli_register_then_exec_with_each_approval_mode() {
         )
     };
     assert_eq!(
-        exec("all").0,
+        exec("auto").0,
         "via cli\n",
         "a later exec on the workspace runs the registered server"
     );
-    assert_eq!(exec("none").0, "rejected\n");
+    assert_eq!(exec("reject").0, "rejected\n");
+    assert_eq!(exec("all").0, "via cli\n", "`all` still means `auto`");
+    assert_eq!(exec("none").0, "rejected\n", "`none` still means `reject`");
+    // A rules file decides first; the same words as `ipybox mcp --approval`.
+    let rules = ws.path().join("rules.json");
+    let with_rules = |decision: &str| {
+        std::fs::write(
+            &rules,
+            format!(r#"{{"version": 1, "rules": [{{"server": "fx", "tool": "echo", "decision": "{decision}"}}]}}"#),
+        )
+        .unwrap();
+        let out = Command::new(ipybox_bin())
+            .args(["exec", "--approval", "rules", "--rules"])
+            .arg(&rules)
+            .arg("--workspace")
+            .arg(ws.path())
+            .arg(code)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(with_rules("allow"), "via cli\n", "a rule allows the call");
+    assert_eq!(with_rules("reject"), "rejected\n", "a rule rejects it");
     let (stdout, stderr) = exec("ask");
     assert!(
         stderr.contains("Approve tool call fx.echo") && stderr.contains(FIXTURE),

@@ -173,6 +173,16 @@ pub trait ApprovalHandler: Send + Sync + std::fmt::Debug {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()>;
 }
 
+/// Rejects every call (`--approval reject`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RejectAll;
+
+impl ApprovalHandler for RejectAll {
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        Box::pin(async move { request.reject_with("tool calls are rejected (--approval reject)") })
+    }
+}
+
 /// Approves every call (the Python ipybox's MCP server behaviour; `--approval auto`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AutoApprove;
