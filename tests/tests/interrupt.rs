@@ -55,9 +55,23 @@ async fn interrupt_ends_the_cell_as_cancelled_and_keeps_state() {
     let s = running(&e, BUSY, "busy").await;
     let t = Instant::now();
     e.interrupt().await.unwrap();
-    let err = finish(s).await.expect_err("interrupted");
+    let mut s = s;
+    let mut shown = Vec::new();
+    let err = loop {
+        match s.next().await.expect("the stream ends with an error") {
+            Ok(Event::Output(o)) => shown.push(o),
+            Ok(_) => {}
+            Err(e) => break e,
+        }
+    };
     assert_eq!(err.code(), ErrorCode::Cancelled, "{err}");
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(
+        shown.iter().any(
+            |o| matches!(o, ipybox::Output::Error { ename, .. } if ename == "KeyboardInterrupt")
+        ),
+        "the KeyboardInterrupt traceback is streamed where the cell shows it: {shown:?}"
+    );
     let r = e.execute("print(kept + 1)", None).await.unwrap();
     assert_eq!(r.text.as_deref(), Some("42"), "the kernel kept its state");
     e.interrupt().await.unwrap();

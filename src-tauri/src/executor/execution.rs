@@ -262,6 +262,13 @@ async fn execute(
             while reply.is_none() || !idle {
                 match tokio::time::timeout_at(grace, events.recv()).await {
                     Ok(Some(KernelEvent::Output(c))) => {
+                        // What the code printed while stopping (the KeyboardInterrupt
+                        // traceback) is shown where it happened, like any output.
+                        if options.outputs
+                            && let Some(output) = Output::from_content(&c)
+                        {
+                            let _ = out.send(Ok(Event::Output(output)));
+                        }
                         collector.push(c);
                     }
                     Ok(Some(KernelEvent::Input { .. })) => {}

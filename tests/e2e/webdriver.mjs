@@ -1,0 +1,196 @@
+// A small W3C WebDriver client for tauri-driver (Node's fetch, no dependencies), and the
+// helpers the app's end-to-end tests share: launch the real app on a workspace, find and
+// wait for elements, press keys, take screenshots.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DRIVER = process.env.WEBDRIVER_URL ?? 'http://127.0.0.1:4444';
+const ELEMENT = 'element-6066-11e4-a52e-4f735466cecf';
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const APP = process.env.IPYBOX_APP ?? join(ROOT, 'target', 'debug', 'ipybox');
+export const SHOTS = process.env.IPYBOX_SHOTS ?? join(ROOT, 'target', 'e2e-shots');
+
+export const Keys = {
+  Enter: '\uE007',
+  Escape: '\uE00C',
+  Shift: '\uE008',
+  Control: '\uE009',
+  Alt: '\uE00A',
+  ArrowUp: '\uE013',
+  ArrowDown: '\uE015',
+  Backspace: '\uE003',
+};
+
+async function call(method, path, body) {
+  const response = await fetch(DRIVER + path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok || json.value?.error) {
+    throw new Error(`${method} ${path}: ${json.value?.error ?? response.status}: ${json.value?.message ?? ''}`);
+  }
+  return json.value;
+}
+
+/** A fresh workspace folder with `files` ({name: contents}) in it. */
+export function workspace(files = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'ipybox-e2e-'));
+  for (const [name, contents] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), typeof contents === 'string' ? contents : JSON.stringify(contents, null, 1));
+  }
+  return dir;
+}
+
+/** A notebook (nbformat 4.5) with code cells of these sources. */
+export function notebook(...sources) {
+  return {
+    cells: sources.map((source, i) => ({
+      cell_type: 'code', id: `cell-${i}`, metadata: {}, execution_count: null, outputs: [],
+      source,
+    })),
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+    nbformat: 4,
+    nbformat_minor: 5,
+  };
+}
+
+export class App {
+  constructor(session, args) {
+    this.session = session;
+    this.args = args;
+  }
+
+  /** Launch the real app with `args` (`['open', dir]`) and `env` (merged into ours). */
+  static async launch(args, { env = {} } = {}) {
+    // tauri-driver passes the environment it was started with; per-test variables go
+    // through a wrapper script, since the capability has no env field.
+    let application = APP;
+    if (Object.keys(env).length > 0) {
+      const wrapper = join(mkdtempSync(join(tmpdir(), 'ipybox-e2e-env-')), 'ipybox');
+      const exports = Object.entries(env).map(([k, v]) => `export ${k}='${String(v).replaceAll("'", "'\\''")}'`).join('\n');
+      writeFileSync(wrapper, `#!/bin/sh\n${exports}\nexec '${APP}' "$@"\n`, { mode: 0o755 });
+      application = wrapper;
+    }
+    const started = performance.now();
+    const value = await call('POST', '/session', {
+      capabilities: { alwaysMatch: { browserName: 'wry', 'tauri:options': { application, args } } },
+    });
+    const app = new App(value.sessionId, args);
+    app.launchedAt = started;
+    return app;
+  }
+
+  async quit() {
+    try {
+      await call('DELETE', `/session/${this.session}`);
+    } catch {
+      // already gone
+    }
+  }
+
+  s(path) {
+    return `/session/${this.session}${path}`;
+  }
+
+  async execute(script, ...args) {
+    return call('POST', this.s('/execute/sync'), { script, args });
+  }
+
+  async find(css) {
+    const found = await call('POST', this.s('/elements'), { using: 'css selector', value: css });
+    return found.map((e) => e[ELEMENT]);
+  }
+
+  /** Wait until `predicate()` (async) returns a truthy value; returns it. */
+  async until(what, predicate, timeoutMs = 20000) {
+    const deadline = Date.now() + timeoutMs;
+    let last;
+    while (Date.now() < deadline) {
+      try {
+        last = await predicate();
+        if (last) return last;
+      } catch (e) {
+        last = e;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+  }
+
+  /** Text of the first element matching `css`, or null. */
+  async text(css) {
+    return this.execute('const e = document.querySelector(arguments[0]); return e ? e.textContent : null;', css);
+  }
+
+  async click(css) {
+    const [el] = await this.until(`${css} to appear`, async () => {
+      const f = await this.find(css);
+      return f.length ? f : null;
+    });
+    await call('POST', this.s(`/element/${el}/click`), {});
+  }
+
+  /** Press keys on the focused element: `press(Keys.Shift, Keys.Enter)` holds each down in
+   *  order, then releases them. */
+  async press(...keys) {
+    const down = keys.map((value) => ({ type: 'keyDown', value }));
+    const up = [...keys].reverse().map((value) => ({ type: 'keyUp', value }));
+    await call('POST', this.s('/actions'), {
+      actions: [{ type: 'key', id: 'keyboard', actions: [...down, ...up] }],
+    });
+    await call('DELETE', this.s('/actions'));
+  }
+
+  /** Type text into the focused element. */
+  async type(text) {
+    const actions = [];
+    for (const ch of text) actions.push({ type: 'keyDown', value: ch }, { type: 'keyUp', value: ch });
+    await call('POST', this.s('/actions'), { actions: [{ type: 'key', id: 'keyboard', actions }] });
+  }
+
+  async screenshot(name) {
+    const png = await call('GET', this.s('/screenshot'));
+    mkdirSync(SHOTS, { recursive: true });
+    const path = join(SHOTS, `${name}.png`);
+    writeFileSync(path, Buffer.from(png, 'base64'));
+    return path;
+  }
+
+  /** Wait for the notebook UI to finish initializing. */
+  async ready() {
+    await this.until('the notebook to be ready', () => this.execute('return document.body.dataset.ready === "true";'));
+  }
+
+  async kernelStatus() {
+    return this.execute('const e = document.querySelector("#kernel-status"); return e ? e.dataset.status : null;');
+  }
+}
+
+/** The ipybox-managed Python (it has nbformat, from the kernel gateway's dependencies). */
+export function python(code, ...args) {
+  const home = process.env.IPYBOX_HOME ?? join(process.env.HOME, '.local', 'share', 'ipybox');
+  const out = spawnSync(join(home, 'venv', 'bin', 'python'), ['-c', code, ...args], { encoding: 'utf8' });
+  return { status: out.status, stdout: out.stdout, stderr: out.stderr };
+}
+
+/** Answer the native dialog titled `title` (a GTK window) with a key: Return takes the
+ *  first button (Approve, Restart, …), Escape the other. Returns the dialog's text-free
+ *  window id, or throws when no such dialog appears. */
+export function answerDialog(title, key = 'Return', timeoutSec = 15) {
+  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], { encoding: 'utf8' });
+  const id = found.stdout.trim().split('\n')[0];
+  if (!id) throw new Error(`no dialog titled ${title} appeared`);
+  const answered = spawnSync('xdotool', ['windowfocus', '--sync', id, 'key', key], { encoding: 'utf8' });
+  if (answered.status !== 0) throw new Error(`could not answer the dialog: ${answered.stderr}`);
+  // Without a window manager nothing gives the focus back: the app's window takes it again,
+  // as it would on a desktop, so keys reach the notebook.
+  spawnSync('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], { encoding: 'utf8' });
+  return id;
+}
