@@ -54,6 +54,21 @@ pub struct AppState {
     pub sandbox: bool,
     /// The kernel now.
     pub kernel: KernelStatus,
+    /// The provisioning step in progress, if the Python environment is being built.
+    pub provisioning: Option<Provisioning>,
+    /// Why the kernel could not start, if it could not.
+    pub startup_error: Option<DesktopError>,
+}
+
+/// A step of building the Python environment (first run), for the progress bar.
+#[derive(Debug, Clone, Serialize)]
+pub struct Provisioning {
+    /// This step, from 1.
+    pub step: u32,
+    /// How many steps there are.
+    pub steps: u32,
+    /// What happens now, in words.
+    pub message: String,
 }
 
 /// One event of an execution, sent over its channel.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tauri::{AppHandle, Emitter, Runtime};
 
-use super::dto::{AppState, DesktopError, KernelStatus};
+use super::dto::{AppState, DesktopError, KernelStatus, Provisioning};
 use crate::events::SessionEvent;
 use crate::executor::{CancelHandle, InputRequest};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
@@ -26,7 +26,15 @@ pub struct Launch {
 struct Session {
     executor: CodeExecutor,
     target: Target,
-    status: Arc<Mutex<KernelStatus>>,
+    status: Arc<Mutex<Status>>,
+}
+
+/// The kernel as last seen, kept for a window that loads after the events were sent.
+#[derive(Debug, Clone)]
+struct Status {
+    kernel: KernelStatus,
+    provisioning: Option<Provisioning>,
+    startup_error: Option<DesktopError>,
 }
 
 /// The app's managed state: cheap to share between commands.
@@ -102,7 +110,11 @@ impl Desktop {
             .working_dir(&target.workspace)
             .sandbox_options(self.launch.sandbox.clone())
             .build();
-        let status = Arc::new(Mutex::new(KernelStatus::Starting));
+        let status = Arc::new(Mutex::new(Status {
+            kernel: KernelStatus::Starting,
+            provisioning: None,
+            startup_error: None,
+        }));
         // Events first, so the window sees provisioning progress from the first step.
         let mut events = executor.subscribe();
         let started = executor.start_now();
@@ -121,8 +133,23 @@ impl Desktop {
                             SessionEvent::Stopped => Some(KernelStatus::Dead),
                             _ => None,
                         };
-                        if let Some(now) = now {
-                            *lock(&emit_status) = now;
+                        {
+                            let mut status = lock(&emit_status);
+                            if let Some(now) = now {
+                                status.kernel = now;
+                            }
+                            status.provisioning = match &event {
+                                SessionEvent::Provisioning {
+                                    step,
+                                    steps,
+                                    message,
+                                } => Some(Provisioning {
+                                    step: *step,
+                                    steps: *steps,
+                                    message: message.clone(),
+                                }),
+                                _ => None,
+                            };
                         }
                         let _ = emit_app.emit("session", &event);
                         if matches!(event, SessionEvent::Stopped) {
@@ -137,8 +164,13 @@ impl Desktop {
         let (fail_app, fail_status) = (app.clone(), status.clone());
         tauri::async_runtime::spawn(async move {
             if let Err(e) = started.await {
-                *lock(&fail_status) = KernelStatus::Dead;
                 let error = DesktopError::from(e);
+                {
+                    let mut status = lock(&fail_status);
+                    status.kernel = KernelStatus::Dead;
+                    status.provisioning = None;
+                    status.startup_error = Some(error.clone());
+                }
                 let _ = fail_app.emit(
                     "session",
                     serde_json::json!({
@@ -161,7 +193,7 @@ impl Desktop {
         let (target, status) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
-            (s.target.clone(), *lock(&s.status))
+            (s.target.clone(), lock(&s.status).clone())
         };
         Ok(AppState {
             workspace: target.workspace.display().to_string(),
@@ -177,7 +209,9 @@ impl Desktop {
                 .map(|p| p.display().to_string())
                 .collect(),
             sandbox: self.launch.sandbox.is_some(),
-            kernel: status,
+            kernel: status.kernel,
+            provisioning: status.provisioning,
+            startup_error: status.startup_error,
         })
     }
 

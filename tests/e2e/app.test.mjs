@@ -1,0 +1,137 @@
+// The real app under Xvfb: tool calls asked in a native dialog, input() in a cell, the
+// first-run progress bar, nothing left running after the window closes, and a notebook
+// that survives the app being killed while it saves. Run by tests/e2e/run.sh.
+import { test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, APP, Keys, ROOT, workspace, notebook, answerDialog } from './webdriver.mjs';
+
+const apps = [];
+afterEach(async (t) => {
+  while (apps.length) {
+    const app = apps.pop();
+    await app.screenshot(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)).catch(() => undefined);
+    await app.quit();
+  }
+});
+
+async function open(dir, file = 'test.ipynb', env = {}) {
+  const app = await App.launch(['open', join(dir, file)], { env });
+  apps.push(app);
+  await app.ready();
+  return app;
+}
+
+async function cell(app, i) {
+  return app.execute(
+    `const c = document.querySelectorAll('.cell')[arguments[0]];
+     return c ? { state: c.dataset.state, output: c.querySelector('.outputs')?.textContent ?? '' } : null;`,
+    i,
+  );
+}
+
+async function settled(app, i) {
+  return app.until(`cell ${i} to finish`, async () => {
+    const c = await cell(app, i);
+    return c && (c.state === 'done' || c.state === 'failed') ? c : null;
+  }, 60000);
+}
+
+const pids = (pattern) =>
+  new Set(spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean));
+
+test('a tool call from a cell asks the person in a native dialog: Approve runs it, Escape rejects it', async () => {
+  const call = [
+    'from mcptools.everything import echo',
+    'from mcptools._runtime import ApprovalRejected',
+    'try:',
+    '    print(echo.run(echo.Params(message="hi from a cell")))',
+    'except ApprovalRejected as e:',
+    '    print("rejected:", e)',
+  ].join('\n');
+  const dir = workspace({ 'test.ipynb': notebook(call, call) });
+  const server = join(ROOT, 'tests/servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  const reg = spawnSync(APP, ['register', 'everything', '--workspace', dir, '--params',
+    JSON.stringify({ command: 'node', args: [server, 'stdio'] })], { encoding: 'utf8' });
+  assert.equal(reg.status, 0, reg.stderr);
+  const app = await open(dir);
+  await app.press(Keys.Shift, Keys.Enter);
+  answerDialog('Approve tool call — everything.echo', 'Return');
+  const approved = await settled(app, 0);
+  assert.match(approved.output, /Echo: hi from a cell/, 'approved: the tool ran');
+  await app.press(Keys.Shift, Keys.Enter);
+  answerDialog('Approve tool call — everything.echo', 'Escape');
+  const rejected = await settled(app, 1);
+  assert.match(rejected.output, /rejected:/, 'rejected: the tool did not run and the code was told');
+  assert.doesNotMatch(rejected.output, /Echo:/);
+});
+
+test('input() asks inside the cell', async () => {
+  const dir = workspace({ 'test.ipynb': notebook('name = input("Your name: ")\nprint("hello", name)') });
+  const app = await open(dir);
+  await app.press(Keys.Shift, Keys.Enter);
+  await app.click('.cell input.stdin-input');
+  await app.type('Ada');
+  await app.press(Keys.Enter);
+  const done = await settled(app, 0);
+  assert.equal(done.state, 'done');
+  assert.match(done.output, /hello Ada/);
+});
+
+test('first run: the window shows a progress bar while the Python environment is built', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'ipybox-e2e-home-'));
+  const dir = workspace({ 'test.ipynb': notebook('print("provisioned")') });
+  const app = await App.launch(['open', join(dir, 'test.ipynb')], { env: { IPYBOX_HOME: home } });
+  apps.push(app);
+  const seen = await app.until('the progress bar', () => app.execute(
+    `const p = document.querySelector('#provisioning');
+     return p && !p.hidden ? p.textContent : null;`), 30000);
+  assert.match(seen, /Python/i, `the banner says what happens: ${seen}`);
+  await app.screenshot('first-run-progress');
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 300000);
+  assert.equal(await app.execute('return document.querySelector("#provisioning").hidden;'), true,
+    'the bar goes away when the kernel is ready');
+  await app.press(Keys.Shift, Keys.Enter);
+  assert.match((await settled(app, 0)).output, /provisioned/);
+});
+
+test('closing the window stops the kernel and the gateway', async () => {
+  const before = pids('kernel_gateway');
+  const dir = workspace({ 'test.ipynb': notebook('print(1)') });
+  const app = await open(dir);
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle');
+  const ours = [...pids('kernel_gateway')].filter((p) => !before.has(p));
+  assert.ok(ours.length >= 1, 'the app started a gateway');
+  await app.execute(`window.__TAURI_INTERNALS__.invoke('plugin:window|close', { label: 'main' }); return true;`).catch(() => undefined);
+  const deadline = Date.now() + 10000;
+  let left = ours;
+  while (Date.now() < deadline && left.length) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = pids('kernel_gateway');
+    left = ours.filter((p) => now.has(p));
+  }
+  assert.deepEqual(left, [], 'nothing outlives the app');
+});
+
+test('killing the app while it saves leaves the notebook whole', async () => {
+  // A large notebook (about 10 MB of outputs), so a save takes a while to write.
+  const big = notebook(...Array.from({ length: 20 }, (_, i) => `print(${i})`));
+  for (const c of big.cells) c.outputs = [{ output_type: 'stream', name: 'stdout', text: 'x'.repeat(500000) + '\n' }];
+  for (const delay of [5, 40, 150]) {
+    const dir = workspace({ 'test.ipynb': big });
+    const app = await open(dir);
+    await app.press('a'); // a new cell above: the notebook changed
+    await app.press(Keys.Control, 's');
+    await new Promise((r) => setTimeout(r, delay));
+    spawnSync('pkill', ['-KILL', '-f', `ipybox open ${dir}`]);
+    await apps.pop().quit();
+    const text = readFileSync(join(dir, 'test.ipynb'), 'utf8');
+    const saved = JSON.parse(text); // throws on a torn file
+    assert.ok(saved.cells.length === 20 || saved.cells.length === 21,
+      `either the old notebook or the new one (killed after ${delay} ms): ${saved.cells.length} cells`);
+  }
+});
