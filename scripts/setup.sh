@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up ipybox on a fresh Debian 12 (or Ubuntu) machine and runs it on a default workspace:
-# system packages, Rust (if missing), the ipybox binary in ~/.local/bin, the Python
-# environment for the kernels, the sandbox runtime (srt, with bubblewrap, socat, ripgrep and
-# a recent enough Node.js), then a first cell in ~/ipybox-workspace.
+# system packages (WebKitGTK for the desktop app), Rust (if missing), the app's web UI, the
+# ipybox binary in ~/.local/bin, the Python environment for the kernels, the sandbox runtime
+# (srt, with bubblewrap, socat, ripgrep and a recent enough Node.js), then a first notebook
+# in ~/ipybox-workspace: opened in the app when there is a display, run headless otherwise.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -16,6 +17,9 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq build-essential pkg-config curl ca-certificates python3 python3-venv python3-pip \
   bubblewrap socat ripgrep
+# The desktop app (Tauri on WebKitGTK).
+$SUDO apt-get install -y -qq --no-install-recommends libwebkit2gtk-4.1-dev libgtk-3-dev libxdo-dev libssl-dev \
+  libayatana-appindicator3-dev librsvg2-dev
 # npm installs srt (and, when the system's Node.js is older than srt needs, a Node.js for it).
 command -v npm >/dev/null || $SUDO apt-get install -y -qq nodejs npm
 
@@ -34,8 +38,11 @@ if ! command -v uv >/dev/null; then
   export PATH="$HOME/.local/bin:$PATH"
 fi
 
-echo "== build ipybox"
-cargo build --release --no-default-features -p ipybox
+echo "== build the app's web UI"
+( cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build )
+
+echo "== build ipybox (desktop app, command line and MCP server in one binary)"
+cargo build --release -p ipybox
 mkdir -p "$BIN_DIR"
 install -m 0755 target/release/ipybox "$BIN_DIR/ipybox"
 echo "   installed $BIN_DIR/ipybox"
@@ -43,7 +50,7 @@ echo "   installed $BIN_DIR/ipybox"
 echo "== Python environment for the kernels, sandbox runtime"
 "$BIN_DIR/ipybox" setup --sandbox
 
-echo "== first run in $WORKSPACE (sandboxed)"
+echo "== first notebook in $WORKSPACE"
 mkdir -p "$WORKSPACE"
 FIRST_CELL="$(cat <<'PY'
 import sys, platform
@@ -52,11 +59,40 @@ print(f"ipybox is ready: Python {platform.python_version()} in {sys.prefix}")
 plt.figure(figsize=(4, 2.5)); plt.bar(["a", "b", "c"], [3, 1, 2]); plt.title("hello from ipybox"); plt.show()
 PY
 )"
-if ! "$BIN_DIR/ipybox" exec --sandbox --workspace "$WORKSPACE" "$FIRST_CELL"; then
-  echo "!! the sandbox does not work on this system (see the message above); running unsandboxed"
-  "$BIN_DIR/ipybox" exec --workspace "$WORKSPACE" "$FIRST_CELL"
+NOTEBOOK="$WORKSPACE/welcome.ipynb"
+if [ ! -e "$NOTEBOOK" ]; then
+  FIRST_CELL="$FIRST_CELL" python3 - "$NOTEBOOK" <<'PY'
+import json, os, sys
+cell = os.environ["FIRST_CELL"]
+lines = cell.splitlines(keepends=True)
+nb = {
+    "cells": [
+        {"cell_type": "markdown", "id": "welcome", "metadata": {},
+         "source": ["# Welcome to ipybox\n", "\n", "Run the cell below with **Shift+Enter**. "
+                    "Tool calls your code makes to MCP servers ask you first."]},
+        {"cell_type": "code", "id": "first-plot", "metadata": {}, "execution_count": None,
+         "outputs": [], "source": lines},
+    ],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                 "language_info": {"name": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+with open(sys.argv[1], "w") as f:
+    json.dump(nb, f, indent=1)
+    f.write("\n")
+PY
 fi
 case ":$PATH:" in
   *":$BIN_DIR:"*) ;;
   *) echo "Add $BIN_DIR to your PATH to run ipybox from anywhere." ;;
 esac
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  echo "== opening the app on $NOTEBOOK"
+  exec "$BIN_DIR/ipybox" open "$NOTEBOOK"
+fi
+echo "== no display: running the first cell headless (sandboxed)"
+if ! "$BIN_DIR/ipybox" exec --sandbox --workspace "$WORKSPACE" "$FIRST_CELL"; then
+  echo "!! the sandbox does not work on this system (see the message above); running unsandboxed"
+  "$BIN_DIR/ipybox" exec --workspace "$WORKSPACE" "$FIRST_CELL"
+fi
+echo "On a machine with a display, open the app with: ipybox open $NOTEBOOK"

@@ -8,11 +8,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 features=(--workspace --no-default-features)
 
+echo "== ui: install, typecheck, build (the desktop build embeds ui/dist), unit tests"
+( cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test )
 echo "== cargo fmt --check"
 cargo fmt --all --check
-echo "== cargo clippy"
+echo "== cargo clippy (headless engine, then the desktop app)"
 cargo clippy "${features[@]}" --all-targets -- -D warnings
-echo "== cargo build"
+cargo clippy --workspace --all-features --all-targets -- -D warnings
+echo "== cargo build (headless engine and examples)"
 cargo build "${features[@]}" --all-targets
 echo "== ipybox setup (Python environment for the kernels, sandbox runtime)"
 target/debug/ipybox setup --sandbox
@@ -33,5 +36,12 @@ if [ "$(id -u)" = 0 ]; then
   echo "== the untrusted-workspace attacks again, as an unprivileged user"
   bash scripts/test-unprivileged.sh
 fi
+echo "== desktop: the window's unit tests"
+cargo test -p ipybox --lib desktop
+echo "== ui: the built UI in headless Chromium"
+( cd ui && npm run test:browser )
+echo "== desktop: build the app, then end-to-end tests of the real window under Xvfb"
+cargo build -p ipybox
+bash tests/e2e/run.sh
 echo "== MCP conformance suite against ipybox mcp --http"
 bash tests/conformance/run.sh target/debug/ipybox

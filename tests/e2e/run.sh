@@ -1,35 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end tests of the real desktop app: Xvfb, tauri-driver (WebKitWebDriver) and the
-# debug build of ipybox. Usage: tests/e2e/run.sh [test files...]
+# End-to-end tests of the real desktop app under Xvfb. Usage: tests/e2e/run.sh [test files...]
+# (NODE_TEST_ARGS="--test-name-pattern=..." picks tests.)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-
-app="${IPYBOX_APP:-$PWD/target/debug/ipybox}"
-[ -x "$app" ] || { echo "build the app first (cargo build -p ipybox)"; exit 1; }
-command -v tauri-driver >/dev/null || { echo "tauri-driver is missing: cargo install tauri-driver --locked"; exit 1; }
-command -v WebKitWebDriver >/dev/null || { echo "WebKitWebDriver is missing: apt-get install webkit2gtk-driver"; exit 1; }
-
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/e2e/*.test.mjs)
-mkdir -p target/e2e-shots
-
-# A display of our own, and a driver on it; both end with this script.
-display=":$(( 90 + RANDOM % 100 ))"
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp > target/e2e-xvfb.log 2>&1 &
-xvfb=$!
-tauri_driver=""
-cleanup() {
-  [ -z "$tauri_driver" ] || kill "$tauri_driver" 2>/dev/null || true
-  pkill -f WebKitWebDriver 2>/dev/null || true
-  kill "$xvfb" 2>/dev/null || true
-}
-trap cleanup EXIT
-export DISPLAY="$display"
-for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
-
-pkill -f WebKitWebDriver 2>/dev/null || true
-tauri-driver > target/e2e-tauri-driver.log 2>&1 &
-tauri_driver=$!
-for _ in $(seq 100); do curl -sf http://127.0.0.1:4444/status >/dev/null && break; sleep 0.1; done
-
-IPYBOX_APP="$app" node --test --test-concurrency=1 ${NODE_TEST_ARGS:-} "${files[@]}"
+# shellcheck disable=SC2086
+exec bash tests/e2e/with-driver.sh node --test --test-concurrency=1 ${NODE_TEST_ARGS:-} "${files[@]}"

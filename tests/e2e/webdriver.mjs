@@ -25,6 +25,20 @@ export const Keys = {
 };
 
 async function call(method, path, body) {
+  // Creating a session right after the last one closed can meet a driver still tearing
+  // WebKitWebDriver down; that request is safe to repeat.
+  const retries = method === 'POST' && path === '/session' ? 3 : 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await callOnce(method, path, body);
+    } catch (e) {
+      if (attempt >= retries || !(e instanceof TypeError)) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+async function callOnce(method, path, body) {
   const response = await fetch(DRIVER + path, {
     method,
     headers: { 'content-type': 'application/json' },
@@ -87,6 +101,16 @@ export class App {
   }
 
   async quit() {
+    // A notebook with unsaved changes asks before it closes (a native dialog nobody here
+    // answers): save it first.
+    try {
+      if (await this.execute('return document.body.dataset.dirty === "true";')) {
+        await this.press(Keys.Control, 's');
+        await this.until('the save before quitting', () => this.execute('return document.body.dataset.dirty !== "true";'), 10000);
+      }
+    } catch {
+      // the app is gone or cannot save; closing it is all that is left
+    }
     try {
       await call('DELETE', `/session/${this.session}`);
     } catch {

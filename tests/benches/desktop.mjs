@@ -1,0 +1,155 @@
+// The desktop app's figures, measured on the real app under Xvfb (release build advised):
+//   launch → window drawn and a cell editable; launch → first cell's result;
+//   warm `print(1)` from keypress to output painted (median of 20);
+//   100,000 printed lines: longest main-thread stall while streaming, time to final render;
+//   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots.
+// Run: bash scripts/bench-desktop.sh
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, workspace, notebook } from '../e2e/webdriver.mjs';
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const round = (x) => Math.round(x * 10) / 10;
+
+/** Launch on a notebook; time to editable and to the first cell's result. */
+async function launch() {
+  const dir = workspace({ 'bench.ipynb': notebook('print(1)') });
+  const t0 = performance.now();
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')]);
+  let editable;
+  for (;;) {
+    const ok = await app.execute('return document.body.dataset.ready === "true" && !!document.querySelector(".cell .cm-editor");');
+    if (ok) { editable = performance.now() - t0; break; }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await app.execute('window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", shiftKey: true, bubbles: true})); return true;');
+  let result;
+  for (;;) {
+    const state = await app.execute('return document.querySelector(".cell").dataset.state;');
+    if (state === 'done' || state === 'failed') { result = performance.now() - t0; break; }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return { app, editable, result };
+}
+
+/** In the page: select cell i, press Shift+Enter, resolve at the first frame painted after
+ *  its output appeared. */
+const KEYPRESS_TO_PAINT = `
+  const [i, done] = arguments;
+  const cell = document.querySelectorAll('.cell')[i];
+  cell.dispatchEvent(new MouseEvent('mousedown', {bubbles: true}));
+  window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+  const outputs = cell.querySelector('.outputs');
+  const t0 = performance.now();
+  const seen = () => outputs.textContent.includes('1');
+  const obs = new MutationObserver(() => {
+    if (!seen()) return;
+    obs.disconnect();
+    requestAnimationFrame(() => done(performance.now() - t0));
+  });
+  obs.observe(outputs, {childList: true, subtree: true, characterData: true});
+  window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
+`;
+
+async function executeAsync(app, script, ...args) {
+  const res = await fetch(`${process.env.WEBDRIVER_URL ?? 'http://127.0.0.1:4444'}/session/${app.session}/execute/async`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ script, args }),
+  });
+  const json = await res.json();
+  if (json.value?.error) throw new Error(json.value.message);
+  return json.value;
+}
+
+/** In the page: run 100k prints; the longest gap between frames while it streams (what a
+ *  keypress would wait), and the time until the last line is rendered. */
+const STREAM_100K = `
+  const done = arguments[0];
+  const cell = document.querySelectorAll('.cell')[1];
+  cell.dispatchEvent(new MouseEvent('mousedown', {bubbles: true}));
+  window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+  let last = performance.now(), worst = 0, running = true;
+  const tick = (t) => { worst = Math.max(worst, t - last); last = t; if (running) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+  const t0 = performance.now();
+  window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
+  const poll = () => {
+    const s = cell.dataset.state;
+    if (s === 'done' || s === 'failed') {
+      requestAnimationFrame(() => { running = false; done({ total: performance.now() - t0, worstFrameGap: worst, state: s, text: cell.querySelector('.outputs').textContent.slice(-20) }); });
+    } else setTimeout(poll, 5);
+  };
+  setTimeout(poll, 5);
+`;
+
+function pss(pid) {
+  try {
+    const m = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch { return 0; }
+}
+
+function children(pid) {
+  const out = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(d));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+function appMemory(dir) {
+  const found = spawnSync('pgrep', ['-f', `ipybox open ${dir}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
+  const app = found[0];
+  const webkit = children(app).filter((p) => /WebKit(Web|Network)Process/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8')));
+  return { app: pss(app), webkit: webkit.reduce((s, p) => s + pss(p), 0), processes: 1 + webkit.length };
+}
+
+const results = {};
+const launches = [];
+for (let i = 0; i < 5; i++) {
+  const { app, editable, result } = await launch();
+  launches.push({ editable, result });
+  if (i < 4) await app.quit();
+  else {
+    // Warm print(1): keypress to painted, in the page.
+    await app.execute('document.querySelector(".cell").dataset.state; return true;');
+    const warm = [];
+    for (let k = 0; k < 20; k++) warm.push(await executeAsync(app, KEYPRESS_TO_PAINT, 0));
+    results.warm_print_keypress_to_paint_ms = { median: round(median(warm)), min: round(Math.min(...warm)), max: round(Math.max(...warm)) };
+    await app.quit();
+  }
+}
+results.launch_to_editable_ms = { median: round(median(launches.map((l) => l.editable))), all: launches.map((l) => round(l.editable)) };
+results.launch_to_first_result_ms = { median: round(median(launches.map((l) => l.result))), all: launches.map((l) => round(l.result)) };
+
+{
+  const dir = workspace({ 'bench.ipynb': notebook('print(1)', 'for i in range(100000):\n    print(i)') });
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')]);
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const r = await executeAsync(app, STREAM_100K);
+  results.stream_100k_lines = { total_ms: round(r.total), worst_frame_gap_ms: round(r.worstFrameGap), state: r.state, tail: r.text.trim() };
+  await app.quit();
+}
+
+{
+  const plot = 'import matplotlib.pyplot as plt\nplt.plot(range(10)); plt.show()';
+  const sources = Array.from({ length: 50 }, (_, i) => (i % 5 === 0 ? plot : `x${i} = ${i}\nprint(x${i})`));
+  const dir = workspace({ 'bench.ipynb': notebook(...sources) });
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')]);
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  await app.click('#run-all');
+  await app.until('all 50 cells', () => app.execute(`return [...document.querySelectorAll('.cell')].filter((c) => c.dataset.state === 'done').length >= 50;`), 120000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const m = appMemory(dir);
+  results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), processes: m.processes };
+  await app.quit();
+}
+
+console.log(JSON.stringify(results, null, 2));

@@ -1,0 +1,309 @@
+/**
+ * The backend contract: every Tauri command, event and window/dialog call the UI makes.
+ * This is the only module that calls `invoke`; everything else imports typed functions from here.
+ */
+import { Channel, invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import { getCurrentWindow } from '@tauri-apps/api/window';
+import { ask, message } from '@tauri-apps/plugin-dialog';
+import { assertNever } from './util/assert';
+import type { JsonObject, JsonValue } from './util/json';
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+export type ErrorCode =
+  | 'CodeExecutionError'
+  | 'Timeout'
+  | 'KernelDied'
+  | 'Cancelled'
+  | 'GatewayError'
+  | 'KernelStartFailed'
+  | 'PythonEnvError'
+  | 'ImageError'
+  | 'NotRunning'
+  | 'McpError'
+  | 'InvalidConfig'
+  | 'SandboxUnavailable'
+  | 'IoError';
+
+export interface BackendError {
+  code: ErrorCode;
+  message: string;
+}
+
+export type KernelStatus = 'starting' | 'idle' | 'busy' | 'dead';
+
+export interface AppState {
+  workspace: string;
+  workspaceName: string;
+  notebookPath: string;
+  /** File contents, null when the file does not exist yet. */
+  notebook: string | null;
+  /** Recent workspaces, newest first. */
+  recent: string[];
+  sandbox: boolean;
+  kernel: KernelStatus;
+  /**
+   * Proposed, optional: session events sent before the UI listened are lost, so the state may
+   * carry the provisioning step in progress and a start-up failure that already happened.
+   */
+  provisioning?: { step: number; steps: number; message: string } | null;
+  startupError?: BackendError | null;
+}
+
+/** MIME type → string (or string[] in files) or JSON for JSON types. */
+export type WireMimeBundle = { [mime: string]: JsonValue };
+
+/** Jupyter iopub output shapes, tagged by `type`. */
+export type IopubOutput =
+  | { type: 'stream'; name: 'stdout' | 'stderr'; text: string }
+  | { type: 'display_data'; data: WireMimeBundle; metadata: JsonObject; display_id?: string | null }
+  | { type: 'execute_result'; execution_count: number | null; data: WireMimeBundle; metadata: JsonObject }
+  | { type: 'update_display_data'; display_id: string; data: WireMimeBundle; metadata: JsonObject }
+  | { type: 'clear_output'; wait: boolean }
+  | { type: 'error'; ename: string; evalue: string; traceback: string[] };
+
+export type ExecEvent =
+  | { type: 'started'; executionCount: number | null }
+  | { type: 'outputs'; outputs: IopubOutput[] }
+  | { type: 'input'; id: number; prompt: string; password: boolean }
+  | { type: 'finished' }
+  | { type: 'failed'; error: BackendError };
+
+export type SessionEvent =
+  | { type: 'started' }
+  | { type: 'stopped' }
+  | { type: 'kernel_busy'; execution_id: string }
+  | { type: 'kernel_idle' }
+  | { type: 'kernel_replaced'; reason: string }
+  | { type: 'provisioning'; step: number; steps: number; message: string }
+  | { type: 'startup_failed'; code: ErrorCode; message: string }
+  // Belong to a later panel; received and ignored for now.
+  | { type: 'approval_requested' }
+  | { type: 'approval_decided' }
+  | { type: 'approval_withdrawn' }
+  | { type: 'tool_call' }
+  | { type: 'mcp_server_started' }
+  | { type: 'mcp_server_exited' };
+
+const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
+  'started',
+  'stopped',
+  'kernel_busy',
+  'kernel_idle',
+  'kernel_replaced',
+  'provisioning',
+  'startup_failed',
+  'approval_requested',
+  'approval_decided',
+  'approval_withdrawn',
+  'tool_call',
+  'mcp_server_started',
+  'mcp_server_exited',
+]);
+
+const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'CodeExecutionError',
+  'Timeout',
+  'KernelDied',
+  'Cancelled',
+  'GatewayError',
+  'KernelStartFailed',
+  'PythonEnvError',
+  'ImageError',
+  'NotRunning',
+  'McpError',
+  'InvalidConfig',
+  'SandboxUnavailable',
+  'IoError',
+]);
+
+function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && ERROR_CODES.has(value);
+}
+
+export function isSessionEvent(value: unknown): value is SessionEvent {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'type' in value &&
+    typeof value.type === 'string' &&
+    SESSION_EVENT_TYPES.has(value.type)
+  );
+}
+
+/** Any rejection of a command, as a BackendError (unknown shapes become IoError with their text). */
+export function toBackendError(err: unknown): BackendError {
+  if (typeof err === 'object' && err !== null && 'code' in err && 'message' in err) {
+    const message = typeof err.message === 'string' ? err.message : String(err.message);
+    if (isErrorCode(err.code)) return { code: err.code, message };
+    return { code: 'IoError', message };
+  }
+  if (err instanceof Error) return { code: 'IoError', message: err.message };
+  return { code: 'IoError', message: String(err) };
+}
+
+/** A backend error in words, for the place it happened. */
+export function describeError(err: BackendError): string {
+  const detail = err.message.trim();
+  const prefix = ((): string => {
+    switch (err.code) {
+      case 'CodeExecutionError':
+        return 'The code raised an exception.';
+      case 'Timeout':
+        return 'The execution timed out and was interrupted.';
+      case 'KernelDied':
+        return 'The kernel died while running this cell. Its state is lost; it is being restarted.';
+      case 'Cancelled':
+        return 'Cancelled.';
+      case 'GatewayError':
+        return 'The kernel gateway reported an error.';
+      case 'KernelStartFailed':
+        return 'The kernel could not be started.';
+      case 'PythonEnvError':
+        return 'The Python environment has a problem.';
+      case 'ImageError':
+        return 'An image could not be processed.';
+      case 'NotRunning':
+        return 'The kernel is not running.';
+      case 'McpError':
+        return 'An MCP server reported an error.';
+      case 'InvalidConfig':
+        return 'The configuration is invalid.';
+      case 'SandboxUnavailable':
+        return 'The sandbox is not available on this machine.';
+      case 'IoError':
+        return 'A file or system operation failed.';
+      default:
+        return assertNever(err.code, 'error code');
+    }
+  })();
+  return detail ? `${prefix} ${detail}` : prefix;
+}
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (err) {
+    throw toBackendError(err);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+export function appState(): Promise<AppState> {
+  return call<AppState>('app_state');
+}
+
+/** Queue code in the kernel; resolves with the execution id at once, events arrive on `onEvent`. */
+export function execute(code: string, onEvent: (event: ExecEvent) => void): Promise<string> {
+  const channel = new Channel<ExecEvent>(onEvent);
+  return call<string>('execute', { code, onEvent: channel });
+}
+
+/** Resolves whether there was such an execution to cancel. */
+export function cancelExecution(id: string): Promise<boolean> {
+  return call<boolean>('cancel_execution', { id });
+}
+
+/** Resolves whether the request was still waiting. */
+export function replyInput(id: number, value: string): Promise<boolean> {
+  return call<boolean>('reply_input', { id, value });
+}
+
+export function interrupt(): Promise<void> {
+  return call<void>('interrupt');
+}
+
+export function restartKernel(): Promise<void> {
+  return call<void>('restart_kernel');
+}
+
+export function saveNotebook(path: string, content: string): Promise<void> {
+  return call<void>('save_notebook', { path, content });
+}
+
+export function readNotebook(path: string): Promise<string> {
+  return call<string>('read_notebook', { path });
+}
+
+/** Native folder picker; null when cancelled. */
+export function chooseWorkspace(): Promise<AppState | null> {
+  return call<AppState | null>('choose_workspace');
+}
+
+export function openWorkspace(path: string): Promise<AppState> {
+  return call<AppState>('open_workspace', { path });
+}
+
+export function listNotebooks(): Promise<string[]> {
+  return call<string[]>('list_notebooks');
+}
+
+export function openNotebook(path: string): Promise<AppState> {
+  return call<AppState>('open_notebook', { path });
+}
+
+/** pip's output. */
+export function installPackage(spec: string): Promise<string> {
+  return call<string>('install_package', { spec });
+}
+
+export function setTitle(title: string): Promise<void> {
+  return call<void>('set_title', { title });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events, window and dialogs
+
+/** Session events; unknown event types are dropped here so the rest never sees them. */
+export function onSessionEvent(handler: (event: SessionEvent) => void): Promise<UnlistenFn> {
+  return listen<unknown>('session', (event) => {
+    if (isSessionEvent(event.payload)) handler(event.payload);
+  });
+}
+
+export type CloseDecision = 'save' | 'discard' | 'cancel';
+
+/**
+ * Intercept closing the window. `decide` runs when the user closes it; the window closes only if
+ * it resolves true.
+ */
+export async function onCloseRequested(decide: () => Promise<boolean>): Promise<UnlistenFn> {
+  const win = getCurrentWindow();
+  return win.onCloseRequested(async (event) => {
+    event.preventDefault();
+    let close = false;
+    try {
+      close = await decide();
+    } catch {
+      close = false;
+    }
+    if (close) await win.destroy();
+  });
+}
+
+/** Ask what to do with unsaved changes before closing. */
+export async function askUnsavedChanges(name: string): Promise<CloseDecision> {
+  const buttons = { yes: 'Save and close', no: 'Close without saving', cancel: 'Cancel' };
+  const answer = await message(`“${name}” has unsaved changes.`, {
+    title: 'Unsaved changes',
+    kind: 'warning',
+    buttons,
+  });
+  if (answer === buttons.yes || answer === 'Yes') return 'save';
+  if (answer === buttons.no || answer === 'No') return 'discard';
+  return 'cancel';
+}
+
+/** A yes/no question in a native dialog. */
+export function confirmDialog(text: string, title: string, okLabel: string): Promise<boolean> {
+  return ask(text, { title, kind: 'warning', okLabel, cancelLabel: 'Cancel' });
+}
+
+/** True inside the Tauri webview (or with its IPC mocked). */
+export function hasBackend(): boolean {
+  return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+}

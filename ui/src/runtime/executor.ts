@@ -1,0 +1,312 @@
+/**
+ * Runs cells: sends code to the kernel in order, applies the execution events of each run to
+ * its cell (once per frame), tracks queued/running/done/failed, and stops a "run all" at the
+ * first failure as JupyterLab does (cells queued after a failed one are cancelled).
+ */
+import * as ipc from '../ipc';
+import type { ExecEvent } from '../ipc';
+import { assertNever } from '../util/assert';
+import { frames, type FrameScheduler } from '../util/frame';
+import type { Cell, RunState } from '../model/cell';
+import type { Notebook } from '../model/notebook';
+
+export interface ExecBackend {
+  execute(code: string, onEvent: (event: ExecEvent) => void): Promise<string>;
+  cancelExecution(id: string): Promise<unknown>;
+  replyInput(id: number, value: string): Promise<unknown>;
+}
+
+const ipcBackend: ExecBackend = {
+  execute: ipc.execute,
+  cancelExecution: ipc.cancelExecution,
+  replyInput: ipc.replyInput,
+};
+
+interface Execution {
+  seq: number;
+  cell: Cell;
+  code: string;
+  id: string | null;
+  /** Handed to the backend (the next one is sent when this one settles). */
+  sent: boolean;
+  started: boolean;
+  /** Finished, failed or cancelled, as far as the run queue is concerned. */
+  settled: boolean;
+  /** Its outcome was applied to the cell. */
+  done: boolean;
+  cancelRequested: boolean;
+  /** Cancelled because an earlier cell failed. */
+  cascaded: boolean;
+  /** The cell's state before it was queued (restored when it never runs). */
+  previous: RunState;
+}
+
+/**
+ * Executions are handed to the backend one at a time, the next when the previous one settled.
+ * The backend could queue them itself, but then a cell queued after a failing one may already
+ * have started before the failure reaches the UI; sending one at a time makes "stop at the
+ * first failure" exact and cancelling a queued cell free. The cost is one IPC round trip
+ * between cells.
+ */
+export class Executor {
+  private pending: Execution[] = [];
+  private seq = 0;
+  private inFlight: Execution | null = null;
+  private settledIds = new Set<string>();
+  private listeners = new Set<() => void>();
+
+  constructor(
+    private readonly notebook: Notebook,
+    private readonly backend: ExecBackend = ipcBackend,
+    private readonly scheduler: FrameScheduler = frames,
+  ) {}
+
+  /** Called whenever the set of pending executions changes. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const l of [...this.listeners]) l();
+  }
+
+  get pendingCount(): number {
+    return this.pending.length;
+  }
+
+  isPending(cell: Cell): boolean {
+    return this.pending.some((e) => e.cell === cell);
+  }
+
+  /** Run cells in order. Markdown cells are rendered; empty code cells are cleared, as JupyterLab does. */
+  run(cells: readonly Cell[]): void {
+    for (const cell of cells) {
+      switch (cell.type) {
+        case 'markdown':
+          cell.setRendered(true);
+          break;
+        case 'raw':
+          break;
+        case 'code':
+          if (!cell.source.trim()) {
+            cell.clearOutputs();
+            cell.setExecutionCount(null);
+            cell.setNotice(null);
+            if (!this.isPending(cell)) cell.setRunState('idle');
+          } else {
+            this.submit(cell);
+          }
+          break;
+        default:
+          assertNever(cell.type, 'cell type');
+      }
+    }
+    this.pump();
+  }
+
+  private submit(cell: Cell): void {
+    // A queued (not yet sent) run of the same cell is replaced by this one.
+    for (const old of this.pending) {
+      if (old.cell === cell && !old.sent && !old.cancelRequested) {
+        old.cancelRequested = true;
+        this.settle(old);
+        this.finishCancelled(old);
+      }
+    }
+    const exec: Execution = {
+      seq: ++this.seq,
+      cell,
+      code: cell.source,
+      id: null,
+      sent: false,
+      started: false,
+      settled: false,
+      done: false,
+      cancelRequested: false,
+      cascaded: false,
+      previous: cell.runState === 'queued' || cell.runState === 'running' ? 'idle' : cell.runState,
+    };
+    this.pending.push(exec);
+    cell.setNotice(null);
+    cell.setPendingClear('run');
+    this.refreshState(cell);
+    this.changed();
+  }
+
+  /** Send the next queued execution when none is in flight. */
+  private pump(): void {
+    while (this.inFlight === null) {
+      const next = this.pending.find((e) => !e.sent && !e.settled);
+      if (!next) return;
+      next.sent = true;
+      if (next.cancelRequested) {
+        this.settle(next);
+        this.scheduler.enqueue(() => this.finishCancelled(next));
+        continue;
+      }
+      this.inFlight = next;
+      this.backend
+        .execute(next.code, (event) => this.receive(next, event))
+        .then((id) => {
+          next.id = id;
+          if (next.settled) this.settledIds.add(id);
+          if (next.cancelRequested && !next.settled) void this.sendCancel(next);
+        })
+        .catch((err: unknown) => {
+          const error = ipc.toBackendError(err);
+          this.receive(next, { type: 'failed', error });
+        });
+    }
+  }
+
+  /** An event from the channel: bookkeeping of the run queue now, the cell at the next frame. */
+  private receive(exec: Execution, event: ExecEvent): void {
+    if (exec.done) return;
+    if (event.type === 'started') exec.started = true;
+    if (event.type === 'finished' || event.type === 'failed') {
+      if (exec.settled) return;
+      this.settle(exec);
+      if (event.type === 'failed' && (exec.started || event.error.code !== 'Cancelled')) {
+        // Like the kernel's stop_on_error: what was queued after a failed cell does not run.
+        for (const later of this.pending) {
+          if (later.seq > exec.seq && !later.settled) {
+            later.cancelRequested = true;
+            later.cascaded = true;
+            if (!later.sent) {
+              later.sent = true;
+              this.settle(later);
+              this.scheduler.enqueue(() => this.finishCancelled(later));
+            }
+          }
+        }
+      }
+      this.pump();
+    }
+    this.scheduler.enqueue(() => this.handle(exec, event));
+  }
+
+  private settle(exec: Execution): void {
+    exec.settled = true;
+    if (exec.id !== null) {
+      this.settledIds.add(exec.id);
+      if (this.settledIds.size > 1000) this.settledIds.delete(this.settledIds.values().next().value ?? '');
+    }
+    if (this.inFlight === exec) this.inFlight = null;
+  }
+
+  /** This execution (by backend id) already ended here: a late kernel_busy for it is stale. */
+  hasSettled(id: string): boolean {
+    return this.settledIds.has(id);
+  }
+
+  private handle(exec: Execution, event: ExecEvent): void {
+    if (exec.done) return;
+    const cell = exec.cell;
+    switch (event.type) {
+      case 'started':
+        if (event.executionCount !== null) cell.setExecutionCount(event.executionCount);
+        this.refreshState(cell);
+        return;
+      case 'outputs':
+        for (const output of event.outputs) {
+          if (output.type === 'update_display_data') this.notebook.updateDisplay(output.display_id, output.data, output.metadata);
+          else cell.applyOutput(output);
+        }
+        return;
+      case 'input':
+        cell.setInputRequest({ id: event.id, prompt: event.prompt, password: event.password });
+        return;
+      case 'finished':
+        this.complete(exec, 'done');
+        return;
+      case 'failed':
+        if (event.error.code === 'Cancelled' && !exec.started) {
+          this.finishCancelled(exec);
+          return;
+        }
+        this.complete(exec, 'failed');
+        if (event.error.code !== 'CodeExecutionError') cell.setNotice({ kind: 'error', text: ipc.describeError(event.error) });
+        return;
+      default:
+        assertNever(event, 'execution event');
+    }
+  }
+
+  private complete(exec: Execution, result: 'done' | 'failed'): void {
+    exec.done = true;
+    const cell = exec.cell;
+    this.pending = this.pending.filter((e) => e !== exec);
+    if (cell.inputRequest) cell.setInputRequest(null);
+    if (!this.isPending(cell)) cell.settlePendingClear();
+    cell.setRunState(this.derivedState(cell, result));
+    this.changed();
+  }
+
+  private finishCancelled(exec: Execution): void {
+    if (exec.done) return;
+    exec.done = true;
+    const cell = exec.cell;
+    this.pending = this.pending.filter((e) => e !== exec);
+    if (cell.inputRequest && !this.isPending(cell)) cell.setInputRequest(null);
+    if (!this.isPending(cell)) cell.cancelPendingClear();
+    if (exec.cascaded) cell.setNotice({ kind: 'info', text: 'Not run: an earlier cell failed.' });
+    cell.setRunState(this.derivedState(cell, exec.previous));
+    this.changed();
+  }
+
+  private async sendCancel(exec: Execution): Promise<void> {
+    if (exec.id === null) return;
+    try {
+      await this.backend.cancelExecution(exec.id);
+    } catch {
+      // Already finished: its own events tell.
+    }
+  }
+
+  /** End every queued or running execution (the kernel was restarted or replaced). */
+  cancelAll(reason: string | null): void {
+    for (const exec of [...this.pending]) {
+      exec.cancelRequested = true;
+      if (exec.sent && !exec.settled && exec.id !== null) void this.sendCancel(exec);
+      const wasStarted = exec.started;
+      this.settle(exec);
+      exec.sent = true;
+      this.scheduler.enqueue(() => {
+        if (exec.done) return;
+        if (wasStarted) {
+          this.complete(exec, 'failed');
+          if (reason) exec.cell.setNotice({ kind: 'error', text: reason });
+        } else {
+          this.finishCancelled(exec);
+          if (reason) exec.cell.setNotice({ kind: 'info', text: reason });
+        }
+      });
+    }
+    this.inFlight = null;
+  }
+
+  /** Answer an input() request of a cell. The prompt and answer are echoed like a terminal. */
+  async replyInput(cell: Cell, value: string): Promise<void> {
+    const request = cell.inputRequest;
+    if (!request) return;
+    cell.setInputRequest(null);
+    cell.appendStdout(`${request.prompt}${request.password ? '········' : value}\n`);
+    try {
+      await this.backend.replyInput(request.id, value);
+    } catch (err) {
+      cell.setNotice({ kind: 'error', text: ipc.describeError(ipc.toBackendError(err)) });
+    }
+  }
+
+  private derivedState(cell: Cell, fallback: RunState): RunState {
+    const mine = this.pending.filter((e) => e.cell === cell);
+    if (mine.some((e) => e.started)) return 'running';
+    if (mine.length > 0) return 'queued';
+    return fallback;
+  }
+
+  private refreshState(cell: Cell): void {
+    cell.setRunState(this.derivedState(cell, cell.runState));
+  }
+}

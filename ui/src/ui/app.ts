@@ -1,0 +1,930 @@
+/**
+ * The application shell and controller: header toolbar, left side list (notebooks, packages),
+ * the notebook in the middle, an (empty, hidden) right panel slot, a status bar; keyboard map,
+ * commands, session events, saving and closing.
+ */
+import * as ipc from '../ipc';
+import type { AppState, KernelStatus, SessionEvent } from '../ipc';
+import { assertNever } from '../util/assert';
+import { frames } from '../util/frame';
+import { Cell, type CellType } from '../model/cell';
+import { NotebookEditor, type Mode } from '../model/commands';
+import { emptyNotebook, parseNotebook } from '../model/ipynb';
+import type { Notebook } from '../model/notebook';
+import { baseName } from '../model/text';
+import { KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
+import { Executor } from '../runtime/executor';
+import type { CellView, CellViewHost } from './cellView';
+import { h, isTextField } from './dom';
+import { icon, type IconName } from './icons';
+import { MenuButton } from './menu';
+import { NotebookView } from './notebookView';
+import { SaveController, type SaveStatus } from './saver';
+
+const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
+
+interface ToolButtonSpec {
+  id: string;
+  icon: IconName;
+  label: string;
+  command?: CommandId;
+  text?: string;
+  onClick(): void;
+}
+
+export class App implements CellViewHost {
+  private state: AppState | null = null;
+  private notebook: Notebook;
+  private editor: NotebookEditor;
+  private view: NotebookView;
+  private executor: Executor;
+  private readonly saver = new SaveController();
+  private readonly keys = new KeySequenceResolver();
+  private kernelBase: KernelStatus = 'starting';
+  private offExecutor: () => void = () => {};
+  private offNotebook: () => void = () => {};
+  private messageTimer: ReturnType<typeof setTimeout> | null = null;
+  private notebooks: string[] = [];
+  private installing = false;
+
+  // DOM
+  private readonly scroller: HTMLElement;
+  private readonly kernelEl: HTMLElement;
+  private readonly kernelText: HTMLElement;
+  private readonly saveStatusEl: HTMLElement;
+  private readonly provisioningEl: HTMLElement;
+  private readonly provisioningText: HTMLElement;
+  private readonly provisioningBar: HTMLProgressElement;
+  private readonly startupErrorEl: HTMLElement;
+  private readonly startupErrorText: HTMLElement;
+  private readonly notebookBanner: HTMLElement;
+  private readonly workspaceLabel: HTMLElement;
+  private readonly notebookLabel: HTMLElement;
+  private readonly notebookList: HTMLElement;
+  private readonly recentMenu: MenuButton;
+  private readonly runMenu: MenuButton;
+  private readonly cellTypeSelect: HTMLSelectElement;
+  private readonly modeEl: HTMLElement;
+  private readonly pathEl: HTMLElement;
+  private readonly sandboxEl: HTMLElement;
+  private readonly messageEl: HTMLElement;
+  private readonly packageInput: HTMLInputElement;
+  private readonly installButton: HTMLButtonElement;
+  private readonly installOutput: HTMLElement;
+  private readonly installStatus: HTMLElement;
+  private readonly sidebar: HTMLElement;
+  private readonly buttons = new Map<string, HTMLButtonElement>();
+
+  constructor(root: HTMLElement) {
+    this.notebook = emptyNotebook();
+    this.editor = new NotebookEditor(this.notebook);
+    this.executor = new Executor(this.notebook);
+    this.view = new NotebookView(this.editor, this);
+
+    // ---- header toolbar
+    const btn = (spec: ToolButtonSpec): HTMLButtonElement => {
+      const shortcut = spec.command ? shortcutFor(spec.command, isMac) : null;
+      const b = h('button', {
+        id: spec.id,
+        class: spec.text ? 'tool tool-text' : 'tool',
+        type: 'button',
+        'aria-label': spec.label,
+        title: shortcut ? `${spec.label} (${shortcut})` : spec.label,
+      });
+      b.appendChild(icon(spec.icon));
+      if (spec.text) b.appendChild(h('span', { text: spec.text }));
+      // As in JupyterLab, a click on a toolbar button leaves the keyboard focus in the notebook.
+      b.addEventListener('mousedown', (e) => e.preventDefault());
+      b.addEventListener('click', () => spec.onClick());
+      this.buttons.set(spec.id, b);
+      return b;
+    };
+    const group = (...children: Node[]): HTMLElement => h('div', { class: 'tool-group', role: 'group' }, ...children);
+
+    this.workspaceLabel = h('span', { class: 'workspace-name', text: '' });
+    const openFolder = btn({ id: 'open-folder', icon: 'folder', label: 'Open folder', text: 'Open folder', onClick: () => void this.chooseWorkspace() });
+    const recentButton = h('button', { id: 'recent-workspaces', class: 'tool tool-narrow', type: 'button', 'aria-label': 'Recent workspaces', title: 'Recent workspaces' }, icon('chevron'));
+    this.recentMenu = new MenuButton(recentButton, 'Recent workspaces', 'No recent workspaces');
+    const runMenuButton = h('button', { id: 'run-menu', class: 'tool tool-narrow', type: 'button', 'aria-label': 'More run commands', title: 'More run commands' }, icon('chevron'));
+    this.runMenu = new MenuButton(runMenuButton, 'Run');
+    this.runMenu.setItems([
+      { id: 'run-above', label: 'Run all above selected cell', action: () => this.afterMenu(() => this.runAbove()) },
+      { id: 'run-below', label: 'Run selected cell and all below', action: () => this.afterMenu(() => this.runBelow()) },
+      { id: 'run-all-menu', label: 'Run all cells', action: () => this.afterMenu(() => this.dispatch('run-all')) },
+      { id: 'clear-selected-outputs', label: 'Clear outputs of selected cells', action: () => this.afterMenu(() => this.clearSelectedOutputs()) },
+      { id: 'clear-all-outputs', label: 'Clear all outputs', action: () => this.afterMenu(() => this.clearAllOutputs()) },
+    ]);
+
+    this.cellTypeSelect = h('select', { id: 'cell-type', class: 'cell-type-select', 'aria-label': 'Cell type' });
+    for (const [value, label] of [['code', 'Code'], ['markdown', 'Markdown'], ['raw', 'Raw']] as const) {
+      this.cellTypeSelect.appendChild(h('option', { value, text: label }));
+    }
+    this.cellTypeSelect.addEventListener('change', () => {
+      const v = this.cellTypeSelect.value;
+      if (v === 'code' || v === 'markdown' || v === 'raw') this.changeType(v);
+      this.focusActiveCell();
+    });
+
+    this.kernelText = h('span', { class: 'kernel-text', text: 'Starting' });
+    this.kernelEl = h('div', { id: 'kernel-status', class: 'kernel-status', role: 'status', 'aria-live': 'polite', 'aria-label': 'Kernel starting' }, h('span', { class: 'kernel-dot', 'aria-hidden': 'true' }), this.kernelText);
+    this.kernelEl.dataset.status = 'starting';
+    this.saveStatusEl = h('div', { id: 'save-status', class: 'save-status', role: 'status', 'aria-live': 'polite' });
+    const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
+    sidebarToggle.setAttribute('aria-controls', 'sidebar');
+    sidebarToggle.setAttribute('aria-expanded', 'true');
+
+    const header = h(
+      'header',
+      { class: 'toolbar', role: 'toolbar', 'aria-label': 'Notebook toolbar' },
+      group(sidebarToggle, h('span', { class: 'brand', text: 'ipybox' })),
+      group(openFolder, this.recentMenu.element),
+      group(btn({ id: 'save', icon: 'save', label: 'Save notebook', command: 'save', onClick: () => void this.save() })),
+      group(
+        btn({ id: 'add-cell', icon: 'plus', label: 'Insert a cell below', command: 'insert-below', onClick: () => this.dispatch('insert-below') }),
+        btn({ id: 'delete-cell', icon: 'trash', label: 'Delete selected cells', command: 'delete-cells', onClick: () => this.dispatch('delete-cells') }),
+        btn({ id: 'move-up', icon: 'up', label: 'Move selected cells up', command: 'move-up', onClick: () => this.dispatch('move-up') }),
+        btn({ id: 'move-down', icon: 'down', label: 'Move selected cells down', command: 'move-down', onClick: () => this.dispatch('move-down') }),
+      ),
+      group(
+        btn({ id: 'run-cell', icon: 'run', label: 'Run selected cells and advance', command: 'run-and-advance', onClick: () => this.dispatch('run-and-advance') }),
+        btn({ id: 'run-all', icon: 'runAll', label: 'Run all cells', onClick: () => this.dispatch('run-all') }),
+        this.runMenu.element,
+        btn({ id: 'interrupt', icon: 'stop', label: 'Interrupt the kernel', command: 'interrupt', onClick: () => this.dispatch('interrupt') }),
+        btn({ id: 'restart', icon: 'restart', label: 'Restart the kernel', command: 'restart', onClick: () => this.dispatch('restart') }),
+        btn({ id: 'clear-outputs', icon: 'clear', label: 'Clear all outputs', onClick: () => this.dispatch('clear-outputs') }),
+      ),
+      group(this.cellTypeSelect),
+      h('div', { class: 'toolbar-spacer' }),
+      this.saveStatusEl,
+      this.kernelEl,
+    );
+
+    // ---- banners
+    this.provisioningText = h('span', { class: 'provisioning-text', text: 'Preparing the Python environment…' });
+    this.provisioningBar = h('progress', { 'aria-label': 'Setting up the Python environment' });
+    this.provisioningEl = h('div', { id: 'provisioning', class: 'banner banner-info', role: 'status', 'aria-live': 'polite', hidden: true }, h('div', { class: 'banner-title', text: 'Setting up Python for the first run' }), this.provisioningText, this.provisioningBar);
+    this.startupErrorText = h('pre', { class: 'startup-error-text' });
+    this.startupErrorEl = h('div', { id: 'startup-error', class: 'banner banner-error', role: 'alert', hidden: true }, h('div', { class: 'banner-title', text: 'The Python kernel could not be started' }), this.startupErrorText);
+    this.notebookBanner = h('div', { id: 'notebook-banner', class: 'banner banner-warning', role: 'alert', hidden: true });
+
+    // ---- sidebar
+    this.notebookLabel = h('span', { class: 'sidebar-heading-text', text: 'Notebooks' });
+    this.notebookList = h('ul', { class: 'notebook-list', 'aria-label': 'Notebooks in this workspace' });
+    const refresh = h('button', { id: 'refresh-notebooks', class: 'tool tool-small', type: 'button', 'aria-label': 'Refresh the list of notebooks', title: 'Refresh' }, icon('refresh'));
+    refresh.addEventListener('click', () => void this.refreshNotebooks());
+    const newNb = h('button', { id: 'new-notebook', class: 'tool tool-small', type: 'button', 'aria-label': 'New notebook', title: 'New notebook' }, icon('newFile'));
+    newNb.addEventListener('click', () => void this.newNotebook());
+    this.packageInput = h('input', { id: 'package-spec', class: 'text-input', type: 'text', placeholder: 'e.g. pandas or numpy==2.1', 'aria-label': 'Package to install with pip', autocomplete: 'off', spellcheck: 'false' });
+    this.installButton = h('button', { id: 'install-package', class: 'button', type: 'submit', 'aria-label': 'Install the package', text: 'Install' });
+    this.installStatus = h('div', { class: 'install-status', role: 'status', 'aria-live': 'polite' });
+    this.installOutput = h('pre', { id: 'install-output', class: 'install-output', hidden: true, tabindex: 0, 'aria-label': 'pip output' });
+    const installForm = h('form', { class: 'install-form' }, this.packageInput, this.installButton);
+    installForm.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.installPackage();
+    });
+    this.sidebar = h(
+      'aside',
+      { id: 'sidebar', class: 'sidebar', 'aria-label': 'Workspace' },
+      h('section', { class: 'sidebar-section', 'aria-labelledby': 'workspace-heading' },
+        h('h2', { id: 'workspace-heading', class: 'sidebar-heading' }, h('span', { class: 'sidebar-heading-icon' }, icon('folder')), this.workspaceLabel),
+      ),
+      h('section', { class: 'sidebar-section' },
+        h('h2', { class: 'sidebar-heading' }, this.notebookLabel, h('span', { class: 'sidebar-actions' }, newNb, refresh)),
+        this.notebookList,
+      ),
+      h('section', { class: 'sidebar-section sidebar-packages' },
+        h('h2', { class: 'sidebar-heading' }, h('span', { class: 'sidebar-heading-text', text: 'Install a package' })),
+        installForm,
+        this.installStatus,
+        this.installOutput,
+      ),
+    );
+
+    // ---- main
+    this.scroller = h('main', { class: 'notebook-scroller', id: 'notebook-scroller', 'aria-label': 'Notebook' }, this.view.element);
+    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.scroller);
+    const rightPanel = h('aside', { id: 'right-panel', class: 'right-panel', hidden: true, 'aria-label': 'Side panel' });
+
+    // ---- status bar
+    this.modeEl = h('span', { id: 'mode-indicator', class: 'status-item mode', text: 'Command' });
+    this.pathEl = h('span', { class: 'status-item path' });
+    this.sandboxEl = h('span', { id: 'sandbox-status', class: 'status-item sandbox', hidden: true }, icon('shield'), h('span', { text: 'Sandboxed' }));
+    this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
+    const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.sandboxEl, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
+
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer);
+
+    this.saver.subscribe((s) => this.showSaveStatus(s));
+    this.wireNotebook();
+
+    header.addEventListener('keydown', (e) => this.onToolbarKey(e, header));
+    window.addEventListener('keydown', (e) => this.onKeyDown(e), true);
+    this.view.element.addEventListener('click', (e) => this.onNotebookClick(e), true);
+    this.view.element.addEventListener('focusin', () => this.syncCommandModeFromFocus());
+    window.addEventListener('resize', () => this.syncSidebarForWidth());
+    this.syncSidebarForWidth();
+  }
+
+  // ===========================================================================================
+  // Start-up and loading
+
+  async start(): Promise<void> {
+    try {
+      if (!ipc.hasBackend()) {
+        this.showStartupError('This page is the ipybox desktop app’s interface; it only works inside the ipybox window.');
+        this.load(null);
+        return;
+      }
+      await ipc.onSessionEvent((event) => this.onSessionEvent(event));
+      await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
+      const state = await ipc.appState();
+      this.load(state);
+      void this.refreshNotebooks();
+    } catch (err) {
+      const e = ipc.toBackendError(err);
+      this.showStartupError(ipc.describeError(e));
+      this.load(null);
+    } finally {
+      document.body.dataset.ready = 'true';
+    }
+  }
+
+  /** Show a session's notebook (or an empty one when there is none). */
+  private load(state: AppState | null): void {
+    this.state = state;
+    let nb: Notebook;
+    let blocked: string | null = null;
+    this.notebookBanner.hidden = true;
+    if (state?.notebook) {
+      try {
+        nb = parseNotebook(state.notebook);
+      } catch (err) {
+        blocked = err instanceof Error ? err.message : String(err);
+        nb = emptyNotebook();
+        this.notebookBanner.textContent = `“${baseName(state.notebookPath)}” could not be opened: ${blocked} It is shown empty here and will not be saved over unless you press Save.`;
+        this.notebookBanner.hidden = false;
+      }
+    } else {
+      nb = emptyNotebook();
+    }
+    if (nb.length === 0) nb.insert(0, [new Cell()]);
+    nb.version = 0;
+
+    this.notebook = nb;
+    this.editor = new NotebookEditor(nb);
+    this.executor = new Executor(nb);
+    this.view.attach(this.editor);
+    this.wireNotebook();
+    this.saver.reset(nb, state?.notebookPath ?? 'Untitled.ipynb', state?.notebook !== null && state !== null, blocked);
+
+    if (state) {
+      this.workspaceLabel.textContent = state.workspaceName;
+      this.workspaceLabel.title = state.workspace;
+      this.pathEl.textContent = state.notebookPath;
+      this.pathEl.title = state.notebookPath;
+      this.sandboxEl.hidden = !state.sandbox;
+      this.setKernelBase(state.kernel);
+      if (state.provisioning) this.onSessionEvent({ type: 'provisioning', ...state.provisioning });
+      if (state.startupError) this.onSessionEvent({ type: 'startup_failed', ...state.startupError });
+      this.recentMenu.setItems(
+        state.recent
+          .filter((p) => p !== state.workspace)
+          .map((path) => ({ label: baseName(path), detail: path, action: () => void this.openWorkspace(path) })),
+      );
+    }
+    this.renderNotebookList();
+    // On opening: the first cell selected, in command mode.
+    this.editor.select(0);
+    this.editor.setMode('command');
+    this.syncChrome();
+    this.scroller.scrollTop = 0;
+    this.focusActiveCell();
+  }
+
+  private wireNotebook(): void {
+    this.offNotebook();
+    this.offExecutor();
+    const offNb = this.notebook.subscribe((change) => {
+      if (change.type === 'cell' && change.change.type === 'cell-type') this.syncChrome();
+      else if (change.type === 'cell' && change.change.type === 'run-state') this.renderKernelStatus();
+      this.saver.changed();
+    });
+    const offSel = this.editor.subscribe(() => this.syncChrome());
+    this.offNotebook = () => {
+      offNb();
+      offSel();
+    };
+    this.offExecutor = this.executor.subscribe(() => {
+      // Our executions end only after the kernel went idle: with none left, it is idle even if
+      // the session's kernel_idle event is still on its way.
+      if (this.executor.pendingCount === 0 && this.kernelBase === 'busy') this.kernelBase = 'idle';
+      this.renderKernelStatus();
+    });
+  }
+
+  // ===========================================================================================
+  // Session and kernel
+
+  private onSessionEvent(event: SessionEvent): void {
+    switch (event.type) {
+      case 'started':
+        this.provisioningEl.hidden = true;
+        this.startupErrorEl.hidden = true;
+        this.setKernelBase('idle');
+        return;
+      case 'stopped':
+        this.setKernelBase('dead');
+        return;
+      case 'kernel_busy':
+        if (!this.executor.hasSettled(event.execution_id)) this.setKernelBase('busy');
+        return;
+      case 'kernel_idle':
+        this.setKernelBase('idle');
+        return;
+      case 'kernel_replaced':
+        this.setKernelBase('idle');
+        this.flash(`The kernel was restarted (${event.reason}). Variables are gone; run the cells again.`);
+        return;
+      case 'provisioning': {
+        this.provisioningEl.hidden = false;
+        this.provisioningText.textContent = `Step ${event.step} of ${event.steps}: ${event.message}`;
+        this.provisioningBar.max = Math.max(1, event.steps);
+        this.provisioningBar.value = Math.min(event.step, event.steps);
+        this.setKernelBase('starting');
+        return;
+      }
+      case 'startup_failed':
+        this.provisioningEl.hidden = true;
+        this.showStartupError(event.message);
+        this.setKernelBase('dead');
+        return;
+      case 'approval_requested':
+      case 'approval_decided':
+      case 'approval_withdrawn':
+      case 'tool_call':
+      case 'mcp_server_started':
+      case 'mcp_server_exited':
+        // For the approvals / MCP panel that comes later.
+        return;
+      default:
+        assertNever(event, 'session event');
+    }
+  }
+
+  private showStartupError(message: string): void {
+    this.startupErrorText.textContent = message;
+    this.startupErrorEl.hidden = false;
+  }
+
+  private setKernelBase(status: KernelStatus): void {
+    this.kernelBase = status;
+    this.renderKernelStatus();
+  }
+
+  /** The indicator: the session's status, and busy while one of our cells runs. */
+  private renderKernelStatus(): void {
+    let status = this.kernelBase;
+    if (status === 'idle' && this.notebook.cells.some((c) => c.runState === 'running')) status = 'busy';
+    if (this.kernelEl.dataset.status === status && this.kernelText.textContent) return;
+    const words: Record<KernelStatus, string> = { starting: 'Starting', idle: 'Idle', busy: 'Busy', dead: 'Not running' };
+    this.kernelEl.dataset.status = status;
+    this.kernelText.textContent = `Python · ${words[status]}`;
+    this.kernelEl.setAttribute('aria-label', `Kernel ${words[status].toLowerCase()}`);
+    this.kernelEl.title = `Kernel: ${words[status].toLowerCase()}`;
+  }
+
+  // ===========================================================================================
+  // Keyboard
+
+  private onKeyDown(e: KeyboardEvent): void {
+    if (e.isComposing || e.defaultPrevented) return;
+    const key = normalizeKey(e, isMac);
+    if (!key) return;
+    const target = document.activeElement;
+    if (key === 'Mod+s') {
+      e.preventDefault();
+      e.stopPropagation();
+      void this.save();
+      return;
+    }
+    if (target?.closest('.menu')) return;
+    if (key === 'Escape' && target && target !== document.body && !this.view.element.contains(target)) {
+      // Escape from the toolbar or the side list: back to the notebook, in command mode.
+      e.preventDefault();
+      this.editor.setMode('command');
+      this.focusActiveCell();
+      return;
+    }
+    if (isTextField(target)) return;
+    const inEditor = target?.closest('.notebook .cm-editor') ?? null;
+    if (inEditor && target instanceof HTMLInputElement) return; // CodeMirror's search field
+    const inNotebook = !!target && (target === document.body || this.view.element.contains(target));
+    if (!inEditor && !inNotebook) return;
+    const mode: Mode = inEditor ? 'edit' : 'command';
+    if (mode !== this.editor.mode) this.editor.setMode(mode);
+    if (mode === 'edit' && key === 'Escape' && this.view.activeView?.editorWantsEscape) return;
+    const r = this.keys.feed(mode, key, performance.now());
+    if (r.kind === 'none') return;
+    e.preventDefault();
+    e.stopPropagation();
+    if (r.kind === 'command') this.dispatch(r.command);
+  }
+
+  /** Left/Right (Home/End) move between toolbar controls, as in an ARIA toolbar; Tab still works. */
+  private onToolbarKey(e: KeyboardEvent, header: HTMLElement): void {
+    if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) return;
+    const target = e.target;
+    if (!(target instanceof HTMLButtonElement) || target.closest('.menu')) return;
+    const controls = [...header.querySelectorAll<HTMLElement>('button.tool, select')].filter((el) => el.offsetParent !== null && !el.closest('.menu'));
+    const i = controls.indexOf(target);
+    if (i < 0) return;
+    const next = e.key === 'Home' ? 0 : e.key === 'End' ? controls.length - 1 : i + (e.key === 'ArrowRight' ? 1 : -1);
+    controls[(next + controls.length) % controls.length]?.focus();
+    e.preventDefault();
+  }
+
+  /** Focus left the editors for the notebook (a click on a cell or output): command mode. */
+  private syncCommandModeFromFocus(): void {
+    const active = document.activeElement;
+    if (this.editor.mode === 'edit' && active && !active.closest('.cm-editor')) {
+      this.editor.setMode('command');
+    }
+  }
+
+  private onNotebookClick(e: MouseEvent): void {
+    const target = e.target;
+    if (!(target instanceof Element)) return;
+    const link = target.closest('a');
+    if (!link) return;
+    // Nothing navigates the webview; in-page anchors scroll to their target.
+    e.preventDefault();
+    const href = link.getAttribute('href');
+    if (href && href.startsWith('#') && href.length > 1) {
+      const id = decodeURIComponent(href.slice(1));
+      const dest = [...this.view.element.querySelectorAll('[id]')].find((el) => el.id === id);
+      dest?.scrollIntoView({ block: 'start' });
+    }
+  }
+
+  // ===========================================================================================
+  // Commands
+
+  dispatch(command: CommandId): void {
+    const ed = this.editor;
+    switch (command) {
+      case 'enter-edit':
+        this.enterEdit();
+        return;
+      case 'enter-command':
+        ed.setMode('command');
+        this.focusActiveCell();
+        return;
+      case 'run-and-advance': {
+        const cells = ed.selectedCells;
+        const last = Math.max(...ed.selectedIndices);
+        this.executor.run(cells);
+        if (last >= this.notebook.length - 1) {
+          ed.append('code');
+          this.enterEdit();
+        } else {
+          ed.select(last + 1);
+          ed.setMode('command');
+          this.focusActiveCell();
+        }
+        return;
+      }
+      case 'run-in-place':
+        this.executor.run(ed.selectedCells);
+        ed.setMode('command');
+        this.focusActiveCell();
+        return;
+      case 'run-and-insert':
+        this.executor.run(ed.selectedCells);
+        ed.select(Math.max(...ed.selectedIndices));
+        ed.insert('below');
+        this.enterEdit();
+        return;
+      case 'insert-above':
+      case 'insert-below':
+        ed.insert(command === 'insert-above' ? 'above' : 'below');
+        ed.setMode('command');
+        this.focusActiveCell();
+        return;
+      case 'delete-cells':
+        ed.deleteSelected();
+        this.focusActiveCell();
+        return;
+      case 'undo-delete':
+        if (!ed.undoDelete()) this.flash('Nothing to undo.');
+        this.focusActiveCell();
+        return;
+      case 'to-code':
+        this.changeType('code');
+        return;
+      case 'to-markdown':
+        this.changeType('markdown');
+        return;
+      case 'to-raw':
+        this.changeType('raw');
+        return;
+      case 'select-prev':
+      case 'select-next':
+        ed.moveSelection(command === 'select-prev' ? -1 : 1);
+        this.focusActiveCell();
+        return;
+      case 'extend-prev':
+      case 'extend-next':
+        ed.extendSelection(command === 'extend-prev' ? -1 : 1);
+        this.focusActiveCell();
+        return;
+      case 'select-all':
+        ed.selectAll();
+        return;
+      case 'move-up':
+      case 'move-down':
+        ed.moveSelected(command === 'move-up' ? -1 : 1);
+        this.focusActiveCell();
+        return;
+      case 'copy':
+        ed.copy();
+        this.flash(`Copied ${ed.selectedIndices.length === 1 ? 'a cell' : `${ed.selectedIndices.length} cells`}.`);
+        return;
+      case 'cut':
+        ed.cut();
+        this.focusActiveCell();
+        return;
+      case 'paste-below':
+      case 'paste-above':
+        ed.paste(command === 'paste-above' ? 'above' : 'below');
+        this.focusActiveCell();
+        return;
+      case 'merge':
+        ed.mergeSelected();
+        this.focusActiveCell();
+        return;
+      case 'split': {
+        const offsets = this.view.activeView?.cursorOffsets ?? [];
+        if (offsets.length === 0) return;
+        ed.split(offsets);
+        this.enterEdit('start');
+        return;
+      }
+      case 'interrupt':
+        void this.interrupt();
+        return;
+      case 'restart':
+        void this.restart();
+        return;
+      case 'save':
+        void this.save();
+        return;
+      case 'toggle-output':
+        for (const cell of ed.selectedCells) if (cell.type === 'code') cell.setOutputsHidden(!cell.outputsHidden);
+        return;
+      case 'toggle-output-scroll':
+        for (const cell of ed.selectedCells) this.toggleScroll(cell);
+        return;
+      case 'run-all':
+        this.executor.run(this.notebook.cells);
+        this.focusNotebook();
+        return;
+      case 'clear-outputs':
+        this.clearAllOutputs();
+        this.focusNotebook();
+        return;
+      default:
+        assertNever(command, 'command');
+    }
+  }
+
+  private enterEdit(where: 'start' | 'end' | 'keep' = 'keep'): void {
+    const cell = this.editor.activeCell;
+    if (!cell) return;
+    if (cell.type === 'markdown') cell.setRendered(false);
+    this.editor.setMode('edit');
+    this.view.activeView?.focusEditor(where);
+    this.view.revealActive();
+  }
+
+  private changeType(type: CellType): void {
+    this.editor.changeType(type);
+    this.syncChrome();
+    if (this.editor.mode === 'command') this.focusActiveCell();
+  }
+
+  private runAbove(): void {
+    this.executor.run(this.notebook.cells.slice(0, Math.min(...this.editor.selectedIndices)));
+  }
+
+  private runBelow(): void {
+    this.executor.run(this.notebook.cells.slice(Math.min(...this.editor.selectedIndices)));
+  }
+
+  private clearAllOutputs(): void {
+    for (const cell of this.notebook.cells) {
+      if (cell.type !== 'code') continue;
+      cell.clearOutputs();
+      cell.setNotice(null);
+    }
+  }
+
+  private clearSelectedOutputs(): void {
+    for (const cell of this.editor.selectedCells) {
+      cell.clearOutputs();
+      cell.setNotice(null);
+    }
+  }
+
+  private toggleScroll(cell: Cell): void {
+    if (cell.type === 'code') cell.setOutputsScrolled(!cell.outputsScrolled);
+  }
+
+  private async interrupt(): Promise<void> {
+    try {
+      await ipc.interrupt();
+      this.flash('Interrupt sent to the kernel.');
+    } catch (err) {
+      this.flash(ipc.describeError(ipc.toBackendError(err)));
+    }
+  }
+
+  private async restart(): Promise<void> {
+    let ok = false;
+    try {
+      ok = await ipc.confirmDialog('Restart the kernel? All variables are lost; the notebook and its outputs stay.', 'Restart kernel', 'Restart');
+    } catch {
+      ok = false;
+    }
+    if (!ok) return;
+    this.setKernelBase('starting');
+    try {
+      await ipc.restartKernel();
+      this.executor.cancelAll('The kernel was restarted.');
+      this.setKernelBase('idle');
+      this.flash('The kernel was restarted.');
+    } catch (err) {
+      this.flash(ipc.describeError(ipc.toBackendError(err)));
+      this.setKernelBase('dead');
+    }
+  }
+
+  // ===========================================================================================
+  // CellViewHost
+
+  onCellClick(view: CellView, extend: boolean): void {
+    const i = this.notebook.indexOf(view.cell);
+    if (i < 0) return;
+    if (extend) this.editor.extendTo(i);
+    else this.editor.select(i);
+  }
+
+  onEditorFocus(view: CellView): void {
+    const i = this.notebook.indexOf(view.cell);
+    if (i < 0) return;
+    if (i !== this.editor.active || this.editor.selectedIndices.length > 1) this.editor.select(i);
+    this.editor.setMode('edit');
+  }
+
+  onEditRequest(view: CellView): void {
+    this.editor.selectCell(view.cell);
+    this.enterEdit();
+  }
+
+  onBoundary(view: CellView, direction: 'up' | 'down'): boolean {
+    const i = this.notebook.indexOf(view.cell);
+    const j = direction === 'up' ? i - 1 : i + 1;
+    const target = this.notebook.cell(j);
+    if (!target) return false;
+    this.editor.select(j);
+    if (target.type === 'markdown' && target.rendered) {
+      this.editor.setMode('command');
+      this.focusActiveCell();
+    } else {
+      this.enterEdit(direction === 'up' ? 'end' : 'start');
+    }
+    return true;
+  }
+
+  onInputReply(view: CellView, value: string): void {
+    void this.executor.replyInput(view.cell, value);
+    this.editor.selectCell(view.cell);
+    this.editor.setMode('command');
+    this.focusActiveCell();
+  }
+
+  onToggleOutputScroll(view: CellView): void {
+    this.toggleScroll(view.cell);
+  }
+
+  onToggleOutputCollapse(view: CellView): void {
+    view.cell.setOutputsHidden(!view.cell.outputsHidden);
+  }
+
+  // ===========================================================================================
+  // Chrome
+
+  private syncChrome(): void {
+    const cell = this.editor.activeCell;
+    if (cell) this.cellTypeSelect.value = cell.type;
+    this.modeEl.textContent = this.editor.mode === 'edit' ? 'Edit' : 'Command';
+    this.modeEl.dataset.mode = this.editor.mode;
+    this.renderKernelStatus();
+  }
+
+  private afterMenu(action: () => void): void {
+    action();
+    this.focusNotebook();
+  }
+
+  /** After a toolbar action: back to the notebook, where the keyboard map works. */
+  private focusNotebook(): void {
+    if (this.editor.mode === 'edit') this.view.activeView?.focusEditor();
+    else this.focusActiveCell();
+  }
+
+  private focusActiveCell(): void {
+    const view = this.view.activeView;
+    if (!view) return;
+    if (this.editor.mode === 'command') view.element.focus({ preventScroll: true });
+    this.view.revealActive();
+  }
+
+  private showSaveStatus(s: SaveStatus): void {
+    this.saveStatusEl.textContent = s.text;
+    this.saveStatusEl.dataset.state = s.state;
+  }
+
+  private flash(text: string): void {
+    this.messageEl.textContent = text;
+    if (this.messageTimer) clearTimeout(this.messageTimer);
+    this.messageTimer = setTimeout(() => {
+      this.messageEl.textContent = '';
+    }, 6000);
+  }
+
+  private toggleSidebar(force?: boolean): void {
+    const show = force ?? this.sidebar.hidden;
+    this.sidebar.hidden = !show;
+    this.buttons.get('toggle-sidebar')?.setAttribute('aria-expanded', String(show));
+  }
+
+  private syncSidebarForWidth(): void {
+    // Narrow windows start with the side list hidden; the toggle brings it back.
+    if (window.innerWidth < 900 && !this.sidebar.hidden) this.toggleSidebar(false);
+  }
+
+  // ===========================================================================================
+  // Saving, closing, workspaces, notebooks, packages
+
+  private async save(): Promise<boolean> {
+    if (this.saver.isBlocked) {
+      let ok = false;
+      try {
+        ok = await ipc.confirmDialog(`“${this.saver.fileName}” could not be read when it was opened. Save over it with what is shown now?`, 'Save over the file', 'Save over it');
+      } catch {
+        ok = false;
+      }
+      if (!ok) return false;
+      this.notebookBanner.hidden = true;
+      return this.saver.save(true);
+    }
+    const existed = this.notebooks.includes(this.state?.notebookPath ?? '');
+    const ok = await this.saver.save();
+    if (ok && !existed) void this.refreshNotebooks();
+    return ok;
+  }
+
+  private async confirmClose(): Promise<boolean> {
+    if (!this.saver.dirty) return true;
+    const decision = await ipc.askUnsavedChanges(this.saver.fileName);
+    switch (decision) {
+      case 'save':
+        return this.save();
+      case 'discard':
+        return true;
+      case 'cancel':
+        return false;
+      default:
+        return assertNever(decision, 'close decision');
+    }
+  }
+
+  /** Before leaving this notebook: save it; if that fails, ask. */
+  private async settleBeforeLeaving(): Promise<boolean> {
+    if (!this.saver.dirty) return true;
+    if (!this.saver.isBlocked && (await this.saver.save())) return true;
+    try {
+      return await ipc.confirmDialog(`“${this.saver.fileName}” could not be saved. Leave it and lose the changes?`, 'Unsaved changes', 'Leave it');
+    } catch {
+      return false;
+    }
+  }
+
+  private async chooseWorkspace(): Promise<void> {
+    if (!(await this.settleBeforeLeaving())) return;
+    try {
+      const state = await ipc.chooseWorkspace();
+      if (state) this.switchTo(state);
+    } catch (err) {
+      this.flash(ipc.describeError(ipc.toBackendError(err)));
+    }
+  }
+
+  private async openWorkspace(path: string): Promise<void> {
+    if (!(await this.settleBeforeLeaving())) return;
+    try {
+      this.switchTo(await ipc.openWorkspace(path));
+    } catch (err) {
+      this.flash(ipc.describeError(ipc.toBackendError(err)));
+    }
+  }
+
+  private async openNotebook(path: string): Promise<void> {
+    if (path === this.state?.notebookPath) return;
+    if (!(await this.settleBeforeLeaving())) return;
+    try {
+      this.switchTo(await ipc.openNotebook(path));
+    } catch (err) {
+      this.flash(ipc.describeError(ipc.toBackendError(err)));
+    }
+  }
+
+  private async newNotebook(): Promise<void> {
+    const ws = this.state?.workspace;
+    if (!ws) return;
+    const sep = ws.includes('\\') && !ws.includes('/') ? '\\' : '/';
+    const names = new Set(this.notebooks.map(baseName));
+    let n = 0;
+    let name = 'Untitled.ipynb';
+    while (names.has(name) || name === baseName(this.state?.notebookPath ?? '')) name = `Untitled${++n}.ipynb`;
+    await this.openNotebook(`${ws.replace(/[\\/]+$/, '')}${sep}${name}`);
+  }
+
+  private switchTo(state: AppState): void {
+    this.startupErrorEl.hidden = true;
+    this.load(state);
+    void this.refreshNotebooks();
+  }
+
+  private async refreshNotebooks(): Promise<void> {
+    try {
+      this.notebooks = await ipc.listNotebooks();
+    } catch {
+      this.notebooks = [];
+    }
+    this.renderNotebookList();
+  }
+
+  private renderNotebookList(): void {
+    const current = this.state?.notebookPath ?? '';
+    const paths = [...this.notebooks];
+    if (current && !paths.includes(current)) paths.unshift(current);
+    const ws = this.state?.workspace.replace(/[\\/]+$/, '') ?? '';
+    this.notebookList.replaceChildren(
+      ...paths.map((path) => {
+        const rel = ws && path.startsWith(ws) ? path.slice(ws.length + 1) : baseName(path);
+        const b = h('button', { class: 'notebook-link', type: 'button', title: path, 'aria-current': path === current ? 'page' : undefined }, icon('file'), h('span', { text: rel }));
+        b.addEventListener('click', () => void this.openNotebook(path));
+        return h('li', {}, b);
+      }),
+    );
+  }
+
+  private async installPackage(): Promise<void> {
+    const spec = this.packageInput.value.trim();
+    if (!spec || this.installing) return;
+    this.installing = true;
+    this.installButton.disabled = true;
+    this.installStatus.dataset.state = 'running';
+    this.installStatus.textContent = `Installing ${spec}…`;
+    this.installOutput.hidden = true;
+    try {
+      const out = await ipc.installPackage(spec);
+      this.installStatus.dataset.state = 'done';
+      this.installStatus.textContent = `Installed ${spec}. If it was imported before, restart the kernel to use the new version.`;
+      this.installOutput.textContent = out;
+      this.installOutput.hidden = !out.trim();
+      this.packageInput.value = '';
+    } catch (err) {
+      const e = ipc.toBackendError(err);
+      this.installStatus.dataset.state = 'error';
+      this.installStatus.textContent = `Could not install ${spec}.`;
+      this.installOutput.textContent = e.message;
+      this.installOutput.hidden = false;
+    } finally {
+      this.installing = false;
+      this.installButton.disabled = false;
+    }
+  }
+
+  /** For the test helpers and the console. */
+  get current(): { notebook: Notebook; editor: NotebookEditor } {
+    return { notebook: this.notebook, editor: this.editor };
+  }
+
+  /** Flush pending frame work (tests). */
+  flush(): void {
+    frames.flush();
+  }
+}

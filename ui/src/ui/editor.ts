@@ -1,0 +1,193 @@
+/**
+ * The CodeMirror 6 editor of one cell: Python (or Markdown) highlighting, bracket matching,
+ * auto-indent, closing brackets, history, search, and Tab completion from the cell's own names.
+ */
+import {
+  autocompletion,
+  closeBrackets,
+  closeBracketsKeymap,
+  completionKeymap,
+  completionStatus,
+  startCompletion,
+} from '@codemirror/autocomplete';
+import { defaultKeymap, history, historyKeymap, indentLess, indentMore } from '@codemirror/commands';
+import { markdown } from '@codemirror/lang-markdown';
+import { python } from '@codemirror/lang-python';
+import {
+  bracketMatching,
+  HighlightStyle,
+  indentOnInput,
+  indentUnit,
+  syntaxHighlighting,
+} from '@codemirror/language';
+import { highlightSelectionMatches, search, searchKeymap } from '@codemirror/search';
+import { Compartment, EditorState, Prec, type Extension } from '@codemirror/state';
+import { drawSelection, dropCursor, EditorView, keymap, placeholder } from '@codemirror/view';
+import { tags as t } from '@lezer/highlight';
+import type { CellType } from '../model/cell';
+import { assertNever } from '../util/assert';
+
+/** Colours come from CSS variables, so the editor follows the light/dark theme. */
+const highlight = HighlightStyle.define([
+  { tag: [t.keyword, t.controlKeyword, t.operatorKeyword, t.definitionKeyword, t.moduleKeyword], color: 'var(--syn-keyword)', fontWeight: '600' },
+  { tag: [t.string, t.special(t.string), t.regexp], color: 'var(--syn-string)' },
+  { tag: [t.number, t.bool, t.null, t.atom], color: 'var(--syn-number)' },
+  { tag: [t.comment, t.lineComment, t.blockComment], color: 'var(--syn-comment)', fontStyle: 'italic' },
+  { tag: [t.function(t.variableName), t.function(t.propertyName), t.definition(t.function(t.variableName))], color: 'var(--syn-function)' },
+  { tag: [t.className, t.definition(t.className), t.typeName], color: 'var(--syn-class)' },
+  { tag: [t.standard(t.variableName), t.self], color: 'var(--syn-builtin)' },
+  { tag: [t.operator, t.punctuation, t.bracket], color: 'var(--syn-operator)' },
+  { tag: [t.meta, t.annotation], color: 'var(--syn-meta)' },
+  { tag: t.heading, color: 'var(--syn-heading)', fontWeight: '700' },
+  { tag: t.emphasis, fontStyle: 'italic' },
+  { tag: t.strong, fontWeight: '700' },
+  { tag: [t.link, t.url], color: 'var(--syn-link)', textDecoration: 'underline' },
+  { tag: t.monospace, color: 'var(--syn-string)' },
+  { tag: t.invalid, color: 'var(--syn-invalid)' },
+]);
+
+const theme = EditorView.theme({
+  '&': { backgroundColor: 'transparent', color: 'var(--fg)' },
+  '.cm-content': { fontFamily: 'var(--font-mono)', fontSize: 'var(--code-size)', lineHeight: '1.45', padding: '6px 0', caretColor: 'var(--fg)' },
+  '.cm-line': { padding: '0 8px' },
+  '&.cm-focused': { outline: 'none' },
+  '.cm-scroller': { fontFamily: 'var(--font-mono)', overflowX: 'auto' },
+  '&.cm-focused .cm-cursor': { borderLeftColor: 'var(--fg)' },
+  '.cm-selectionBackground, &.cm-focused .cm-selectionBackground, .cm-content ::selection': { backgroundColor: 'var(--selection-bg) !important' },
+  '.cm-matchingBracket': { backgroundColor: 'var(--bracket-bg)', outline: '1px solid var(--bracket-outline)' },
+  '.cm-nonmatchingBracket': { color: 'var(--syn-invalid)' },
+  '.cm-placeholder': { color: 'var(--fg-faint)' },
+  '.cm-tooltip': { backgroundColor: 'var(--bg-raised)', border: '1px solid var(--border)', color: 'var(--fg)' },
+  '.cm-tooltip-autocomplete ul li[aria-selected]': { backgroundColor: 'var(--accent)', color: 'var(--accent-fg)' },
+  '.cm-panels': { backgroundColor: 'var(--bg-subtle)', color: 'var(--fg)' },
+  '.cm-searchMatch': { backgroundColor: 'var(--search-match)' },
+  '.cm-selectionMatch': { backgroundColor: 'var(--selection-match)' },
+});
+
+export interface EditorCallbacks {
+  onChange(text: string): void;
+  onFocus(): void;
+  /** Arrow up on the first line / down on the last line: return true when handled (move to the next cell). */
+  onBoundary(direction: 'up' | 'down'): boolean;
+}
+
+function languageFor(type: CellType): Extension {
+  switch (type) {
+    case 'code':
+      return python();
+    case 'markdown':
+      return [markdown(), EditorView.lineWrapping];
+    case 'raw':
+      return EditorView.lineWrapping;
+    default:
+      return assertNever(type, 'cell type');
+  }
+}
+
+/** Tab completes after a name or a dot (as in JupyterLab) and indents elsewhere. */
+function tabCompleteOrIndent(view: EditorView): boolean {
+  const sel = view.state.selection.main;
+  if (!sel.empty) return indentMore(view);
+  const line = view.state.doc.lineAt(sel.head);
+  const before = line.text.slice(0, sel.head - line.from);
+  if (/[\w.]$/.test(before)) return startCompletion(view);
+  return indentMore(view);
+}
+
+export class CellEditor {
+  readonly view: EditorView;
+  private readonly language = new Compartment();
+  private silent = false;
+
+  constructor(parent: HTMLElement, text: string, type: CellType, callbacks: EditorCallbacks, label: string) {
+    const boundary = (direction: 'up' | 'down') => (view: EditorView): boolean => {
+      const sel = view.state.selection.main;
+      if (!sel.empty || completionStatus(view.state) !== null) return false;
+      const line = view.state.doc.lineAt(sel.head);
+      if (direction === 'up' && line.number !== 1) return false;
+      if (direction === 'down' && line.number !== view.state.doc.lines) return false;
+      return callbacks.onBoundary(direction);
+    };
+    this.view = new EditorView({
+      parent,
+      state: EditorState.create({
+        doc: text,
+        extensions: [
+          history(),
+          drawSelection(),
+          dropCursor(),
+          indentUnit.of('    '),
+          EditorState.tabSize.of(4),
+          indentOnInput(),
+          bracketMatching(),
+          closeBrackets(),
+          autocompletion({ activateOnTyping: false, icons: false }),
+          highlightSelectionMatches(),
+          search({ top: true }),
+          syntaxHighlighting(highlight),
+          theme,
+          placeholder(type === 'markdown' ? 'Markdown and LaTeX: $e^{i\\pi} + 1 = 0$' : ''),
+          this.language.of(languageFor(type)),
+          Prec.high(
+            keymap.of([
+              { key: 'ArrowUp', run: boundary('up') },
+              { key: 'ArrowDown', run: boundary('down') },
+              { key: 'Tab', run: tabCompleteOrIndent, shift: indentLess },
+            ]),
+          ),
+          keymap.of([...closeBracketsKeymap, ...completionKeymap, ...searchKeymap, ...historyKeymap, ...defaultKeymap]),
+          EditorView.contentAttributes.of({ 'aria-label': label }),
+          EditorView.updateListener.of((update) => {
+            if (update.docChanged && !this.silent) callbacks.onChange(update.state.doc.toString());
+            if (update.focusChanged && update.view.hasFocus) callbacks.onFocus();
+          }),
+        ],
+      }),
+    });
+  }
+
+  get text(): string {
+    return this.view.state.doc.toString();
+  }
+
+  /** Replace the text (from outside the editor; no change callback). */
+  setText(text: string): void {
+    if (text === this.text) return;
+    this.silent = true;
+    try {
+      this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: text } });
+    } finally {
+      this.silent = false;
+    }
+  }
+
+  setType(type: CellType): void {
+    this.view.dispatch({ effects: this.language.reconfigure(languageFor(type)) });
+  }
+
+  focus(where: 'start' | 'end' | 'keep' = 'keep'): void {
+    if (where !== 'keep') {
+      const pos = where === 'start' ? 0 : this.view.state.doc.length;
+      this.view.dispatch({ selection: { anchor: pos } });
+    }
+    this.view.focus();
+  }
+
+  get hasFocus(): boolean {
+    return this.view.hasFocus;
+  }
+
+  /** Cursor offsets of all selections' heads (for splitting a cell). */
+  get cursorOffsets(): number[] {
+    return this.view.state.selection.ranges.map((r) => r.head);
+  }
+
+  /** A completion list or a search panel wants Escape for itself. */
+  get wantsEscape(): boolean {
+    return completionStatus(this.view.state) !== null;
+  }
+
+  destroy(): void {
+    this.view.destroy();
+  }
+}

@@ -1,0 +1,118 @@
+/** A small accessible menu button (button + role=menu popup; arrows, Home/End, Escape). */
+import { h } from './dom';
+
+export interface MenuItem {
+  label: string;
+  id?: string;
+  detail?: string;
+  disabled?: boolean;
+  action(): void;
+}
+
+export class MenuButton {
+  readonly element: HTMLElement;
+  readonly button: HTMLButtonElement;
+  private readonly popup: HTMLElement;
+  private items: MenuItem[] = [];
+  private emptyText: string;
+
+  constructor(button: HTMLButtonElement, label: string, emptyText = 'Nothing here yet') {
+    this.button = button;
+    this.emptyText = emptyText;
+    button.setAttribute('aria-haspopup', 'menu');
+    button.setAttribute('aria-expanded', 'false');
+    this.popup = h('div', { class: 'menu', role: 'menu', 'aria-label': label, hidden: true });
+    this.element = h('div', { class: 'menu-anchor' }, button, this.popup);
+    button.addEventListener('mousedown', (e) => e.preventDefault());
+    button.addEventListener('click', () => (this.isOpen ? this.close(false) : this.open()));
+    button.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowDown' && !this.isOpen) {
+        e.preventDefault();
+        this.open();
+      }
+    });
+    this.popup.addEventListener('keydown', (e) => this.onKey(e));
+    document.addEventListener('mousedown', (e) => {
+      if (this.isOpen && e.target instanceof Node && !this.element.contains(e.target)) this.close(false);
+    });
+  }
+
+  setItems(items: MenuItem[]): void {
+    this.items = items;
+  }
+
+  get isOpen(): boolean {
+    return !this.popup.hidden;
+  }
+
+  open(): void {
+    this.popup.replaceChildren();
+    if (this.items.length === 0) {
+      this.popup.appendChild(h('div', { class: 'menu-empty', text: this.emptyText }));
+    }
+    for (const item of this.items) {
+      const el = h(
+        'button',
+        { class: 'menu-item', type: 'button', role: 'menuitem', tabindex: -1, id: item.id, disabled: item.disabled },
+        h('span', { class: 'menu-label', text: item.label }),
+        item.detail ? h('span', { class: 'menu-detail', text: item.detail }) : null,
+      );
+      el.addEventListener('click', (e) => {
+        // Keyboard (Enter/Space report detail 0): back to the menu button; mouse: wherever the action leads.
+        this.close(e.detail === 0);
+        item.action();
+      });
+      this.popup.appendChild(el);
+    }
+    this.popup.hidden = false;
+    this.button.setAttribute('aria-expanded', 'true');
+    this.focusItem(0);
+  }
+
+  close(refocus = true): void {
+    if (!this.isOpen) return;
+    this.popup.hidden = true;
+    this.button.setAttribute('aria-expanded', 'false');
+    if (refocus) this.button.focus();
+  }
+
+  private menuItems(): HTMLButtonElement[] {
+    return [...this.popup.querySelectorAll<HTMLButtonElement>('.menu-item:not([disabled])')];
+  }
+
+  private focusItem(i: number): void {
+    const items = this.menuItems();
+    if (items.length === 0) return;
+    const n = ((i % items.length) + items.length) % items.length;
+    items[n]?.focus();
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const items = this.menuItems();
+    const current = items.findIndex((el) => el === document.activeElement);
+    switch (e.key) {
+      case 'ArrowDown':
+        this.focusItem(current + 1);
+        break;
+      case 'ArrowUp':
+        this.focusItem(current - 1);
+        break;
+      case 'Home':
+        this.focusItem(0);
+        break;
+      case 'End':
+        this.focusItem(items.length - 1);
+        break;
+      case 'Escape':
+        this.close();
+        break;
+      case 'Tab':
+        this.close(false);
+        return;
+      default:
+        return;
+    }
+    e.preventDefault();
+    e.stopPropagation();
+  }
+}

@@ -1,0 +1,368 @@
+/**
+ * A fake ipybox backend for browser tests and screenshots: Tauri's IPC mocked with
+ * `@tauri-apps/api/mocks`, a small "demo kernel" that answers `execute` through the Channel the
+ * way the Rust side does (indexed messages via `__TAURI_INTERNALS__.runCallback`), and a log of
+ * every command for assertions. Loaded with `page.addInitScript` before the app.
+ *
+ * Configure before load with `window.__MOCK_CONFIG__` (see MockConfig).
+ */
+import { emit } from '@tauri-apps/api/event';
+import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+interface MockConfig {
+  notebook?: string | null;
+  notebookPath?: string;
+  workspace?: string;
+  recent?: string[];
+  notebooks?: string[];
+  kernel?: 'starting' | 'idle' | 'busy' | 'dead';
+  sandbox?: boolean;
+  /** Emit these session events shortly after start (e.g. provisioning steps). */
+  sessionScript?: { delay: number; event: Json }[];
+  /** Answer of message/ask dialogs: 'ok' (first button) or 'cancel'. */
+  dialog?: 'ok' | 'cancel';
+  /** Milliseconds a cell "runs" before finishing (default 30). */
+  runMs?: number;
+}
+
+interface Call {
+  cmd: string;
+  args: Json;
+  at: number;
+}
+
+type Send = (event: Json) => void;
+
+interface ExecContext {
+  code: string;
+  count: number;
+  send: Send;
+  outputs(...outputs: Json[]): void;
+  waitForInput(prompt: string, password?: boolean): Promise<string>;
+  sleep(ms: number): Promise<void>;
+  cancelled(): boolean;
+}
+
+type Handler = (ctx: ExecContext) => Promise<'finished' | 'failed' | void>;
+
+interface MockApi {
+  calls: Call[];
+  config: MockConfig;
+  /** Override the demo kernel for one test. */
+  onExecute: Handler | null;
+  emitSession(event: Json): Promise<void>;
+  emit(name: string, payload?: Json): Promise<void>;
+  lastSaved(): string | null;
+  pending(): number;
+}
+
+declare global {
+  interface Window {
+    __MOCK_CONFIG__?: MockConfig;
+    __mock: MockApi;
+    __TAURI_INTERNALS__: {
+      runCallback(id: number, data: unknown): void;
+    };
+  }
+}
+
+const config: MockConfig = window.__MOCK_CONFIG__ ?? {};
+const calls: Call[] = [];
+const workspace = config.workspace ?? '/home/ana/projects/weather';
+const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function toJson(v: unknown): Json {
+  if (v === null || typeof v === 'boolean' || typeof v === 'number' || typeof v === 'string') return v;
+  if (Array.isArray(v)) return v.map(toJson);
+  if (isRecord(v)) {
+    if (typeof v.id === 'number' && typeof v.toJSON === 'function') return `__CHANNEL__:${v.id}`;
+    const out: { [k: string]: Json } = {};
+    for (const [k, x] of Object.entries(v)) out[k] = toJson(x);
+    return out;
+  }
+  return null;
+}
+
+function channelId(v: unknown): number | null {
+  return isRecord(v) && typeof v.id === 'number' ? v.id : null;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+// ---- the demo kernel: executions run one after another, as in a real kernel.
+
+let executionCount = 0;
+let execSeq = 0;
+let queue: Promise<void> = Promise.resolve();
+const inputWaiters = new Map<number, (value: string) => void>();
+let inputSeq = 0;
+const cancelled = new Set<string>();
+let interruptRequested = false;
+let pendingExecutions = 0;
+
+const PNG_DOT =
+  'iVBORw0KGgoAAAANSUhEUgAAAGAAAABACAIAAABqVuVZAAABQklEQVR42u3byxGDMAwEUDpJI/SVxtKfc8kpMxh/ZO2uWQ13pHfwAFqO4qrWYQIDGQgCdJ6ndQxkIAMZyEAGMtCvXu/P1fV0oAqNOlMAUKOOqNEsUOPwukZTQL0zKxqNA41NK2c0CDQzp5bRCND8hEJG3UBRs6kYDQKF3HtDoPCR+I06gBYNQ27UCrTuyCA/jPqAFjUhD5QwAK3RPVBa65xGBpoDSm6a0KgGBGmXzYgUiMfoBgjSkwwQsC2g0d99edc+JCeggWSBSB4y2Der8MdUA4kDwV+VNcILwI8tBtoCqOA++CrlgyArAz2g2KXTVkAFsbbUi+AlL74lM4qZ0QnVEGda+EY45ZoT39KOAScEAOVz0ldR0agI6Q5B8qUB232S9ouyx3v+ihD4RuJ/NQxkIAOxAj22moBcBjKQgQyEry9Ly9mIIkbDxQAAAABJRU5ErkJggg==';
+
+const TABLE_HTML = `<div>
+<style scoped>.dataframe tbody tr th { vertical-align: top; } body { background: red; }</style>
+<table border="1" class="dataframe">
+  <thead><tr style="text-align: right;"><th></th><th>city</th><th>mean_temp</th><th>rainy_days</th></tr></thead>
+  <tbody>
+    <tr><th>0</th><td>Berlin</td><td>10.4</td><td>164</td></tr>
+    <tr><th>1</th><td>Lisbon</td><td>17.6</td><td>98</td></tr>
+    <tr><th>2</th><td>Zürich</td><td>9.8</td><td>131</td></tr>
+  </tbody>
+</table>
+</div>`;
+
+const TRACEBACK = [
+  '\u001b[31m---------------------------------------------------------------------------\u001b[39m',
+  '\u001b[31mZeroDivisionError\u001b[39m                         Traceback (most recent call last)',
+  '\u001b[36mCell\u001b[39m\u001b[36m \u001b[39m\u001b[32mIn[{n}]\u001b[39m\u001b[32m, line 1\u001b[39m\n\u001b[32m----> \u001b[39m\u001b[32m1\u001b[39m \u001b[32;43m1\u001b[39;49m\u001b[43m/\u001b[49m\u001b[32;43m0\u001b[39;49m\n',
+  '\u001b[31mZeroDivisionError\u001b[39m: division by zero',
+];
+
+function stream(text: string, name: 'stdout' | 'stderr' = 'stdout'): Json {
+  return { type: 'stream', name, text };
+}
+
+async function demoKernel(ctx: ExecContext): Promise<'finished' | 'failed'> {
+  const code = ctx.code;
+  let m: RegExpExecArray | null;
+  if ((m = /range\((\d+)\)/.exec(code)) && /print/.test(code)) {
+    // A fast loop printing n lines (about a million lines a second), delivered as the backend
+    // does: one `outputs` event per frame (~16 ms) with everything printed meanwhile.
+    const n = Number(m[1]);
+    const perFrame = 16000;
+    for (let start = 0; start < n; start += perFrame) {
+      await sleep(16);
+      if (ctx.cancelled()) return 'failed';
+      let text = '';
+      for (let i = start; i < Math.min(n, start + perFrame); i++) text += `line ${i}\n`;
+      ctx.outputs(stream(text));
+    }
+    return 'finished';
+  }
+  if (/1\s*\/\s*0/.test(code)) {
+    ctx.outputs({ type: 'error', ename: 'ZeroDivisionError', evalue: 'division by zero', traceback: TRACEBACK.map((l) => l.replace('{n}', String(ctx.count))) });
+    return 'failed';
+  }
+  if ((m = /input\((["'])(.*?)\1\)/.exec(code))) {
+    const value = await ctx.waitForInput(m[2] ?? '', /getpass/.test(code));
+    ctx.outputs(stream(`Hello, ${value}!\n`));
+    return 'finished';
+  }
+  if (/sleep\((\d+(?:\.\d+)?)\)/.test(code)) {
+    const secs = Number(/sleep\((\d+(?:\.\d+)?)\)/.exec(code)?.[1] ?? '1');
+    const until = Date.now() + secs * 1000;
+    while (Date.now() < until) {
+      if (ctx.cancelled() || interruptRequested) {
+        interruptRequested = false;
+        ctx.outputs({ type: 'error', ename: 'KeyboardInterrupt', evalue: '', traceback: ['\u001b[31mKeyboardInterrupt\u001b[39m: '] });
+        return 'failed';
+      }
+      await sleep(20);
+    }
+  }
+  if (/tqdm/.test(code)) {
+    for (let i = 0; i <= 10; i++) {
+      const bar = '█'.repeat(i) + ' '.repeat(10 - i);
+      ctx.outputs(stream(`\r${i * 10}%|${bar}| ${i}/10`, 'stderr'));
+      await sleep(15);
+    }
+    ctx.outputs(stream('\n', 'stderr'));
+  }
+  if (/plt\.|plot\(/.test(code)) {
+    ctx.outputs({ type: 'display_data', data: { 'image/png': PNG_DOT, 'text/plain': '<Figure size 480x320 with 1 Axes>' }, metadata: { 'image/png': { width: 96, height: 64 } } });
+  }
+  if (/HTML|to_html|df\b/.test(code)) {
+    const extra = /script/.test(code)
+      ? '<script>window.__scriptRan = true;</script><img src="x" onerror="window.__onerrorRan = true"><img src="https://example.invalid/track.png" alt="remote"><a href="javascript:window.__jsLinkRan=true">link</a>'
+      : '';
+    ctx.outputs({ type: 'execute_result', execution_count: ctx.count, data: { 'text/html': TABLE_HTML + extra, 'text/plain': '     city  mean_temp  rainy_days\n0  Berlin  10.4  164' }, metadata: {} });
+  }
+  if (/display_id/.test(code)) {
+    ctx.outputs({ type: 'display_data', data: { 'text/plain': 'progress: 0%' }, metadata: {}, display_id: 'p1' });
+    await sleep(20);
+    ctx.outputs({ type: 'update_display_data', display_id: 'p1', data: { 'text/plain': 'progress: 100%' }, metadata: {} });
+  }
+  if (/clear_output/.test(code)) {
+    for (let i = 1; i <= 3; i++) {
+      ctx.outputs({ type: 'clear_output', wait: true }, stream(`step ${i} of 3\n`));
+      await sleep(15);
+    }
+  }
+  const printRe = /print\((["'])(.*?)\1\)/g;
+  while ((m = printRe.exec(code)) !== null) ctx.outputs(stream(`${m[2] ?? ''}\n`));
+  const last = code.trim().split('\n').pop() ?? '';
+  if ((m = /^(\d+)\s*([+*-])\s*(\d+)$/.exec(last.trim()))) {
+    const a = Number(m[1]);
+    const b = Number(m[3]);
+    const v = m[2] === '+' ? a + b : m[2] === '-' ? a - b : a * b;
+    ctx.outputs({ type: 'execute_result', execution_count: ctx.count, data: { 'text/plain': String(v) }, metadata: {} });
+  }
+  await ctx.sleep(config.runMs ?? 30);
+  return 'finished';
+}
+
+function execute(args: Record<string, unknown>): string {
+  const code = typeof args.code === 'string' ? args.code : '';
+  const chId = channelId(args.onEvent);
+  const id = `exec-${++execSeq}`;
+  let index = 0;
+  const send: Send = (event) => {
+    if (chId === null) return;
+    window.__TAURI_INTERNALS__.runCallback(chId, { index: index++, message: event });
+  };
+  pendingExecutions++;
+  queue = queue.then(async () => {
+    try {
+      if (cancelled.has(id)) {
+        send({ type: 'failed', error: { code: 'Cancelled', message: 'Cancelled before it started.' } });
+        return;
+      }
+      const count = ++executionCount;
+      void emit('session', { type: 'kernel_busy', execution_id: id });
+      send({ type: 'started', executionCount: count });
+      const ctx: ExecContext = {
+        code,
+        count,
+        send,
+        outputs: (...outputs) => send({ type: 'outputs', outputs }),
+        waitForInput: (prompt, password = false) =>
+          new Promise((resolve) => {
+            const inputId = ++inputSeq;
+            inputWaiters.set(inputId, resolve);
+            send({ type: 'input', id: inputId, prompt, password });
+          }),
+        sleep,
+        cancelled: () => cancelled.has(id),
+      };
+      const handler = window.__mock.onExecute ?? demoKernel;
+      const result = (await handler(ctx)) ?? 'finished';
+      if (result === 'failed') {
+        const reason = cancelled.has(id) ? { code: 'Cancelled', message: 'Cancelled.' } : { code: 'CodeExecutionError', message: 'The code raised an exception.' };
+        send({ type: 'failed', error: reason });
+      } else {
+        send({ type: 'finished' });
+      }
+      void emit('session', { type: 'kernel_idle' });
+    } finally {
+      pendingExecutions--;
+    }
+  });
+  return id;
+}
+
+mockWindows('main');
+mockIPC(
+  async (cmd, payload) => {
+    const args = isRecord(payload) ? payload : {};
+    calls.push({ cmd, args: toJson(args), at: performance.now() });
+    switch (cmd) {
+      case 'app_state':
+        runSessionScript();
+        return {
+          workspace,
+          workspaceName: workspace.split('/').pop() ?? workspace,
+          notebookPath,
+          notebook: config.notebook === undefined ? null : config.notebook,
+          recent: config.recent ?? [workspace, '/home/ana/projects/sandbox-trials', '/home/ana/notes'],
+          sandbox: config.sandbox ?? true,
+          kernel: config.kernel ?? 'idle',
+        };
+      case 'execute':
+        return execute(args);
+      case 'cancel_execution':
+        if (typeof args.id === 'string') cancelled.add(args.id);
+        return null;
+      case 'reply_input': {
+        const id = typeof args.id === 'number' ? args.id : -1;
+        inputWaiters.get(id)?.(typeof args.value === 'string' ? args.value : '');
+        inputWaiters.delete(id);
+        return null;
+      }
+      case 'interrupt':
+        interruptRequested = true;
+        return null;
+      case 'restart_kernel':
+        executionCount = 0;
+        return null;
+      case 'save_notebook':
+        await sleep(5);
+        return null;
+      case 'read_notebook':
+        return config.notebook ?? '';
+      case 'list_notebooks':
+        return config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`];
+      case 'install_package':
+        await sleep(50);
+        if (typeof args.spec === 'string' && args.spec.includes('does-not-exist')) {
+          throw { code: 'PythonEnvError', message: 'ERROR: No matching distribution found for does-not-exist' };
+        }
+        return `Collecting ${String(args.spec)}\nInstalling collected packages: ${String(args.spec)}\nSuccessfully installed ${String(args.spec)}\n`;
+      case 'set_title':
+        return null;
+      case 'choose_workspace':
+        return null;
+      case 'open_workspace':
+      case 'open_notebook': {
+        const path = typeof args.path === 'string' ? args.path : workspace;
+        const ws = cmd === 'open_workspace' ? path : workspace;
+        return {
+          workspace: ws,
+          workspaceName: ws.split('/').pop() ?? ws,
+          notebookPath: cmd === 'open_notebook' ? path : `${ws}/Untitled.ipynb`,
+          notebook: null,
+          recent: [ws, workspace],
+          sandbox: config.sandbox ?? true,
+          kernel: 'idle',
+        };
+      }
+      case 'plugin:dialog|message': {
+        // Answer with the first button (OK / Yes / its custom label), or Cancel.
+        const buttons = args.buttons;
+        const labels = isRecord(buttons) ? (buttons.OkCancelCustom ?? buttons.YesNoCancelCustom) : null;
+        if (config.dialog === 'cancel') return Array.isArray(labels) ? labels[labels.length - 1] : 'Cancel';
+        if (Array.isArray(labels) && typeof labels[0] === 'string') return labels[0];
+        return buttons === 'YesNo' || buttons === 'YesNoCancel' ? 'Yes' : 'Ok';
+      }
+      default:
+        if (cmd.startsWith('plugin:window|') || cmd.startsWith('plugin:webview|')) return null;
+        throw { code: 'IoError', message: `mock: unknown command ${cmd}` };
+    }
+  },
+  { shouldMockEvents: true },
+);
+
+window.__mock = {
+  calls,
+  config,
+  onExecute: null,
+  emitSession: (event) => emit('session', event),
+  emit: (name, payload) => emit(name, payload ?? null),
+  lastSaved: () => {
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const c = calls[i];
+      if (c && c.cmd === 'save_notebook' && isRecord(c.args) && typeof c.args.content === 'string') return c.args.content;
+    }
+    return null;
+  },
+  pending: () => pendingExecutions,
+};
+
+let scripted = false;
+/** The scripted session events start once the app asked for its state (it listens by then). */
+function runSessionScript(): void {
+  if (scripted) return;
+  scripted = true;
+  for (const step of config.sessionScript ?? []) {
+    setTimeout(() => void emit('session', step.event), step.delay);
+  }
+}
