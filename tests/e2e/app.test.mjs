@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, APP, Keys, ROOT, workspace, notebook, answerDialog } from './webdriver.mjs';
+import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog } from './webdriver.mjs';
 
 const apps = [];
 afterEach(async (t) => {
@@ -59,6 +59,10 @@ test('a tool call from a cell asks the person in a native dialog: Approve runs i
   assert.equal(reg.status, 0, reg.stderr);
   const app = await open(dir);
   await app.press(Keys.Shift, Keys.Enter);
+  // The whole screen, dialog and window (the README's picture of an approval).
+  spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', '^Approve tool call — everything.echo$']);
+  await new Promise((r) => setTimeout(r, 300));
+  spawnSync('import', ['-window', 'root', join(SHOTS, 'approval-dialog.png')]);
   answerDialog('Approve tool call — everything.echo', 'Return');
   const approved = await settled(app, 0);
   assert.match(approved.output, /Echo: hi from a cell/, 'approved: the tool ran');
