@@ -22,6 +22,13 @@ pub enum SessionEvent {
         /// What happens now, in words.
         message: String,
     },
+    /// A line of pip's output while `install_package` runs (a window shows it live).
+    PackageInstall {
+        /// What is being installed.
+        spec: String,
+        /// The line.
+        line: String,
+    },
     /// The session started: a kernel is ready.
     Started,
     /// The session stopped.

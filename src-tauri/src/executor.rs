@@ -656,7 +656,7 @@ impl CodeExecutor {
     /// `pip install spec` into the kernels' Python environment; the next import in the
     /// kernel finds it. pip runs on the host, isolated from the workspace; with the sandbox
     /// on it installs wheels from an index or URL only (no build script, no local path).
-    /// Returns pip's output.
+    /// Returns pip's output; its lines arrive as [`SessionEvent::PackageInstall`] meanwhile.
     pub async fn install_package(&self, spec: &str) -> Result<String> {
         let c = &self.shared.config;
         let python = c.python.clone();
@@ -664,7 +664,15 @@ impl CodeExecutor {
         let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
             .await
             .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
-        pyenv::pip_install(env.python(), spec, c.sandbox.is_some()).await
+        let events = c.events.clone();
+        let package = spec.trim().to_owned();
+        pyenv::pip_install(env.python(), spec, c.sandbox.is_some(), move |line| {
+            events.send(SessionEvent::PackageInstall {
+                spec: package.clone(),
+                line: line.to_owned(),
+            })
+        })
+        .await
     }
 
     /// Run `code` and wait for its result. `timeout: None` waits forever.

@@ -279,7 +279,13 @@ pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
 /// `pip install spec` into `python`'s environment, run isolated from the workspace (`-I`,
 /// in the neutral directory). With `wheels_only`, no package is built (a build script
 /// would run on the host). Returns pip's output; a failure carries it too.
-pub async fn pip_install(python: &Path, spec: &str, wheels_only: bool) -> Result<String> {
+pub async fn pip_install(
+    python: &Path,
+    spec: &str,
+    wheels_only: bool,
+    mut on_line: impl FnMut(&str) + Send,
+) -> Result<String> {
+    use tokio::io::{AsyncBufReadExt, BufReader};
     check_requirement(spec, wheels_only)?;
     let mut cmd = tokio::process::Command::from(host_command(python));
     cmd.args([
@@ -289,26 +295,54 @@ pub async fn pip_install(python: &Path, spec: &str, wheels_only: bool) -> Result
         "install",
         "--no-input",
         "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
     ]);
     if wheels_only {
         cmd.args(["--only-binary", ":all:"]);
     }
-    let out = cmd
+    let mut child = cmd
         .arg(spec.trim())
         .stdin(Stdio::null())
-        .output()
-        .await
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| Error::PythonEnv(format!("cannot run pip: {e}")))?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    // pip's lines as they come (for a progress view), stdout and stderr interleaved.
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(Error::PythonEnv("cannot read pip's output".into()));
+    };
+    let mut out = BufReader::new(stdout).lines();
+    let mut err = BufReader::new(stderr).lines();
+    let mut text = String::new();
+    let (mut out_open, mut err_open) = (true, true);
+    while out_open || err_open {
+        let (from_stdout, line) = tokio::select! {
+            l = out.next_line(), if out_open => (true, l),
+            l = err.next_line(), if err_open => (false, l),
+        };
+        match line {
+            Ok(Some(line)) => {
+                on_line(&line);
+                text.push_str(&line);
+                text.push('\n');
+            }
+            // That stream ended (or cannot be read): stop reading it.
+            Ok(None) | Err(_) if from_stdout => out_open = false,
+            Ok(None) | Err(_) => err_open = false,
+        }
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| Error::PythonEnv(format!("pip failed: {e}")))?;
     let text = text.trim().to_owned();
-    if out.status.success() {
+    if status.success() {
         Ok(text)
     } else {
         Err(Error::PythonEnv(format!(
-            "pip could not install {} ({}):\n{text}",
+            "pip could not install {} ({status}):\n{text}",
             spec.trim(),
-            out.status
         )))
     }
 }

@@ -44,7 +44,10 @@ test('a notebook with an inline plot and a pandas table', async () => {
   assert.deepEqual(states, ['done', 'done'], 'both cells ran');
   assert.equal(await app.execute('return document.querySelectorAll(".cell table").length;'), 1, 'the table renders as HTML');
   assert.equal(await app.execute('return document.querySelectorAll(".cell img.output-image").length;'), 1, 'the plot is inline');
+  await app.until('the plot to be decoded', () => app.execute(
+    'const i = document.querySelector(".cell img.output-image"); return !!i && i.complete && i.naturalWidth > 0;'));
   await app.execute('document.querySelector("#install-output")?.setAttribute("hidden", ""); document.activeElement?.blur(); return true;');
+  await new Promise((r) => setTimeout(r, 500)); // painted
   const shot = await app.screenshot('desktop-notebook');
   if (process.env.IPYBOX_UPDATE_SCREENSHOTS === '1') copyFileSync(shot, join(ROOT, 'docs/images/desktop-notebook.png'));
 });

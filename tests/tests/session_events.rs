@@ -232,3 +232,31 @@ async fn the_kernel_resets_and_servers_are_heard_by_every_listener() {
     );
     e.stop().await.unwrap();
 }
+
+/// pip's output reaches listeners line by line while `install_package` runs (the window's
+/// live view), and the same lines come back as the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_package_reports_pip_lines_as_they_come() {
+    let ws = workspace();
+    let e = CodeExecutor::builder().working_dir(ws.path()).build();
+    let mut events = e.subscribe();
+    let output = e
+        .install_package("tabulate==0.9.0")
+        .await
+        .expect("pip installs it");
+    let mut lines = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let SessionEvent::PackageInstall { spec, line } = event {
+            assert_eq!(spec, "tabulate==0.9.0");
+            lines.push(line);
+        }
+    }
+    assert!(!lines.is_empty(), "pip's lines were sent as events");
+    assert_eq!(
+        lines.join("\n").trim(),
+        output,
+        "the events carry pip's whole output, in order"
+    );
+    let bad = e.install_package("--index-url=http://evil").await;
+    assert!(bad.is_err(), "pip options are refused before pip runs");
+}

@@ -79,6 +79,7 @@ export type SessionEvent =
   | { type: 'kernel_replaced'; reason: string }
   | { type: 'provisioning'; step: number; steps: number; message: string }
   | { type: 'startup_failed'; code: ErrorCode; message: string }
+  | { type: 'package_install'; spec: string; line: string }
   // Belong to a later panel; received and ignored for now.
   | { type: 'approval_requested' }
   | { type: 'approval_decided' }
@@ -95,6 +96,7 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'kernel_replaced',
   'provisioning',
   'startup_failed',
+  'package_install',
   'approval_requested',
   'approval_decided',
   'approval_withdrawn',

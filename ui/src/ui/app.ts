@@ -359,6 +359,14 @@ export class App implements CellViewHost {
         this.showStartupError(event.message);
         this.setKernelBase('dead');
         return;
+      case 'package_install':
+        // pip's output, live, while the package field's install runs.
+        if (this.installing) {
+          this.installOutput.hidden = false;
+          this.installOutput.textContent += `${event.line}\n`;
+          this.installOutput.scrollTop = this.installOutput.scrollHeight;
+        }
+        return;
       case 'approval_requested':
       case 'approval_decided':
       case 'approval_withdrawn':
@@ -899,6 +907,7 @@ export class App implements CellViewHost {
     this.installStatus.dataset.state = 'running';
     this.installStatus.textContent = `Installing ${spec}…`;
     this.installOutput.hidden = true;
+    this.installOutput.textContent = '';
     try {
       const out = await ipc.installPackage(spec);
       this.installStatus.dataset.state = 'done';
