@@ -136,7 +136,11 @@ impl Gateway {
             match gateway.wait_ready(launch.startup_timeout).await {
                 Ok(()) => return Ok(gateway),
                 Err(e) => {
-                    let port_taken = gateway.log_tail(4000).contains("Address already in use");
+                    // The gateway says it in one of two ways, depending on its version
+                    // and on whether it tried more ports.
+                    let log = gateway.log_tail(4000);
+                    let port_taken = log.contains("Address already in use")
+                        || log.contains("no available port could be found");
                     gateway.stop().await;
                     if !port_taken {
                         return Err(e);
