@@ -398,6 +398,10 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    #[cfg(feature = "desktop")]
+    if matches!(cli.command, None | Some(Command::Open(_))) {
+        ipybox::desktop::prepare_environment();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -16,7 +16,7 @@ const round = (x) => Math.round(x * 10) / 10;
 async function launch() {
   const dir = workspace({ 'bench.ipynb': notebook('print(1)') });
   const t0 = performance.now();
-  const app = await App.launch(['open', join(dir, 'bench.ipynb')]);
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')], { env });
   let editable;
   for (;;) {
     const ok = await app.execute('return document.body.dataset.ready === "true" && !!document.querySelector(".cell .cm-editor");');
@@ -111,7 +111,10 @@ function appMemory(dir) {
 
 const results = {};
 const launches = [];
-for (let i = 0; i < 5; i++) {
+// BENCH_ONLY=memory (or stream, launch) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env.
+const only = process.env.BENCH_ONLY;
+const env = JSON.parse(process.env.BENCH_ENV ?? '{}');
+for (let i = 0; i < (only && only !== 'launch' ? 0 : 5); i++) {
   const { app, editable, result } = await launch();
   launches.push({ editable, result });
   if (i < 4) await app.quit();
@@ -124,12 +127,12 @@ for (let i = 0; i < 5; i++) {
     await app.quit();
   }
 }
-results.launch_to_editable_ms = { median: round(median(launches.map((l) => l.editable))), all: launches.map((l) => round(l.editable)) };
-results.launch_to_first_result_ms = { median: round(median(launches.map((l) => l.result))), all: launches.map((l) => round(l.result)) };
+if (launches.length) results.launch_to_editable_ms = { median: round(median(launches.map((l) => l.editable))), all: launches.map((l) => round(l.editable)) };
+if (launches.length) results.launch_to_first_result_ms = { median: round(median(launches.map((l) => l.result))), all: launches.map((l) => round(l.result)) };
 
-{
+if (!only || only === 'stream') {
   const dir = workspace({ 'bench.ipynb': notebook('print(1)', 'for i in range(100000):\n    print(i)') });
-  const app = await App.launch(['open', join(dir, 'bench.ipynb')]);
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')], { env });
   await app.ready();
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
   const r = await executeAsync(app, STREAM_100K);
@@ -137,11 +140,11 @@ results.launch_to_first_result_ms = { median: round(median(launches.map((l) => l
   await app.quit();
 }
 
-{
+if (!only || only === 'memory') {
   const plot = 'import matplotlib.pyplot as plt\nplt.plot(range(10)); plt.show()';
   const sources = Array.from({ length: 50 }, (_, i) => (i % 5 === 0 ? plot : `x${i} = ${i}\nprint(x${i})`));
   const dir = workspace({ 'bench.ipynb': notebook(...sources) });
-  const app = await App.launch(['open', join(dir, 'bench.ipynb')]);
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')], { env });
   await app.ready();
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
   await app.click('#run-all');

@@ -40,6 +40,8 @@ async function call(method, path, body) {
 
 async function callOnce(method, path, body) {
   const response = await fetch(DRIVER + path, {
+    // An app that exits at once never gets a session: fail instead of waiting for ever.
+    signal: AbortSignal.timeout(method === 'POST' && path === '/session' ? 60000 : 300000),
     method,
     headers: { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -111,11 +113,22 @@ export class App {
     } catch {
       // the app is gone or cannot save; closing it is all that is left
     }
-    try {
-      await call('DELETE', `/session/${this.session}`);
-    } catch {
-      // already gone
+    const closed = call('DELETE', `/session/${this.session}`).then(() => true, () => true);
+    const late = new Promise((r) => setTimeout(() => r(false), 15000));
+    if (!(await Promise.race([closed, late]))) {
+      // Something keeps the window open (a dialog nobody answers): end the app, so the
+      // next test gets the driver.
+      spawnSync('pkill', ['-KILL', '-f', `ipybox open ${this.args[1]}`]);
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 20000))]);
     }
+    // The next app cannot start its automation session while this one still holds the
+    // inspector's port: wait for it to be gone (it stops its kernel first), then insist.
+    const pattern = `ipybox open ${this.args[1]}`;
+    const deadline = Date.now() + 10000;
+    while (Date.now() < deadline && spawnSync('pgrep', ['-f', pattern]).status === 0) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    spawnSync('pkill', ['-KILL', '-f', pattern]);
   }
 
   s(path) {

@@ -40,8 +40,10 @@ pub fn push_output(batch: &mut Vec<Output>, output: Output) {
     batch.push(output);
 }
 
-/// Pace `events` in frames of `frame`: outputs wait at most one frame, any other event
-/// (input, approval, result, error) goes out at once after the outputs before it. The
+/// Pace `events` in frames of `frame`: an output that comes after a quiet frame goes out at
+/// once (a `print` shows without delay); outputs that follow it within the frame wait for
+/// its end, at most one frame; any other event (input, approval, result, error) goes out at
+/// once after the outputs before it. The
 /// receiver ends after the last event; dropping it drops `events` (which, for an
 /// [`ExecutionStream`](super::ExecutionStream), cancels the execution).
 pub fn in_frames<S>(events: S, frame: Duration) -> mpsc::Receiver<Result<Framed>>
@@ -53,6 +55,8 @@ where
         let mut events = events;
         let mut batch = Vec::new();
         let mut due: Option<tokio::time::Instant> = None;
+        // When the last batch went out: outputs within a frame of it wait for the frame.
+        let mut last_sent: Option<tokio::time::Instant> = None;
         loop {
             let next = match due {
                 Some(at) => tokio::select! {
@@ -60,6 +64,7 @@ where
                     event = events.next() => event,
                     () = tokio::time::sleep_until(at) => {
                         due = None;
+                        last_sent = Some(tokio::time::Instant::now());
                         if tx.send(Ok(Framed::Outputs(std::mem::take(&mut batch)))).await.is_err() {
                             return;
                         }
@@ -71,7 +76,20 @@ where
             match next {
                 Some(Ok(Event::Output(output))) => {
                     push_output(&mut batch, output);
-                    due.get_or_insert_with(|| tokio::time::Instant::now() + frame);
+                    let now = tokio::time::Instant::now();
+                    let quiet = due.is_none() && last_sent.is_none_or(|t| now >= t + frame);
+                    if quiet {
+                        last_sent = Some(now);
+                        if tx
+                            .send(Ok(Framed::Outputs(std::mem::take(&mut batch))))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    } else {
+                        due.get_or_insert_with(|| last_sent.map_or(now, |t| t + frame).max(now));
+                    }
                 }
                 other => {
                     if !batch.is_empty() {
@@ -120,20 +138,28 @@ mod tests {
         while let Some(item) = rx.recv().await {
             received.push(item.expect("no error"));
         }
-        let outputs: Vec<&Output> = received
+        let batches = received
             .iter()
-            .filter_map(|f| match f {
-                Framed::Outputs(o) => Some(o),
-                Framed::Event(_) => None,
-            })
-            .flatten()
-            .collect();
+            .filter(|f| matches!(f, Framed::Outputs(_)))
+            .count();
+        assert!(
+            batches <= 3,
+            "10,003 outputs in a few messages (the first at once, the rest per frame): {batches}"
+        );
+        let mut outputs = Vec::new();
+        for f in &received {
+            if let Framed::Outputs(o) = f {
+                for output in o {
+                    push_output(&mut outputs, output.clone());
+                }
+            }
+        }
         assert_eq!(
             outputs.len(),
             3,
-            "10,000 stdout lines merge into one output, then stderr, then stdout: {outputs:?}"
+            "stdout lines merge, then stderr, then stdout, in order: {outputs:?}"
         );
-        match outputs[0] {
+        match &outputs[0] {
             Output::Stream { text, .. } => {
                 assert!(text.starts_with("0\n1\n") && text.ends_with("9999\n"));
             }
@@ -146,7 +172,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn outputs_wait_at_most_a_frame() {
+    async fn a_lone_output_goes_out_at_once_and_followers_within_a_frame() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut framed = in_frames(
             tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
