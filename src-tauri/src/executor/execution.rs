@@ -230,8 +230,14 @@ async fn execute(
             }
             Some(KernelEvent::Reply(r)) => reply = Some(r),
             Some(KernelEvent::Idle) => idle = true,
-            Some(KernelEvent::Died(reason)) => break Stop::Died(reason),
-            None => break Stop::Died("the connection to the kernel closed".into()),
+            Some(KernelEvent::Died(reason)) => break died(&mut abort, abort_open, reason),
+            None => {
+                break died(
+                    &mut abort,
+                    abort_open,
+                    "the connection to the kernel closed".into(),
+                );
+            }
         }
     };
     let reply = match stop {
@@ -318,6 +324,16 @@ async fn execute(
         }
     };
     (result, false)
+}
+
+/// The kernel's connection ended. A stop or reset closes it right after telling the
+/// execution why; when that reason already came, it is the one to report.
+fn died(abort: &mut oneshot::Receiver<Abort>, open: bool, reason: String) -> Stop {
+    match open.then(|| abort.try_recv().ok()).flatten() {
+        Some(Abort::Interrupt) => Stop::Cancelled("the execution was interrupted"),
+        Some(Abort::Discard(why)) => Stop::Discarded(why),
+        None => Stop::Died(reason),
+    }
 }
 
 fn reply_error(reply: &ExecuteReply) -> PythonError {
