@@ -12,19 +12,19 @@
 use std::io::BufRead;
 
 use futures_util::StreamExt;
-use ipybox::{CodeExecutor, Error, Event, ServerParams, StreamOptions};
+use ipybox::{CodeExecutor, Event, ServerParams, StreamOptions};
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let params = match std::env::var("IPYBOX_EXAMPLE_SERVER") {
-        Ok(json) => serde_json::from_str(&json).map_err(|e| Error::Config(e.to_string()))?,
+        Ok(json) => serde_json::from_str(&json)?,
         Err(_) => {
             serde_json::json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]})
         }
     };
     let params = ServerParams::from_json(&params)?;
     let workspace = std::env::temp_dir().join("ipybox-quickstart");
-    std::fs::create_dir_all(&workspace).map_err(|e| Error::Config(e.to_string()))?;
+    std::fs::create_dir_all(&workspace)?;
 
     let executor = CodeExecutor::builder().working_dir(&workspace).build();
     // Writes mcptools/everything/<tool>.py and registers the server for this workspace.
@@ -64,5 +64,6 @@ async fn main() -> Result<(), Error> {
             _ => {}
         }
     }
-    executor.stop().await
+    executor.stop().await?;
+    Ok(())
 }

@@ -5,14 +5,13 @@
 
 #![allow(clippy::print_stdout)]
 
-use ipybox::{CodeExecutor, Error};
+use ipybox::CodeExecutor;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let workspace = std::env::temp_dir().join("ipybox-sandbox-example");
-    std::fs::create_dir_all(&workspace).map_err(|e| Error::Config(e.to_string()))?;
-    std::fs::write(workspace.join(".env"), "API_KEY=not-for-the-kernel\n")
-        .map_err(|e| Error::Config(e.to_string()))?;
+    std::fs::create_dir_all(&workspace)?;
+    std::fs::write(workspace.join(".env"), "API_KEY=not-for-the-kernel\n")?;
 
     let executor = CodeExecutor::builder()
         .working_dir(&workspace)
@@ -38,5 +37,6 @@ for name, attempt in [
 "#;
     let result = executor.execute(code, None).await?;
     println!("{}", result.text.unwrap_or_default());
-    executor.stop().await
+    executor.stop().await?;
+    Ok(())
 }

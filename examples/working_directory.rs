@@ -5,14 +5,13 @@
 
 #![allow(clippy::print_stdout)]
 
-use ipybox::{CodeExecutor, Error};
+use ipybox::CodeExecutor;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join("ipybox-example-workspace");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Config(e.to_string()))?;
-    std::fs::write(dir.join("data.csv"), "a,b\n1,2\n3,4\n")
-        .map_err(|e| Error::Config(e.to_string()))?;
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("data.csv"), "a,b\n1,2\n3,4\n")?;
 
     let executor = CodeExecutor::builder().working_dir(&dir).build();
     executor.start().await?;
@@ -21,5 +20,6 @@ async fn main() -> Result<(), Error> {
     let result = executor.execute(code, None).await?;
     println!("{}", result.text.unwrap_or_default());
 
-    executor.stop().await
+    executor.stop().await?;
+    Ok(())
 }

@@ -42,6 +42,23 @@ pub struct PartialOutput {
     pub images: Vec<PathBuf>,
 }
 
+/// The error that caused an engine error, kept typed for programs that inspect it
+/// ([`std::error::Error::source`], then `downcast_ref`). Its words are already part of the
+/// engine error's message: print the error, not its chain.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Shows a cause after the message (`message: cause`), or nothing.
+struct Caused<'a>(&'a Option<Cause>);
+
+impl std::fmt::Display for Caused<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(cause) => write!(f, ": {cause}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Everything that can go wrong in the engine.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -86,8 +103,13 @@ pub enum Error {
         output: Box<PartialOutput>,
     },
     /// The Kernel Gateway could not be started or reached.
-    #[error("{0}")]
-    Gateway(String),
+    #[error("{}{}", message, Caused(source))]
+    Gateway {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// The Kernel Gateway answered a request with an error.
     #[error("the Kernel Gateway answered {method} {path} with HTTP {status}: {body}")]
     GatewayHttp {
@@ -101,27 +123,57 @@ pub enum Error {
         body: String,
     },
     /// A kernel could not be started or initialised.
-    #[error("{0}")]
-    KernelStart(String),
+    #[error("{}{}", message, Caused(source))]
+    KernelStart {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// The Python environment could not be found or provisioned.
-    #[error("{0}")]
-    PythonEnv(String),
+    #[error("{}{}", message, Caused(source))]
+    PythonEnv {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// An image the code displayed could not be decoded and was not saved.
-    #[error("could not save image: {0}")]
-    Image(String),
+    #[error("{}{}", message, Caused(source))]
+    Image {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// The executor is not running (never started, or stopped).
     #[error("the executor is not running; call start() first")]
     NotRunning,
     /// An MCP server could not be started, reached or used.
-    #[error("{0}")]
-    Mcp(String),
+    #[error("{}{}", message, Caused(source))]
+    Mcp {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// Invalid configuration (builder or command line).
-    #[error("{0}")]
-    Config(String),
+    #[error("{}{}", message, Caused(source))]
+    Config {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// The sandbox cannot be set up (a missing tool, an invalid policy, a system that does
     /// not allow it). ipybox never falls back to running unsandboxed.
-    #[error("{0}")]
-    Sandbox(String),
+    #[error("{}{}", message, Caused(source))]
+    Sandbox {
+        /// What failed, in words.
+        message: String,
+        /// Why, when another error caused it.
+        source: Option<Cause>,
+    },
     /// An I/O error with the action that failed.
     #[error("{context}: {source}")]
     Io {
@@ -173,14 +225,14 @@ impl Error {
             Error::Timeout { .. } => ErrorCode::Timeout,
             Error::KernelDied { .. } => ErrorCode::KernelDied,
             Error::Cancelled { .. } => ErrorCode::Cancelled,
-            Error::Gateway(_) | Error::GatewayHttp { .. } => ErrorCode::GatewayError,
-            Error::KernelStart(_) => ErrorCode::KernelStartFailed,
-            Error::PythonEnv(_) => ErrorCode::PythonEnvError,
-            Error::Image(_) => ErrorCode::ImageError,
+            Error::Gateway { .. } | Error::GatewayHttp { .. } => ErrorCode::GatewayError,
+            Error::KernelStart { .. } => ErrorCode::KernelStartFailed,
+            Error::PythonEnv { .. } => ErrorCode::PythonEnvError,
+            Error::Image { .. } => ErrorCode::ImageError,
             Error::NotRunning => ErrorCode::NotRunning,
-            Error::Mcp(_) => ErrorCode::McpError,
-            Error::Config(_) => ErrorCode::InvalidConfig,
-            Error::Sandbox(_) => ErrorCode::SandboxUnavailable,
+            Error::Mcp { .. } => ErrorCode::McpError,
+            Error::Config { .. } => ErrorCode::InvalidConfig,
+            Error::Sandbox { .. } => ErrorCode::SandboxUnavailable,
             Error::Io { .. } => ErrorCode::IoError,
         }
     }
@@ -194,6 +246,64 @@ impl Error {
             | Error::Cancelled { output, .. } => Some(output.as_ref()),
             _ => None,
         }
+    }
+
+    pub(crate) fn gateway(message: impl Into<String>) -> Self {
+        Error::Gateway {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn kernel_start(message: impl Into<String>) -> Self {
+        Error::KernelStart {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn python_env(message: impl Into<String>) -> Self {
+        Error::PythonEnv {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn mcp(message: impl Into<String>) -> Self {
+        Error::Mcp {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Error::Config {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    pub(crate) fn sandbox(message: impl Into<String>) -> Self {
+        Error::Sandbox {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Keep `cause` as this error's source; its words follow the message. Errors without a
+    /// place for a cause are returned unchanged.
+    pub(crate) fn because(mut self, cause: impl Into<Cause>) -> Self {
+        match &mut self {
+            Error::Gateway { source, .. }
+            | Error::KernelStart { source, .. }
+            | Error::PythonEnv { source, .. }
+            | Error::Image { source, .. }
+            | Error::Mcp { source, .. }
+            | Error::Config { source, .. }
+            | Error::Sandbox { source, .. } => *source = Some(cause.into()),
+            _ => {}
+        }
+        self
     }
 
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
@@ -256,9 +366,13 @@ mod tests {
                 output: Box::default(),
             },
             Error::NotRunning,
-            Error::Sandbox("srt is missing".into()),
-            Error::Mcp("the server exited".into()),
-            Error::Config("bad".into()),
+            Error::sandbox("srt is missing"),
+            Error::mcp("the server exited"),
+            Error::config("bad"),
+            Error::gateway("cannot connect to the Kernel Gateway").because(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "refused",
+            )),
             Error::io("reading x", std::io::Error::other("disk")),
         ];
         let reports: Vec<serde_json::Value> = errors
@@ -276,11 +390,20 @@ mod tests {
                 {"code": "SandboxUnavailable", "message": "srt is missing"},
                 {"code": "McpError", "message": "the server exited"},
                 {"code": "InvalidConfig", "message": "bad"},
+                {"code": "GatewayError", "message": "cannot connect to the Kernel Gateway: refused"},
                 {"code": "IoError", "message": "reading x: disk"},
             ])
         );
+        let cause = std::error::Error::source(&errors[8]).expect("a cause is kept");
+        assert_eq!(
+            cause
+                .downcast_ref::<std::io::Error>()
+                .map(std::io::Error::kind),
+            Some(std::io::ErrorKind::ConnectionRefused),
+            "typed, not flattened to text"
+        );
         assert!(
-            std::error::Error::source(&errors[8]).is_some(),
+            std::error::Error::source(&errors[9]).is_some(),
             "an I/O error keeps its cause"
         );
     }

@@ -663,7 +663,7 @@ impl CodeExecutor {
         let progress = c.progress.clone();
         let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
             .await
-            .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??;
+            .map_err(|e| Error::python_env("provisioning failed").because(e))??;
         let events = c.events.clone();
         let package = spec.trim().to_owned();
         pyenv::pip_install(env.python(), spec, c.sandbox.is_some(), move |line| {

@@ -128,13 +128,13 @@ impl Workspace {
     fn open(mut config: McpServerConfig) -> Result<Arc<Self>> {
         // As the Python ipybox does: a configuration may name a workspace not made yet.
         std::fs::create_dir_all(&config.workspace).map_err(|e| {
-            Error::Config(format!(
+            Error::config(format!(
                 "the workspace {} cannot be created: {e}",
                 config.workspace.display()
             ))
         })?;
         config.workspace = std::fs::canonicalize(&config.workspace).map_err(|e| {
-            Error::Config(format!(
+            Error::config(format!(
                 "the workspace {} is not usable: {e}",
                 config.workspace.display()
             ))
@@ -177,7 +177,7 @@ impl Workspace {
                 if addr.port() != 0 {
                     // The gateway binds later, in the background: say now that it cannot.
                     std::net::TcpListener::bind(addr).map_err(|e| {
-                        Error::Config(format!(
+                        Error::config(format!(
                             "the Kernel Gateway cannot listen on {addr} (--kernel-gateway-host/--kernel-gateway-port): {e}"
                         ))
                     })?;
@@ -187,7 +187,7 @@ impl Workspace {
             }
             if let Some(addr) = c.fixed.tool_server {
                 let listener = std::net::TcpListener::bind(addr).map_err(|e| {
-                    Error::Config(format!(
+                    Error::config(format!(
                         "the tool server cannot listen on {addr} (--tool-server-host/--tool-server-port): {e}"
                     ))
                 })?;
@@ -859,7 +859,7 @@ pub async fn serve_stdio(config: McpServerConfig) -> Result<()> {
     let running = server
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| Error::Mcp(format!("the MCP session over stdio failed to start: {e}")))?;
+        .map_err(|e| Error::mcp("the MCP session over stdio failed to start").because(e))?;
     let _ = running.waiting().await;
     match executor {
         Some(e) => e.stop().await,

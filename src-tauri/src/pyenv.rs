@@ -54,7 +54,7 @@ pub fn ipybox_home() -> Result<PathBuf> {
     }
     dirs::data_dir()
         .map(|d| d.join("ipybox"))
-        .ok_or_else(|| Error::PythonEnv("cannot find a data directory: set IPYBOX_HOME".into()))
+        .ok_or_else(|| Error::python_env("cannot find a data directory: set IPYBOX_HOME"))
 }
 
 /// How much to tell the user while provisioning.
@@ -205,7 +205,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
             );
             run(&progress, host_command(&base).args(["-I", "-m", "venv"]).arg(&venv))
                 .map_err(|e| {
-                    Error::PythonEnv(format!(
+                    Error::python_env(format!(
                         "{e}\nOn Debian and Ubuntu, `python3 -m venv` needs the python3-venv package: apt-get install python3-venv"
                     ))
                 })
@@ -258,7 +258,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
 pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
     let spec = spec.trim();
     if spec.is_empty() || spec.starts_with('-') {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "{spec:?} is not a package requirement (give a name such as `pandas>=2`)"
         )));
     }
@@ -269,7 +269,7 @@ pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
         || spec.contains("file:")
         || (!remote && (spec.contains('/') || spec.contains('\\')));
     if sandboxed && local {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "{spec:?} is a local path; with the sandbox on, ipybox installs packages from an index or a URL only (a local package would be built and installed on the host, outside the sandbox)"
         )));
     }
@@ -307,10 +307,10 @@ pub async fn pip_install(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| Error::PythonEnv(format!("cannot run pip: {e}")))?;
+        .map_err(|e| Error::python_env("cannot run pip").because(e))?;
     // pip's lines as they come (for a progress view), stdout and stderr interleaved.
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(Error::PythonEnv("cannot read pip's output".into()));
+        return Err(Error::python_env("cannot read pip's output"));
     };
     let mut out = BufReader::new(stdout).lines();
     let mut err = BufReader::new(stderr).lines();
@@ -335,12 +335,12 @@ pub async fn pip_install(
     let status = child
         .wait()
         .await
-        .map_err(|e| Error::PythonEnv(format!("pip failed: {e}")))?;
+        .map_err(|e| Error::python_env("pip failed").because(e))?;
     let text = text.trim().to_owned();
     if status.success() {
         Ok(text)
     } else {
-        Err(Error::PythonEnv(format!(
+        Err(Error::python_env(format!(
             "pip could not install {} ({status}):\n{text}",
             spec.trim(),
         )))
@@ -400,10 +400,10 @@ fn run(progress: &Progress, cmd: &mut Command) -> Result<()> {
             Stdio::piped()
         })
         .spawn()
-        .map_err(|e| Error::PythonEnv(format!("cannot run {shown}: {e}")))?;
+        .map_err(|e| Error::python_env(format!("cannot run {shown}")).because(e))?;
     let output = child
         .wait_with_output()
-        .map_err(|e| Error::PythonEnv(format!("{shown} failed: {e}")))?;
+        .map_err(|e| Error::python_env(format!("{shown} failed")).because(e))?;
     if output.status.success() {
         return Ok(());
     }
@@ -418,7 +418,7 @@ fn run(progress: &Progress, cmd: &mut Command) -> Result<()> {
         .rev()
         .collect::<Vec<_>>()
         .join("\n");
-    Err(Error::PythonEnv(format!(
+    Err(Error::python_env(format!(
         "{shown} failed ({}){}",
         output.status,
         if tail.is_empty() {
@@ -477,7 +477,7 @@ fn find_base_python() -> Result<PathBuf> {
             None => seen.push(format!("{} does not run", p.display())),
         }
     }
-    Err(Error::PythonEnv(format!(
+    Err(Error::python_env(format!(
         "ipybox needs Python 3.10 or newer to create its environment, and none was found on PATH{}. \
          Install one (Debian/Ubuntu: apt-get install python3 python3-venv) or point IPYBOX_PYTHON / --python \
          at an interpreter that has ipykernel and jupyter-kernel-gateway installed.",
@@ -505,13 +505,13 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
         .stdin(Stdio::null())
         .output()
         .map_err(|e| {
-            Error::PythonEnv(format!(
+            Error::python_env(format!(
                 "cannot run the Python at {}: {e}",
                 python.display()
             ))
         })?;
     if !out.status.success() {
-        return Err(Error::PythonEnv(format!(
+        return Err(Error::python_env(format!(
             "the Python at {} failed to start: {}",
             python.display(),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -526,7 +526,7 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
         .filter_map(|p| p.parse().ok())
         .collect();
     if version.len() != 2 || (version[0], version[1]) < (3, 10) {
-        return Err(Error::PythonEnv(format!(
+        return Err(Error::python_env(format!(
             "the Python at {} is {}; ipybox needs 3.10 or newer",
             python.display(),
             version
@@ -538,7 +538,7 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
     }
     let missing = lines.next().unwrap_or("").trim();
     if !missing.is_empty() {
-        return Err(Error::PythonEnv(format!(
+        return Err(Error::python_env(format!(
             "the Python at {} lacks the modules {missing}; install them with `{} -m pip install ipykernel jupyter-kernel-gateway pydantic matplotlib`, or drop --python/IPYBOX_PYTHON to let ipybox manage its own environment",
             python.display(),
             python.display()

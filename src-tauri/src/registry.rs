@@ -66,7 +66,7 @@ impl Registry {
     /// Load the registry of `workspace` (canonicalized), empty when none exists yet.
     pub fn load(home: &Path, workspace: &Path) -> Result<Registry> {
         let workspace = std::fs::canonicalize(workspace).map_err(|e| {
-            Error::Config(format!(
+            Error::config(format!(
                 "the workspace {} is not usable: {e}",
                 workspace.display()
             ))
@@ -75,7 +75,7 @@ impl Registry {
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let mut r: Registry = serde_json::from_str(&text).map_err(|e| {
-                    Error::Config(format!(
+                    Error::config(format!(
                         "the server registry {} is damaged: {e}",
                         path.display()
                     ))
@@ -119,13 +119,13 @@ impl Registry {
             return Ok(params.clone());
         };
         if settings.contains("${") {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "the sandbox policy of \"{name}\" ({settings}) cannot contain ${{…}} placeholders: ipybox reads it once, at registration"
             )));
         }
         let source = workspace.join(settings);
         let user_home = dirs::home_dir()
-            .ok_or_else(|| Error::Config("cannot find the home directory for `~` paths".into()))?;
+            .ok_or_else(|| Error::config("cannot find the home directory for `~` paths"))?;
         let policy = crate::sandbox::policy::load(Some(&source))?;
         let rendered = crate::sandbox::policy::render(
             policy,
@@ -195,11 +195,11 @@ impl Registry {
         let dir = self
             .path
             .parent()
-            .ok_or_else(|| Error::Config("registry path has no parent".into()))?;
+            .ok_or_else(|| Error::config("registry path has no parent"))?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         let tmp = dir.join(format!(".servers.json.{}", std::process::id()));
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Config(e.to_string()))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::config(e.to_string()))?;
         std::fs::write(&tmp, text)
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
         std::fs::rename(&tmp, &self.path)
@@ -211,14 +211,14 @@ impl Registry {
 /// non-keyword identifier.
 pub fn check_server_name(name: &str) -> Result<()> {
     if name == crate::tools::server::SHELL_SERVER {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "{name:?} cannot be a server name: ipybox uses it for the approval of shell commands (ipybox.shell)"
         )));
     }
     if crate::apigen::is_valid_identifier(name) && !name.starts_with('_') {
         Ok(())
     } else {
-        Err(Error::Config(format!(
+        Err(Error::config(format!(
             "{name:?} cannot be a server name: it becomes the Python package mcptools.{name}, so it must be a valid identifier (letters, digits, underscores; not starting with a digit or underscore; not a Python keyword)"
         )))
     }

@@ -38,7 +38,7 @@ impl Target {
             };
             let workspace = canonical(dir)?;
             let name = path.file_name().ok_or_else(|| {
-                Error::Config(format!("{} is not a notebook file", path.display()))
+                Error::config(format!("{} is not a notebook file", path.display()))
             })?;
             return Ok(Target {
                 notebook: workspace.join(name),
@@ -47,7 +47,7 @@ impl Target {
         }
         let workspace = canonical(path)?;
         if !workspace.is_dir() {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "{} is neither a folder nor a .ipynb notebook",
                 path.display()
             )));
@@ -118,7 +118,7 @@ pub fn save_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     };
     let name = path
         .file_name()
-        .ok_or_else(|| Error::Config(format!("cannot save to {}", path.display())))?;
+        .ok_or_else(|| Error::config(format!("cannot save to {}", path.display())))?;
     let tmp = dir.join(format!(
         ".{}.ipybox-{}.tmp",
         name.to_string_lossy(),

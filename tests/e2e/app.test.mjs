@@ -7,16 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog } from './webdriver.mjs';
+import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, cell, settled, quitAll } from './webdriver.mjs';
 
 const apps = [];
-afterEach(async (t) => {
-  while (apps.length) {
-    const app = apps.pop();
-    await app.screenshot(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)).catch(() => undefined);
-    await app.quit();
-  }
-});
+afterEach((t) => quitAll(apps, t));
 
 async function open(dir, file = 'test.ipynb', env = {}) {
   const app = await App.launch(['open', join(dir, file)], { env });
@@ -25,20 +19,7 @@ async function open(dir, file = 'test.ipynb', env = {}) {
   return app;
 }
 
-async function cell(app, i) {
-  return app.execute(
-    `const c = document.querySelectorAll('.cell')[arguments[0]];
-     return c ? { state: c.dataset.state, output: c.querySelector('.outputs')?.textContent ?? '' } : null;`,
-    i,
-  );
-}
 
-async function settled(app, i) {
-  return app.until(`cell ${i} to finish`, async () => {
-    const c = await cell(app, i);
-    return c && (c.state === 'done' || c.state === 'failed') ? c : null;
-  }, 60000);
-}
 
 const pids = (pattern) =>
   new Set(spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean));

@@ -4,17 +4,11 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Keys, workspace, notebook, python, answerDialog } from './webdriver.mjs';
+import { App, Keys, workspace, notebook, python, answerDialog, cell, settled, quitAll } from './webdriver.mjs';
 
 const apps = [];
 // tauri-driver runs one app at a time: each test's app quits when it ends.
-afterEach(async (t) => {
-  while (apps.length) {
-    const app = apps.pop();
-    await app.screenshot(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)).catch(() => undefined);
-    await app.quit();
-  }
-});
+afterEach((t) => quitAll(apps, t));
 
 async function open(files, env) {
   const dir = workspace(files);
@@ -24,25 +18,7 @@ async function open(files, env) {
   return { app, dir };
 }
 
-/** The prompt, state and output text of cell `i`. */
-async function cell(app, i) {
-  return app.execute(
-    `const c = document.querySelectorAll('.cell')[arguments[0]];
-     if (!c) return null;
-     return { state: c.dataset.state, prompt: c.querySelector('.prompt')?.textContent?.trim(),
-              selected: c.classList.contains('selected'), editing: c.classList.contains('editing'),
-              output: c.querySelector('.outputs')?.textContent ?? '',
-              images: c.querySelectorAll('img.output-image').length };`,
-    i,
-  );
-}
 
-async function settled(app, i, what = `cell ${i} to finish`) {
-  return app.until(what, async () => {
-    const c = await cell(app, i);
-    return c && (c.state === 'done' || c.state === 'failed') ? c : null;
-  }, 60000);
-}
 
 test('opens with the first cell selected in command mode; Shift+Enter runs it and moves on', async () => {
   const { app } = await open({ 'test.ipynb': notebook("print('hello from the notebook')", 'x = 41\nx + 1') });

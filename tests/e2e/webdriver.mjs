@@ -231,3 +231,34 @@ export function answerDialog(title, key = 'Return', timeoutSec = 15) {
   spawnSync('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], { encoding: 'utf8' });
   return id;
 }
+
+/** The state, prompt, selection and output text of cell `i`, or null. */
+export async function cell(app, i) {
+  return app.execute(
+    `const c = document.querySelectorAll('.cell')[arguments[0]];
+     if (!c) return null;
+     return { state: c.dataset.state, prompt: c.querySelector('.prompt')?.textContent?.trim(),
+              selected: c.classList.contains('selected'), editing: c.classList.contains('editing'),
+              output: c.querySelector('.outputs')?.textContent ?? '',
+              images: c.querySelectorAll('img.output-image').length };`,
+    i,
+  );
+}
+
+/** Wait until cell `i` ran (done or failed); its state. */
+export async function settled(app, i, what = `cell ${i} to finish`) {
+  return app.until(what, async () => {
+    const c = await cell(app, i);
+    return c && (c.state === 'done' || c.state === 'failed') ? c : null;
+  }, 60000);
+}
+
+/** The apps a test file launched, quit after each test (tauri-driver runs one app at a
+ *  time), with a screenshot named after the test. Call from `afterEach`. */
+export async function quitAll(apps, t) {
+  while (apps.length) {
+    const app = apps.pop();
+    await app.screenshot(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)).catch(() => undefined);
+    await app.quit();
+  }
+}

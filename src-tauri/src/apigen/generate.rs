@@ -178,7 +178,7 @@ pub fn write_runtime(root_dir: &Path) -> Result<()> {
 fn open_root(root_dir: &Path) -> Result<Dir> {
     Dir::open_nofollow(root_dir).map_err(|e| {
         if std::fs::symlink_metadata(root_dir).is_ok_and(|m| m.is_symlink()) {
-            Error::Config(format!(
+            Error::config(format!(
                 "{} is a symbolic link; ipybox writes generated code only into a real directory",
                 root_dir.display()
             ))

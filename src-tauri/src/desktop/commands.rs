@@ -99,7 +99,7 @@ fn notebook_path(path: &str) -> Reply<PathBuf> {
     let path = PathBuf::from(path);
     if !path.is_absolute() || path.extension().is_none_or(|e| e != "ipynb") {
         return Err(
-            Error::Config(format!("{} is not a .ipynb notebook path", path.display())).into(),
+            Error::config(format!("{} is not a .ipynb notebook path", path.display())).into(),
         );
     }
     Ok(path)
@@ -117,7 +117,7 @@ pub fn save_notebook(path: String, content: String) -> Reply<()> {
 pub fn read_notebook(path: String) -> Reply<String> {
     let path = notebook_path(&path)?;
     workspace::read_notebook(&path)?
-        .ok_or_else(|| Error::Config(format!("{} does not exist", path.display())).into())
+        .ok_or_else(|| Error::config(format!("{} does not exist", path.display())).into())
 }
 
 #[tauri::command]
@@ -181,7 +181,7 @@ pub fn set_title<R: Runtime>(app: AppHandle<R>, title: String) -> Reply<()> {
     if let Some(window) = app.get_webview_window("main") {
         window
             .set_title(&title)
-            .map_err(|e| Error::Config(format!("cannot set the window title: {e}")))?;
+            .map_err(|e| Error::config("cannot set the window title").because(e))?;
     }
     Ok(())
 }

@@ -264,7 +264,7 @@ impl Running {
                 .map_err(|e| Error::io("reading the current directory", e))?,
         };
         let working_dir = std::fs::canonicalize(&working_dir).map_err(|e| {
-            Error::Config(format!(
+            Error::config(format!(
                 "the working directory {} is not usable: {e}",
                 working_dir.display()
             ))

@@ -78,7 +78,7 @@ impl KernelSpec {
             Err(_) => "initialising the kernel timed out".to_owned(),
         };
         session.shutdown().await;
-        Err(Error::KernelStart(failure))
+        Err(Error::kernel_start(failure))
     }
 }
 
@@ -100,7 +100,7 @@ impl Host {
     pub(super) async fn start_kernel(&self) -> Result<KernelSession> {
         self.spec.start(&self.api).await.map_err(|e| {
             match self.gateway.as_ref().map(|g| g.log_tail(2000)) {
-                Some(log) => Error::KernelStart(format!("{e}. The gateway's log:\n{log}")),
+                Some(log) => Error::kernel_start(format!("{e}. The gateway's log:\n{log}")),
                 None => e,
             }
         })
@@ -168,8 +168,8 @@ impl Launcher {
         tools: Arc<ToolServer>,
     ) -> Result<Launcher> {
         if config.sandbox.is_some() && config.external_gateway.is_some() {
-            return Err(Error::Config(
-                "the sandbox runs the gateway ipybox starts; it cannot be combined with an external gateway URL".into(),
+            return Err(Error::config(
+                "the sandbox runs the gateway ipybox starts; it cannot be combined with an external gateway URL",
             ));
         }
         let python = match &config.external_gateway {
@@ -195,7 +195,7 @@ impl Launcher {
                         pyenv::resolve(python.as_deref(), progress)
                     })
                     .await
-                    .map_err(|e| Error::PythonEnv(format!("provisioning failed: {e}")))??,
+                    .map_err(|e| Error::python_env("provisioning failed").because(e))??,
                 )
             }
         };
@@ -232,7 +232,7 @@ impl Launcher {
                 let api =
                     GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
                 api.info().await.map_err(|e| {
-                    Error::Gateway(format!("the gateway at {url} is not reachable: {e}"))
+                    Error::gateway(format!("the gateway at {url} is not reachable")).because(e)
                 })?;
                 (api, None, None)
             }
@@ -312,7 +312,7 @@ impl Launcher {
     fn tool_listener(&self, gateway: Option<&Gateway>) -> Result<ToolServerHandle> {
         let listener = match gateway.and_then(Gateway::sandbox_listener) {
             Some(bound) => bound.map_err(|e| {
-                Error::Sandbox(format!(
+                Error::sandbox(format!(
                     "cannot open the tool server's port inside the sandbox: {e}"
                 ))
             })?,

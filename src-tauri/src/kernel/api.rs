@@ -39,19 +39,19 @@ impl Endpoint {
     pub fn parse(url: &str, token: Option<String>) -> Result<Self> {
         let uri: hyper::Uri = url
             .parse()
-            .map_err(|e| Error::Config(format!("invalid gateway URL {url:?}: {e}")))?;
+            .map_err(|e| Error::config(format!("invalid gateway URL {url:?}")).because(e))?;
         match uri.scheme_str() {
             Some("http") | Some("ws") => {}
             Some(other) => {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "gateway URL {url:?} uses {other}://; ipybox connects to gateways over http:// (run it behind a local tunnel for TLS)"
                 )));
             }
-            None => return Err(Error::Config(format!("gateway URL {url:?} needs http://"))),
+            None => return Err(Error::config(format!("gateway URL {url:?} needs http://"))),
         }
         let host = uri
             .host()
-            .ok_or_else(|| Error::Config(format!("gateway URL {url:?} has no host")))?
+            .ok_or_else(|| Error::config(format!("gateway URL {url:?} has no host")))?
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_owned();
@@ -134,16 +134,14 @@ impl GatewayApi {
             )
             .await
             .map_err(|e| {
-                Error::Gateway(format!(
+                Error::gateway(format!(
                     "cannot connect to the Kernel Gateway at {}: {e}",
                     self.endpoint.authority()
                 ))
             })?;
             let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
                 .await
-                .map_err(|e| {
-                    Error::Gateway(format!("HTTP handshake with the gateway failed: {e}"))
-                })?;
+                .map_err(|e| Error::gateway("HTTP handshake with the gateway failed").because(e))?;
             tokio::spawn(async move {
                 let _ = conn.await;
             });
@@ -159,24 +157,24 @@ impl GatewayApi {
             }
             let req = req
                 .body(Full::new(Bytes::from(body.unwrap_or_default())))
-                .map_err(|e| Error::Gateway(format!("invalid request to the gateway: {e}")))?;
+                .map_err(|e| Error::gateway("invalid request to the gateway").because(e))?;
             let resp = sender
                 .send_request(req)
                 .await
-                .map_err(|e| Error::Gateway(format!("{method} {full_path} failed: {e}")))?;
+                .map_err(|e| Error::gateway(format!("{method} {full_path} failed")).because(e))?;
             let status = resp.status().as_u16();
             let bytes = resp
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| Error::Gateway(format!("reading the gateway's answer failed: {e}")))?
+                .map_err(|e| Error::gateway("reading the gateway's answer failed").because(e))?
                 .to_bytes();
             Ok((status, bytes))
         };
         tokio::time::timeout(REQUEST_TIMEOUT, send)
             .await
             .map_err(|_| {
-                Error::Gateway(format!(
+                Error::gateway(format!(
                     "{method} {full_path}: the gateway did not answer within {} s",
                     REQUEST_TIMEOUT.as_secs()
                 ))
@@ -208,7 +206,7 @@ impl GatewayApi {
         let (status, body) = self.request("GET", "/api", None).await?;
         Self::check("GET", "/api", status, &body, &[200])?;
         serde_json::from_slice(&body)
-            .map_err(|e| Error::Gateway(format!("the gateway's /api answer is not JSON: {e}")))
+            .map_err(|e| Error::gateway("the gateway's /api answer is not JSON").because(e))
     }
 
     /// `POST /api/kernels`: start a kernel of spec `name` (the server's default when `None`)
@@ -222,7 +220,7 @@ impl GatewayApi {
         let (status, bytes) = self.request("POST", "/api/kernels", Some(body)).await?;
         Self::check("POST", "/api/kernels", status, &bytes, &[200, 201])?;
         serde_json::from_slice(&bytes)
-            .map_err(|e| Error::KernelStart(format!("unexpected answer to POST /api/kernels: {e}")))
+            .map_err(|e| Error::kernel_start("unexpected answer to POST /api/kernels").because(e))
     }
 
     /// `GET /api/kernels/{id}`; `None` when the kernel is gone.
@@ -235,7 +233,7 @@ impl GatewayApi {
         Self::check("GET", &path, status, &bytes, &[200])?;
         serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| Error::Gateway(format!("unexpected answer to GET {path}: {e}")))
+            .map_err(|e| Error::gateway(format!("unexpected answer to GET {path}")).because(e))
     }
 
     /// `DELETE /api/kernels/{id}`. A kernel that is already gone is not an error.
@@ -262,11 +260,11 @@ impl GatewayApi {
         let mut request = url
             .as_str()
             .into_client_request()
-            .map_err(|e| Error::KernelStart(format!("invalid channels URL {url}: {e}")))?;
+            .map_err(|e| Error::kernel_start(format!("invalid channels URL {url}")).because(e))?;
         if let Some(token) = &self.endpoint.token {
-            let value = format!("token {token}").parse().map_err(|_| {
-                Error::Config("the gateway token contains invalid characters".into())
-            })?;
+            let value = format!("token {token}")
+                .parse()
+                .map_err(|_| Error::config("the gateway token contains invalid characters"))?;
             request.headers_mut().insert(AUTHORIZATION, value);
         }
         let stream = connector::connect(
@@ -275,7 +273,7 @@ impl GatewayApi {
             self.endpoint.port,
         )
         .await
-        .map_err(|e| Error::Gateway(format!("cannot connect to the Kernel Gateway: {e}")))?;
+        .map_err(|e| Error::gateway("cannot connect to the Kernel Gateway").because(e))?;
         // Images and large outputs arrive as single frames: no practical size limit.
         let config = WebSocketConfig::default()
             .max_message_size(Some(1 << 30))
@@ -285,11 +283,9 @@ impl GatewayApi {
             tokio_tungstenite::client_async_with_config(request, stream, Some(config)),
         )
         .await
-        .map_err(|_| {
-            Error::KernelStart("the kernel's channels WebSocket did not open in time".into())
-        })?
+        .map_err(|_| Error::kernel_start("the kernel's channels WebSocket did not open in time"))?
         .map_err(|e| {
-            Error::KernelStart(format!("cannot open the kernel's channels WebSocket: {e}"))
+            Error::kernel_start("cannot open the kernel's channels WebSocket").because(e)
         })?;
         Ok(socket)
     }

@@ -149,7 +149,7 @@ impl Gateway {
                 }
             }
         }
-        Err(last_err.unwrap_or_else(|| Error::Gateway("the Kernel Gateway did not start".into())))
+        Err(last_err.unwrap_or_else(|| Error::gateway("the Kernel Gateway did not start")))
     }
 
     async fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
@@ -159,7 +159,7 @@ impl Gateway {
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
-                return Err(Error::Gateway(format!(
+                return Err(Error::gateway(format!(
                     "the Kernel Gateway exited during start-up ({status}). Its log:\n{}",
                     self.log_tail(3000)
                 )));
@@ -169,7 +169,7 @@ impl Gateway {
                 return Ok(());
             }
             if started.elapsed() >= timeout {
-                return Err(Error::Gateway(format!(
+                return Err(Error::gateway(format!(
                     "the Kernel Gateway did not answer within {:.0} s. Its log:\n{}",
                     timeout.as_secs_f64(),
                     self.log_tail(3000)
@@ -242,7 +242,7 @@ impl Drop for Gateway {
 
 fn free_port(host: &str) -> Result<u16> {
     let listener = TcpListener::bind((host, 0))
-        .map_err(|e| Error::Gateway(format!("cannot find a free port on {host}: {e}")))?;
+        .map_err(|e| Error::gateway(format!("cannot find a free port on {host}")).because(e))?;
     listener
         .local_addr()
         .map(|a| a.port())
@@ -379,7 +379,7 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         libc::SIGKILL
     };
     process::spawn_supervised(cmd, death_signal).map_err(|e| {
-        Error::Gateway(format!(
+        Error::gateway(format!(
             "cannot start the Kernel Gateway ({}): {e}",
             PathBuf::from(&program).display()
         ))

@@ -133,14 +133,14 @@ impl KernelSession {
                 match tokio::time::timeout_at(attempt.min(deadline), events.recv()).await {
                     Ok(Some(KernelEvent::Output(Content::KernelInfoReply(_)))) => break true,
                     Ok(Some(KernelEvent::Died(reason))) => {
-                        return Err(Error::KernelStart(format!(
+                        return Err(Error::kernel_start(format!(
                             "the kernel died while starting: {reason}"
                         )));
                     }
                     Ok(Some(_)) => continue,
                     Ok(None) => {
-                        return Err(Error::KernelStart(
-                            "the kernel's connection closed while starting".into(),
+                        return Err(Error::kernel_start(
+                            "the kernel's connection closed while starting",
                         ));
                     }
                     Err(_) => break false,
@@ -151,7 +151,7 @@ impl KernelSession {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(Error::KernelStart(format!(
+                return Err(Error::kernel_start(format!(
                     "the kernel did not become ready within {:.0} s",
                     timeout.as_secs_f64()
                 )));

@@ -66,7 +66,7 @@ pub async fn connect(
             .lock()
             .map(|s| s.trim().to_owned())
             .unwrap_or_default();
-        Error::Mcp(format!(
+        Error::mcp(format!(
             "cannot connect to the MCP server \"{name}\" ({what}): {e}{}",
             if tail.is_empty() {
                 String::new()
@@ -281,10 +281,10 @@ fn header_map(params: &ServerParams) -> Result<http::HeaderMap> {
     for (k, v) in &params.headers {
         let name: http::HeaderName = k
             .parse()
-            .map_err(|_| Error::Config(format!("invalid HTTP header name {k:?}")))?;
+            .map_err(|_| Error::config(format!("invalid HTTP header name {k:?}")))?;
         let value: http::HeaderValue = v
             .parse()
-            .map_err(|_| Error::Config(format!("invalid value for HTTP header {k}")))?;
+            .map_err(|_| Error::config(format!("invalid value for HTTP header {k}")))?;
         headers.insert(name, value);
     }
     Ok(headers)
@@ -359,7 +359,7 @@ impl McpConnection {
             .lock()
             .map(|s| s.trim().to_owned())
             .unwrap_or_default();
-        Error::Mcp(format!(
+        Error::mcp(format!(
             "MCP server \"{}\": {what}: {detail}{}",
             self.name,
             if tail.is_empty() {

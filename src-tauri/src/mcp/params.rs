@@ -54,7 +54,7 @@ impl ServerParams {
     /// Parse parameters from JSON, with a message that says what is wrong.
     pub fn from_json(value: &serde_json::Value) -> Result<Self> {
         let params: ServerParams = serde_json::from_value(value.clone())
-            .map_err(|e| Error::Config(format!("invalid MCP server parameters: {e}")))?;
+            .map_err(|e| Error::config("invalid MCP server parameters").because(e))?;
         params.transport()?;
         Ok(params)
     }
@@ -68,23 +68,22 @@ impl ServerParams {
             (None, None, Some(url)) if url.contains("/sse") => TransportKind::Sse,
             (None, None, Some(_)) => TransportKind::StreamableHttp,
             (None, Some(_), Some(_)) => {
-                return Err(Error::Config(
-                    "MCP server parameters have both `command` and `url`; give one (or set `type`)"
-                        .into(),
+                return Err(Error::config(
+                    "MCP server parameters have both `command` and `url`; give one (or set `type`)",
                 ));
             }
             (None, None, None) => {
-                return Err(Error::Config(
-                    "MCP server parameters need `command` (stdio) or `url` (HTTP)".into(),
+                return Err(Error::config(
+                    "MCP server parameters need `command` (stdio) or `url` (HTTP)",
                 ));
             }
         };
         match kind {
             TransportKind::Stdio if self.command.is_none() => {
-                Err(Error::Config("a stdio MCP server needs `command`".into()))
+                Err(Error::config("a stdio MCP server needs `command`"))
             }
             TransportKind::StreamableHttp | TransportKind::Sse if self.url.is_none() => {
-                Err(Error::Config("an HTTP MCP server needs `url`".into()))
+                Err(Error::config("an HTTP MCP server needs `url`"))
             }
             k => Ok(k),
         }
@@ -218,11 +217,12 @@ impl Variables {
         if let Some(ws) = workspace {
             let path = ws.join(".env");
             if path.exists() {
-                let iter = dotenvy::from_path_iter(&path)
-                    .map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?;
+                let iter = dotenvy::from_path_iter(&path).map_err(|e| {
+                    Error::config(format!("cannot read {}", path.display())).because(e)
+                })?;
                 for item in iter {
                     let (k, v) = item.map_err(|e| {
-                        Error::Config(format!("invalid line in {}: {e}", path.display()))
+                        Error::config(format!("invalid line in {}", path.display())).because(e)
                     })?;
                     vars.insert(k, v);
                 }
@@ -278,16 +278,16 @@ impl Variables {
             out.push_str(&rest[..start]);
             let after = &rest[start + 2..];
             let end = after.find('}').ok_or_else(|| {
-                Error::Config(format!("unterminated ${{…}} placeholder in {s:?}"))
+                Error::config(format!("unterminated ${{…}} placeholder in {s:?}"))
             })?;
             let name = &after[..end];
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "invalid placeholder ${{{name}}} in MCP server parameters"
                 )));
             }
             let value = self.vars.get(name).ok_or_else(|| {
-                Error::Config(format!(
+                Error::config(format!(
                     "the MCP server parameters use ${{{name}}}, but {name} is set neither in the environment nor in the workspace's .env file"
                 ))
             })?;

@@ -180,7 +180,7 @@ pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
         return if is_executable(&p) {
             Ok(Srt::executable(p))
         } else {
-            Err(Error::Sandbox(format!(
+            Err(Error::sandbox(format!(
                 "the sandbox runtime {} does not exist or is not executable. {}",
                 p.display(),
                 install_hint()
@@ -191,7 +191,7 @@ pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
         return Ok(srt);
     }
     which("srt").map(Srt::executable).ok_or_else(|| {
-        Error::Sandbox(format!(
+        Error::sandbox(format!(
             "the sandbox needs srt (Anthropic's sandbox-runtime), which is not installed. {}",
             install_hint()
         ))
@@ -244,7 +244,7 @@ pub fn check_tools(srt: &Srt) -> Result<()> {
         }
     }
     if !missing.is_empty() {
-        return Err(Error::Sandbox(format!(
+        return Err(Error::sandbox(format!(
             "the sandbox needs {} on PATH (srt runs kernels with bubblewrap). Install with `{INSTALL_APT}`.",
             missing.join(", ")
         )));
@@ -255,7 +255,7 @@ pub fn check_tools(srt: &Srt) -> Result<()> {
         return Ok(());
     };
     if srt.bundled_node().is_none() && which("node").is_none() {
-        return Err(Error::Sandbox(format!(
+        return Err(Error::sandbox(format!(
             "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH. `ipybox setup --sandbox` installs one for it.",
             MIN_NODE.0, MIN_NODE.1
         )));
@@ -285,7 +285,7 @@ pub fn check_node(srt: &Srt) -> Result<()> {
         },
     };
     match node_version(&node) {
-        Some(v) if v < MIN_NODE => Err(Error::Sandbox(format!(
+        Some(v) if v < MIN_NODE => Err(Error::sandbox(format!(
             "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}. `ipybox setup --sandbox` installs a newer one for it.",
             MIN_NODE.0,
             MIN_NODE.1,
@@ -313,7 +313,7 @@ pub fn install_srt() -> Result<Srt> {
         return Ok(srt);
     }
     let npm = which("npm").ok_or_else(|| {
-        Error::Sandbox(format!(
+        Error::sandbox(format!(
             "installing the sandbox runtime needs npm, which is not on PATH (Debian/Ubuntu: `apt-get install npm`). {}",
             install_hint()
         ))
@@ -323,7 +323,7 @@ pub fn install_srt() -> Result<Srt> {
     let mut packages = vec![format!("{SRT_PACKAGE}@{SRT_VERSION}")];
     if !system_node_ok {
         let pkg = node_package().ok_or_else(|| {
-            Error::Sandbox(format!(
+            Error::sandbox(format!(
                 "srt needs Node.js ≥ {}.{}; install one (the system's is missing or older).",
                 MIN_NODE.0, MIN_NODE.1
             ))
@@ -343,11 +343,11 @@ pub fn install_srt() -> Result<Srt> {
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
         .status()
-        .map_err(|e| Error::Sandbox(format!("cannot run {}: {e}", npm.display())))?;
+        .map_err(|e| Error::sandbox(format!("cannot run {}", npm.display())).because(e))?;
     let installed = managed_srt(&dir).filter(|s| s.version().as_deref() == Some(SRT_VERSION));
     match installed {
         Some(srt) if status.success() => Ok(srt),
-        _ => Err(Error::Sandbox(format!(
+        _ => Err(Error::sandbox(format!(
             "npm could not install {} into {} ({status})",
             packages.join(" "),
             dir.display()
@@ -379,7 +379,7 @@ pub fn prepare(
     check_tools(&srt)?;
     let mut wrapper = srt.command();
     let user_home = dirs::home_dir()
-        .ok_or_else(|| Error::Sandbox("cannot find the home directory for `~` paths".into()))?;
+        .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
     let policy = policy::load(options.policy.as_deref())?;
     let rendered = policy::render(policy, working_dir, &user_home, additions)?;
     let protected: Vec<PathBuf> = rendered["filesystem"]["denyWrite"]
@@ -504,7 +504,7 @@ fn check_workspace(workspace: &Path, ipybox_home: &Path, user_home: Option<&Path
         None
     };
     if let Some(what) = what {
-        return Err(Error::Sandbox(format!(
+        return Err(Error::sandbox(format!(
             "the workspace {} holds {what}: sandboxed code may write its workspace, and there it could change files your programs and ipybox run or read as configuration. Open a project folder instead (for example ~/ipybox-workspace).",
             workspace.display()
         )));
@@ -545,7 +545,7 @@ pub async fn attach(
         if let Ok(Some(status)) = child.try_wait() {
             // A Node.js too old for srt is a likely cause; say so if it is.
             check_node(&launch.srt)?;
-            return Err(Error::Sandbox(format!(
+            return Err(Error::sandbox(format!(
                 "the sandbox (srt) exited during start-up ({status}). Check that `srt echo ok` works on this system: bubblewrap needs unprivileged user namespaces (on Ubuntu 23.10+ through bubblewrap's AppArmor profile). Its output:\n{}",
                 log()
             )));
@@ -554,7 +554,7 @@ pub async fn attach(
             break pid;
         }
         if started.elapsed() >= timeout {
-            return Err(Error::Sandbox(format!(
+            return Err(Error::sandbox(format!(
                 "srt did not start a network-isolated sandbox within {:.0} s. Its output:\n{}",
                 timeout.as_secs_f64(),
                 log()
@@ -565,7 +565,7 @@ pub async fn attach(
     tracing::debug!(elapsed = ?started.elapsed(), sandbox_pid, "sandbox found");
     let watched = crate::process::process_tree(root);
     let helper = NetnsHelper::start(sandbox_pid, &watched, root).map_err(|e| {
-        Error::Sandbox(format!(
+        Error::sandbox(format!(
             "cannot reach into the sandbox's network namespace ({e}). ipybox needs to join the user and network namespaces srt created (setns); this system does not allow it, so the sandbox cannot be used."
         ))
     })?;

@@ -26,7 +26,7 @@ pub fn load(path: Option<&Path>) -> Result<Value> {
     let (text, origin) = match path {
         Some(p) => (
             std::fs::read_to_string(p).map_err(|e| {
-                Error::Sandbox(format!(
+                Error::sandbox(format!(
                     "cannot read the sandbox policy {}: {e}",
                     p.display()
                 ))
@@ -39,7 +39,7 @@ pub fn load(path: Option<&Path>) -> Result<Value> {
         ),
     };
     serde_json::from_str(&text).map_err(|e| {
-        Error::Sandbox(format!(
+        Error::sandbox(format!(
             "the sandbox policy {origin} is not valid JSON: {e} (line {}, column {})",
             e.line(),
             e.column()
@@ -69,7 +69,7 @@ fn section<'a>(root: &'a mut Map<String, Value>, name: &str) -> Result<&'a mut M
     root.entry(name)
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| Error::Sandbox(format!("the sandbox policy's \"{name}\" must be an object")))
+        .ok_or_else(|| Error::sandbox(format!("the sandbox policy's \"{name}\" must be an object")))
 }
 
 fn string_list<'a>(
@@ -85,12 +85,12 @@ fn string_list<'a>(
         return Ok(None);
     };
     let list = value.as_array_mut().ok_or_else(|| {
-        Error::Sandbox(format!(
+        Error::sandbox(format!(
             "the sandbox policy's \"{sec_name}.{key}\" must be a list of strings"
         ))
     })?;
     if list.iter().any(|v| !v.is_string()) {
-        return Err(Error::Sandbox(format!(
+        return Err(Error::sandbox(format!(
             "the sandbox policy's \"{sec_name}.{key}\" must be a list of strings"
         )));
     }
@@ -119,9 +119,8 @@ pub fn render(
     additions: Additions<'_>,
 ) -> Result<Value> {
     let Value::Object(mut root) = policy else {
-        return Err(Error::Sandbox(
-            "the sandbox policy must be a JSON object with \"filesystem\" and \"network\" sections"
-                .into(),
+        return Err(Error::sandbox(
+            "the sandbox policy must be a JSON object with \"filesystem\" and \"network\" sections",
         ));
     };
     {

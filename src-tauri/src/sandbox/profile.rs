@@ -150,7 +150,7 @@ impl SandboxPolicy {
     /// Parse a settings file's text; a malformed one is an error with line and column.
     pub fn from_json(text: &str) -> Result<SandboxPolicy> {
         serde_json::from_str(text).map_err(|e| {
-            Error::Sandbox(format!(
+            Error::sandbox(format!(
                 "the sandbox policy is not valid: {e} (line {}, column {})",
                 e.line(),
                 e.column()

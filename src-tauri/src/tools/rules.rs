@@ -228,8 +228,8 @@ impl Rules {
         let path = path.as_ref();
         let source = format!("approval rules {}", path.display());
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Config(format!("{source}: cannot read the file: {e}")))?;
-        let rules = parse(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?;
+            .map_err(|e| Error::config(format!("{source}: cannot read the file")).because(e))?;
+        let rules = parse(&text).map_err(|e| Error::config(source.to_string()).because(e))?;
         Ok(Rules {
             rules,
             path: Some(path.to_owned()),
@@ -238,7 +238,7 @@ impl Rules {
 
     /// Parse and check rules given as JSON text, in the file format.
     pub fn from_json(text: &str) -> Result<Rules> {
-        let rules = parse(text).map_err(|e| Error::Config(format!("approval rules: {e}")))?;
+        let rules = parse(text).map_err(|e| Error::config("approval rules").because(e))?;
         Ok(Rules { rules, path: None })
     }
 
@@ -246,7 +246,7 @@ impl Rules {
     pub fn new(rules: Vec<Rule>) -> Result<Rules> {
         for (i, rule) in rules.iter().enumerate() {
             rule.validate()
-                .map_err(|e| Error::Config(format!("approval rules: rules[{i}]: {e}")))?;
+                .map_err(|e| Error::config(format!("approval rules: rules[{i}]")).because(e))?;
         }
         Ok(Rules { rules, path: None })
     }
@@ -946,7 +946,7 @@ mod tests {
         for (text, expected) in cases {
             std::fs::write(&path, &text).expect("write");
             let err = Rules::load(&path).expect_err(&text);
-            assert!(matches!(err, Error::Config(_)), "{err:?}");
+            assert!(matches!(err, Error::Config { .. }), "{err:?}");
             let msg = err.to_string();
             let prefix = format!("approval rules {}: ", path.display());
             assert!(msg.starts_with(&prefix), "names the file: {msg}");
@@ -955,7 +955,7 @@ mod tests {
         let missing = dir.path().join("absent.json");
         let err = Rules::load(&missing).expect_err("no file");
         assert!(
-            err.to_string().contains("absent.json") && matches!(err, Error::Config(_)),
+            err.to_string().contains("absent.json") && matches!(err, Error::Config { .. }),
             "{err}"
         );
     }
