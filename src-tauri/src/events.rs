@@ -58,6 +58,8 @@ pub enum SessionEvent {
         id: u64,
         /// Accept or reject.
         decision: Decision,
+        /// Who or what decided.
+        decided_by: DecidedBy,
     },
     /// A request no longer waits (it timed out, or its execution ended): close its dialog.
     ApprovalWithdrawn {
@@ -66,16 +68,19 @@ pub enum SessionEvent {
         /// Why, in words.
         reason: String,
     },
-    /// A tool call ended: how it was decided and what came of it.
+    /// A tool call ended: what was asked (the request's fields: `id`, `server`, `tool`,
+    /// `arguments`, `execution_id`, `origin`, …), how it was decided and what came of it.
+    /// An audit log is made of these.
     ToolCall {
-        /// The approval request's id.
-        id: u64,
-        /// The registered server's name.
-        server: String,
-        /// The tool.
-        tool: String,
+        /// The request.
+        #[serde(flatten)]
+        request: ApprovalRequest,
         /// `approved`, `rejected` or `timed_out`.
         decision: CallDecision,
+        /// Who or what decided.
+        decided_by: DecidedBy,
+        /// Why it was not approved, in words (`None` when it was).
+        reason: Option<String>,
         /// What the call returned, when it ran.
         outcome: Option<CallOutcome>,
         /// How long the call took, approval excluded (ms).
@@ -97,7 +102,7 @@ pub enum SessionEvent {
 }
 
 /// How a tool call was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallDecision {
     /// It was approved and ran.
@@ -108,8 +113,28 @@ pub enum CallDecision {
     TimedOut,
 }
 
+/// Who or what decided an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// A person, for this request (a dialog, a panel's button, a terminal prompt).
+    Person,
+    /// A person, for every pending request at once ("approve all pending calls to this
+    /// tool", "reject all pending").
+    Batch,
+    /// An approval rule.
+    Rule,
+    /// Nobody decided within the approval timeout.
+    Timeout,
+    /// The session's fixed policy (`--approval auto`/`reject`, or no execution running to
+    /// ask for).
+    Policy,
+    /// Nobody: the request went away undecided (its execution ended, its dialog went).
+    Nobody,
+}
+
 /// What an approved call returned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallOutcome {
     /// The tool ran and answered.

@@ -129,6 +129,9 @@ pub struct StreamOptions {
     /// Save displayed images in the images directory and list them in the result (default
     /// on); a notebook, which keeps images in its outputs, turns it off.
     pub save_images: bool,
+    /// Where the code comes from, in words ("cell 3 of analysis.ipynb", "agent session
+    /// 4f2a"): approval requests and the audit log name it.
+    pub origin: Option<String>,
 }
 
 impl Default for StreamOptions {
@@ -138,6 +141,7 @@ impl Default for StreamOptions {
             outputs: false,
             input: false,
             save_images: true,
+            origin: None,
         }
     }
 }

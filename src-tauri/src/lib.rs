@@ -39,6 +39,7 @@
 //!   outlive ipybox; [`error`] — one error type with stable codes.
 
 pub mod apigen;
+pub mod audit;
 #[cfg(feature = "desktop")]
 pub mod desktop;
 pub mod error;
@@ -57,7 +58,7 @@ pub mod workspace;
 
 pub use apigen::generate::{Generated, generate_mcp_sources};
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
-pub use events::{CallDecision, CallOutcome, SessionEvent};
+pub use events::{CallDecision, CallOutcome, DecidedBy, SessionEvent};
 pub use executor::{
     CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,

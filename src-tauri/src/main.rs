@@ -42,6 +42,9 @@ enum Command {
     /// Serve ipybox as an MCP server (stdio, or Streamable HTTP with --http) with the tools
     /// register_mcp_server, execute_ipython_cell, install_package and reset.
     Mcp(McpArgs),
+    /// Print a workspace's audit log: every MCP tool call and shell command its code asked
+    /// for, who decided and how, and what came of it.
+    Audit(AuditArgs),
     /// Create (or check) the Python environment ipybox runs kernels in; with --sandbox also
     /// install the sandbox runtime (srt) and check its system packages.
     Setup {
@@ -53,6 +56,20 @@ enum Command {
         #[arg(long)]
         sandbox: bool,
     },
+}
+
+/// `ipybox audit`.
+#[derive(Debug, Args)]
+struct AuditArgs {
+    /// The workspace (default: the current folder).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+    /// Print the entries as JSON Lines, as the log keeps them.
+    #[arg(long)]
+    json: bool,
+    /// Only the last N entries.
+    #[arg(long, value_name = "N")]
+    last: Option<usize>,
 }
 
 /// `ipybox open`.
@@ -421,7 +438,7 @@ fn main() -> ExitCode {
     match open(path, sandbox, &runtime) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ipybox: {e:#}");
+            eprintln!("ipybox: {}", in_words(&e));
             ExitCode::from(4)
         }
     }
@@ -471,13 +488,14 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
             Command::Setup { python, sandbox } => setup(python, sandbox).await,
             Command::Register(args) => register(args).await,
             Command::Mcp(args) => mcp(args).await,
+            Command::Audit(args) => audit(args),
             Command::Open(_) => unreachable!("opened above"),
         }
     });
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ipybox: {e:#}");
+            eprintln!("ipybox: {}", in_words(&e));
             ExitCode::from(4)
         }
     }
@@ -743,6 +761,14 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let executor = builder.approval_timeout(approval_timeout).build();
+    let workspace = match &args.workspace {
+        Some(ws) => ws.clone(),
+        None => std::env::current_dir()?,
+    };
+    // Every tool call goes into the workspace's audit log (`ipybox audit`).
+    let audit = ipybox::audit::WorkspaceState::of(&workspace)?
+        .audit_log()
+        .record(workspace, executor.subscribe());
     executor.start().await?;
     let terminal = Terminal::open();
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
@@ -762,10 +788,14 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         match event {
             Ok(Event::ApprovalRequest(request)) => {
                 stdout.flush()?;
-                let approved = match &approval {
-                    Approval::Auto => true,
-                    Approval::Reject => false,
-                    Approval::Ask => terminal.ask(&request, approval_timeout).await,
+                use ipybox::{DecidedBy, Decision};
+                let (decision, by) = match &approval {
+                    Approval::Auto => (Decision::Accept, DecidedBy::Policy),
+                    Approval::Reject => (Decision::Reject, DecidedBy::Policy),
+                    Approval::Ask => (
+                        answer(terminal.ask(&request, approval_timeout).await),
+                        DecidedBy::Person,
+                    ),
                     Approval::Rules(_) => match rules.as_ref().map(|r| {
                         r.decide(
                             request.server_name(),
@@ -775,16 +805,15 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                     }) {
                         Some(outcome) if outcome.rule.is_some() => {
                             eprintln!("ipybox: {}", outcome.message);
-                            outcome.decision == ipybox::Decision::Accept
+                            (outcome.decision, DecidedBy::Rule)
                         }
-                        _ => terminal.ask(&request, approval_timeout).await,
+                        _ => (
+                            answer(terminal.ask(&request, approval_timeout).await),
+                            DecidedBy::Person,
+                        ),
                     },
                 };
-                if approved {
-                    request.accept();
-                } else {
-                    request.reject();
-                }
+                request.decide_as(decision, by, None);
             }
             // An exception is reported with its traceback when the execution ends.
             Ok(Event::Output(ipybox::Output::Error { .. })) => {}
@@ -823,7 +852,71 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         }
     }
     executor.stop().await?;
+    drop(executor);
+    // The last calls' entries are written when the session's events end.
+    let _ = tokio::time::timeout(Duration::from_secs(2), audit).await;
     Ok(status)
+}
+
+fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {
+    use ipybox::audit::WorkspaceState;
+    let workspace = match args.workspace {
+        Some(ws) => ws,
+        None => std::env::current_dir()?,
+    };
+    let log = WorkspaceState::of(&workspace)?.audit_log();
+    let (mut entries, skipped) = log.read()?;
+    if let Some(n) = args.last {
+        entries.drain(..entries.len().saturating_sub(n));
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        for entry in &entries {
+            writeln!(out, "{}", serde_json::to_string(entry)?)?;
+        }
+    } else if entries.is_empty() {
+        eprintln!(
+            "No tool calls recorded for {} yet (the log: {}).",
+            workspace.display(),
+            log.path().display()
+        );
+    } else {
+        for entry in &entries {
+            writeln!(out, "{}", ipybox::audit::describe(entry))?;
+        }
+    }
+    if skipped > 0 {
+        eprintln!(
+            "ipybox: {skipped} line(s) of {} are not entries and were skipped",
+            log.path().display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An error and its causes in one line. Engine errors already end with their cause's words,
+/// so a cause whose words are already there is not repeated.
+fn in_words(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    let mut last = text.clone();
+    for cause in e.chain().skip(1) {
+        let words = cause.to_string();
+        if !last.ends_with(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        last = words;
+    }
+    text
+}
+
+/// A person's yes or no.
+fn answer(yes: bool) -> ipybox::Decision {
+    if yes {
+        ipybox::Decision::Accept
+    } else {
+        ipybox::Decision::Reject
+    }
 }
 
 fn report(e: &Error) -> ExitCode {

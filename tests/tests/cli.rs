@@ -244,3 +244,79 @@ fn approval_modes_are_one_vocabulary() {
     ]);
     assert!(!ok && err.contains("goes with --approval rules"), "{err}");
 }
+
+/// Every call `exec` makes goes into the workspace's audit log, kept outside the workspace,
+/// and `ipybox audit` prints it.
+#[test]
+fn exec_records_calls_and_audit_prints_them() {
+    let ws = workspace();
+    let params =
+        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
+    let out = Command::new(ipybox_bin())
+        .args([
+            "register",
+            "fx",
+            "--params",
+            &params.to_string(),
+            "--workspace",
+        ])
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = "from mcptools.fx.echo import Params, run\nprint(run(Params(text='hi')))";
+    let out = exec(ws.path(), &["--approval", "auto", code]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = exec(ws.path(), &["--approval", "reject", code]);
+    assert_eq!(out.status.code(), Some(1), "the rejected call raises");
+
+    let audit = |args: &[&str]| {
+        let out = Command::new(ipybox_bin())
+            .arg("audit")
+            .arg("--workspace")
+            .arg(ws.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let entries: Vec<serde_json::Value> = audit(&["--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["tool"], "echo");
+    assert_eq!(entries[0]["arguments"], serde_json::json!({"text": "hi"}));
+    assert_eq!(entries[0]["decision"], "approved");
+    assert_eq!(entries[0]["decided_by"], "policy");
+    assert_eq!(entries[0]["outcome"]["kind"], "ok");
+    assert!(entries[0]["execution_id"].is_string());
+    assert_eq!(entries[1]["decision"], "rejected");
+    assert_eq!(entries[1]["outcome"], serde_json::Value::Null);
+    let text = audit(&["--last", "1"]);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.contains("fx.echo  rejected (by the session's policy)"),
+        "{text}"
+    );
+
+    let state = ipybox::audit::WorkspaceState::of(ws.path()).unwrap();
+    assert!(
+        !state.dir().starts_with(ws.path()),
+        "the log is out of the workspace's reach"
+    );
+    std::fs::remove_dir_all(state.dir()).unwrap();
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use ipybox::tools::{Rules, RulesHandler};
 use ipybox::{
-    ApprovalHandler, ApprovalRequest, CallDecision, CallOutcome, CodeExecutor, Decision,
+    ApprovalHandler, ApprovalRequest, CallDecision, CallOutcome, CodeExecutor, DecidedBy, Decision,
     ServerParams, SessionEvent,
 };
 use ipybox_tests::workspace;
@@ -88,18 +88,32 @@ async fn rules_first_then_a_person_who_decides_by_id() {
         .await
         .unwrap();
     assert_eq!(r.text.as_deref(), Some("3"));
-    let (decision, outcome) = next(&mut events, |ev| match ev {
+    let (decision, by, outcome, json) = next(&mut events, |ev| match ev {
         SessionEvent::ToolCall {
-            tool,
+            request,
             decision,
+            decided_by,
             outcome,
             ..
-        } if tool == "add" => Some((*decision, outcome.clone())),
+        } if request.tool_name() == "add" => Some((
+            *decision,
+            *decided_by,
+            outcome.clone(),
+            serde_json::to_value(ev).unwrap(),
+        )),
         _ => None,
     })
     .await;
     assert_eq!(decision, CallDecision::Approved);
+    assert_eq!(by, DecidedBy::Rule, "a rule decided, and says so");
     assert_eq!(outcome, Some(CallOutcome::Ok));
+    assert_eq!(json["type"], "tool_call");
+    assert_eq!(
+        json["arguments"],
+        serde_json::json!({"a": 1, "b": 2}),
+        "{json}"
+    );
+    assert!(json["execution_id"].is_string(), "{json}");
 
     // No rule matches `echo`: the person is asked, and decides by id from another task.
     let decider = {
@@ -146,6 +160,18 @@ async fn rules_first_then_a_person_who_decides_by_id() {
     })
     .await;
     assert!(reason.contains("in time"), "{reason}");
+    let (by, why) = next(&mut events, |ev| match ev {
+        SessionEvent::ToolCall {
+            decision: CallDecision::TimedOut,
+            decided_by,
+            reason,
+            ..
+        } => Some((*decided_by, reason.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(by, DecidedBy::Timeout);
+    assert!(why.is_some_and(|w| w.contains("within 2 s")));
     assert!(e.pending_approvals().is_empty());
 
     // Rules replaced while the session runs: now `echo` is allowed without asking.

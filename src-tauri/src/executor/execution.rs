@@ -10,13 +10,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{CodeExecutionResult, Event, InputRequest, Output, StreamOptions};
 use crate::error::{Error, PythonError, Result};
+use crate::events::DecidedBy;
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
     Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, ReplyStatus,
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
-use crate::tools::{ApprovalHandler, Approvals, ToolEvent};
+use crate::tools::{ApprovalHandler, Approvals, Decision, ToolEvent};
 
 /// A queued execution, as the caller submitted it.
 #[derive(Debug)]
@@ -104,7 +105,7 @@ async fn execute(
     let kernel = &ctx.kernel;
     let mut collector = OutputCollector::new(options.save_images.then(|| ctx.images_dir.clone()));
     // Tool calls made by this execution's code come here for approval.
-    let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id));
+    let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id), options.origin.clone());
     let request = ExecuteRequest {
         allow_stdin: options.input,
         ..ExecuteRequest::new(&code)
@@ -143,12 +144,12 @@ async fn execute(
                         if let Some(handler) = &ctx.handler {
                             tokio::spawn(handler.handle(request));
                         } else if auto_approve {
-                            request.accept();
+                            request.decide_as(Decision::Accept, DecidedBy::Policy, None);
                         } else if let Err(e) = out.send(Ok(Event::ApprovalRequest(request)))
                             && let Ok(Event::ApprovalRequest(r)) = e.0
                         {
                             // Nobody listens to the stream any more.
-                            r.reject();
+                            r.decide_as(Decision::Reject, DecidedBy::Nobody, None);
                         }
                     }
                     ToolEvent::Settled(id) => {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 /// ipybox's default kernel policy.
-pub const DEFAULT_KERNEL_POLICY: &str = include_str!("../../../sandbox-profiles/kernel.json");
+pub const DEFAULT_KERNEL_POLICY: &str = include_str!("../../sandbox-profiles/kernel.json");
 
 const PATH_LISTS: [&str; 4] = ["denyRead", "allowRead", "allowWrite", "denyWrite"];
 const REQUIRED_PATH_LISTS: [&str; 3] = ["denyRead", "allowWrite", "denyWrite"];

@@ -108,27 +108,27 @@ const SHIPPED: [(&str, &str, &str); 5] = [
     (
         "kernel",
         "the default for kernels: no network, no secrets, writes only in the workspace",
-        include_str!("../../../sandbox-profiles/kernel.json"),
+        include_str!("../../sandbox-profiles/kernel.json"),
     ),
     (
         "kernel-allow-pypi",
         "the default plus pypi.org and files.pythonhosted.org",
-        include_str!("../../../sandbox-profiles/kernel-allow-pypi.json"),
+        include_str!("../../sandbox-profiles/kernel-allow-pypi.json"),
     ),
     (
         "kernel-read-only",
         "a kernel that may not change the workspace",
-        include_str!("../../../sandbox-profiles/kernel-read-only.json"),
+        include_str!("../../sandbox-profiles/kernel-read-only.json"),
     ),
     (
         "mcp-server",
         "the default for an MCP server run under srt, npm-ready",
-        include_str!("../../../sandbox-profiles/mcp-server.json"),
+        include_str!("../../sandbox-profiles/mcp-server.json"),
     ),
     (
         "mcp-offline",
         "an MCP server that is already installed: no network, no writes",
-        include_str!("../../../sandbox-profiles/mcp-offline.json"),
+        include_str!("../../sandbox-profiles/mcp-offline.json"),
     ),
 ];
 

@@ -13,7 +13,7 @@ use futures_util::future::BoxFuture;
 use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::events::{CallDecision, Events, SessionEvent};
+use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
 
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -33,6 +33,7 @@ struct Inner {
     tool_args: serde_json::Value,
     server: String,
     execution_id: Option<String>,
+    origin: Option<String>,
     asked_at_ms: u64,
     decision: Mutex<Option<oneshot::Sender<Verdict>>>,
 }
@@ -42,6 +43,7 @@ struct Inner {
 struct Verdict {
     decision: Decision,
     reason: Option<String>,
+    by: DecidedBy,
 }
 
 /// A tool call waiting for a decision. Cheap to clone; the first `accept()`/`reject()` wins,
@@ -57,18 +59,19 @@ impl PartialEq for ApprovalRequest {
 
 impl Eq for ApprovalRequest {}
 
-/// What a UI shows: `{id, server, tool, arguments, server_description, execution_id,
+/// What a UI shows: `{id, server, tool, arguments, server_description, execution_id, origin,
 /// asked_at}` (`asked_at` in milliseconds since the Unix epoch).
 impl Serialize for ApprovalRequest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("ApprovalRequest", 7)?;
+        let mut st = s.serialize_struct("ApprovalRequest", 8)?;
         st.serialize_field("id", &self.0.id)?;
         st.serialize_field("server", &self.0.server_name)?;
         st.serialize_field("tool", &self.0.tool_name)?;
         st.serialize_field("arguments", &self.0.tool_args)?;
         st.serialize_field("server_description", &self.0.server)?;
         st.serialize_field("execution_id", &self.0.execution_id)?;
+        st.serialize_field("origin", &self.0.origin)?;
         st.serialize_field("asked_at", &self.0.asked_at_ms)?;
         st.end()
     }
@@ -107,35 +110,47 @@ impl ApprovalRequest {
         self.0.execution_id.as_deref()
     }
 
+    /// Where the code that made the call came from, in words ("cell 3 of analysis.ipynb",
+    /// "agent session 4f2a"), as the caller of [`CodeExecutor::stream`](crate::CodeExecutor::stream)
+    /// named it in [`StreamOptions::origin`](crate::StreamOptions::origin).
+    pub fn origin(&self) -> Option<&str> {
+        self.0.origin.as_deref()
+    }
+
     /// When it was asked, in milliseconds since the Unix epoch.
     pub fn asked_at_ms(&self) -> u64 {
         self.0.asked_at_ms
     }
 
-    /// Approve the call.
+    /// A person approves the call.
     pub fn accept(&self) {
         self.decide(Decision::Accept);
     }
 
-    /// Reject the call.
+    /// A person rejects the call.
     pub fn reject(&self) {
         self.decide(Decision::Reject);
     }
 
-    /// Reject the call and tell the kernel code why (the `ApprovalRejected` message), e.g.
-    /// which rule rejected it or which rule would allow it.
+    /// A person rejects the call and tells the kernel code why (the `ApprovalRejected`
+    /// message).
     pub fn reject_with(&self, reason: impl Into<String>) {
-        self.settle(Verdict {
-            decision: Decision::Reject,
-            reason: Some(reason.into()),
-        });
+        self.decide_as(Decision::Reject, DecidedBy::Person, Some(reason.into()));
     }
 
-    /// Decide; later decisions are ignored.
+    /// A person decides; later decisions are ignored.
     pub fn decide(&self, decision: Decision) {
+        self.decide_as(decision, DecidedBy::Person, None);
+    }
+
+    /// Decide as `by` (a rule, a batch, a policy), with the reason told to the kernel code
+    /// for a rejection (e.g. which rule rejected it or which rule would allow it); later
+    /// decisions are ignored.
+    pub fn decide_as(&self, decision: Decision, by: DecidedBy, reason: Option<String>) {
         self.settle(Verdict {
             decision,
-            reason: None,
+            reason,
+            by,
         });
     }
 
@@ -179,7 +194,13 @@ pub struct RejectAll;
 
 impl ApprovalHandler for RejectAll {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { request.reject_with("tool calls are rejected (--approval reject)") })
+        Box::pin(async move {
+            request.decide_as(
+                Decision::Reject,
+                DecidedBy::Policy,
+                Some("tool calls are rejected (--approval reject)".into()),
+            )
+        })
     }
 }
 
@@ -189,7 +210,7 @@ pub struct AutoApprove;
 
 impl ApprovalHandler for AutoApprove {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { request.accept() })
+        Box::pin(async move { request.decide_as(Decision::Accept, DecidedBy::Policy, None) })
     }
 }
 
@@ -200,6 +221,15 @@ pub enum ToolEvent {
     Requested(ApprovalRequest),
     /// The request with this id was decided or timed out.
     Settled(u64),
+}
+
+/// An approved call: the request, and who approved it.
+#[derive(Debug, Clone)]
+pub struct Approved {
+    /// The request.
+    pub request: ApprovalRequest,
+    /// Who or what approved it.
+    pub by: DecidedBy,
 }
 
 /// Why a call was not approved.
@@ -216,6 +246,7 @@ pub enum Refusal {
 struct Listener {
     tx: mpsc::UnboundedSender<ToolEvent>,
     execution_id: Option<String>,
+    origin: Option<String>,
 }
 
 /// Routes approval requests from the tool server to whoever decides.
@@ -248,24 +279,35 @@ impl Approvals {
 
     /// Listen for requests while an execution runs; the returned guard stops listening.
     pub fn listen(self: &Arc<Self>) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
-        self.listen_as(None)
+        self.listen_as(None, None)
     }
 
-    /// [`listen`](Self::listen) for the execution `execution_id`, which requests name.
+    /// [`listen`](Self::listen) for the execution `execution_id`, whose code came from
+    /// `origin`; requests name both.
     pub fn listen_as(
         self: &Arc<Self>,
         execution_id: Option<String>,
+        origin: Option<String>,
     ) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut l) = self.listener.lock() {
-            *l = Some(Listener { tx, execution_id });
+            *l = Some(Listener {
+                tx,
+                execution_id,
+                origin,
+            });
         }
         (ListenGuard(self.clone()), rx)
     }
 
-    /// Decide the pending request `id` (from a dialog, a panel, an agent's channel);
-    /// `false` when there is no such request (already decided, withdrawn, unknown).
+    /// A person decides the pending request `id` (from a dialog, a panel, an agent's
+    /// channel); `false` when there is no such request (already decided, withdrawn, unknown).
     pub fn decide(&self, id: u64, decision: Decision) -> bool {
+        self.decide_as(id, decision, DecidedBy::Person)
+    }
+
+    /// [`decide`](Self::decide) as `by`.
+    pub fn decide_as(&self, id: u64, decision: Decision, by: DecidedBy) -> bool {
         let inner = self
             .pending
             .lock()
@@ -275,7 +317,7 @@ impl Approvals {
             Some(inner) => {
                 let request = ApprovalRequest(inner);
                 let open = !request.is_decided();
-                request.decide(decision);
+                request.decide_as(decision, by, None);
                 open
             }
             None => false,
@@ -304,27 +346,27 @@ impl Approvals {
         &self.events
     }
 
-    /// Ask for approval of a call and wait for the decision: the request's id when approved.
-    /// A refused call is reported to listeners as a [`SessionEvent::ToolCall`] here.
+    /// Ask for approval of a call and wait for the decision. A refused call is reported to
+    /// listeners as a [`SessionEvent::ToolCall`] here; an approved one by the caller, once
+    /// it ran.
     pub async fn request(
         &self,
         server_name: &str,
         tool_name: &str,
         tool_args: &serde_json::Value,
         server: &str,
-    ) -> Result<u64, Refusal> {
+    ) -> Result<Approved, Refusal> {
         let listener = self.listener.lock().ok().and_then(|l| {
             l.as_ref()
                 .filter(|l| !l.tx.is_closed())
-                .map(|l| (l.tx.clone(), l.execution_id.clone()))
+                .map(|l| (l.tx.clone(), l.execution_id.clone(), l.origin.clone()))
         });
-        let Some((listener, execution_id)) = listener else {
-            return Err(Refusal::Rejected(
-                "no execution is running to approve this call (tool calls from code that outlives its cell are rejected)".into(),
-            ));
-        };
         let (tx, rx) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (execution_id, origin) = listener
+            .as_ref()
+            .map(|(_, e, o)| (e.clone(), o.clone()))
+            .unwrap_or_default();
         let request = ApprovalRequest(Arc::new(Inner {
             id,
             server_name: server_name.to_owned(),
@@ -332,12 +374,22 @@ impl Approvals {
             tool_args: tool_args.clone(),
             server: server.to_owned(),
             execution_id,
+            origin,
             asked_at_ms: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             decision: Mutex::new(Some(tx)),
         }));
+        let Some((listener, ..)) = listener else {
+            return Err(self.refuse(
+                request,
+                DecidedBy::Policy,
+                Refusal::Rejected(
+                    "no execution is running to approve this call (tool calls from code that outlives its cell are rejected)".into(),
+                ),
+            ));
+        };
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, Arc::downgrade(&request.0));
         }
@@ -351,9 +403,14 @@ impl Approvals {
         self.events.send(SessionEvent::ApprovalRequested {
             request: request.clone(),
         });
-        if listener.send(ToolEvent::Requested(request)).is_err() {
-            return Err(Refusal::Rejected(
-                "the execution ended before the call could be approved".into(),
+        if listener
+            .send(ToolEvent::Requested(request.clone()))
+            .is_err()
+        {
+            return Err(self.refuse(
+                request,
+                DecidedBy::Nobody,
+                Refusal::Rejected("the execution ended before the call could be approved".into()),
             ));
         }
         let outcome = tokio::time::timeout(self.timeout, rx).await;
@@ -363,40 +420,55 @@ impl Approvals {
                 self.events.send(SessionEvent::ApprovalDecided {
                     id,
                     decision: verdict.decision,
+                    decided_by: verdict.by,
                 });
                 None
             }
             Ok(Err(_)) => Some("nobody could decide the request"),
             Err(_) => Some("nobody decided in time"),
         };
-        let result = match outcome {
+        drop(withdraw);
+        let (by, refusal) = match outcome {
             Ok(Ok(Verdict {
                 decision: Decision::Accept,
+                by,
                 ..
-            })) => return Ok(id),
+            })) => return Ok(Approved { request, by }),
             Ok(Ok(Verdict {
                 decision: Decision::Reject,
                 reason,
-            })) => Err(Refusal::Rejected(
-                reason.unwrap_or_else(|| "the call was rejected".into()),
-            )),
-            Ok(Err(_)) => Err(Refusal::Rejected(
-                "the approval request was dropped without a decision".into(),
-            )),
-            Err(_) => Err(Refusal::TimedOut(self.timeout)),
+                by,
+            })) => (
+                by,
+                Refusal::Rejected(reason.unwrap_or_else(|| "the call was rejected".into())),
+            ),
+            Ok(Err(_)) => (
+                DecidedBy::Nobody,
+                Refusal::Rejected("the approval request was dropped without a decision".into()),
+            ),
+            Err(_) => (DecidedBy::Timeout, Refusal::TimedOut(self.timeout)),
+        };
+        Err(self.refuse(request, by, refusal))
+    }
+
+    /// Tell listeners that `request` was refused, and why.
+    fn refuse(&self, request: ApprovalRequest, by: DecidedBy, refusal: Refusal) -> Refusal {
+        let (decision, reason) = match &refusal {
+            Refusal::Rejected(reason) => (CallDecision::Rejected, reason.clone()),
+            Refusal::TimedOut(t) => (
+                CallDecision::TimedOut,
+                format!("nobody decided within {:.0} s", t.as_secs_f64()),
+            ),
         };
         self.events.send(SessionEvent::ToolCall {
-            id,
-            server: server_name.to_owned(),
-            tool: tool_name.to_owned(),
-            decision: match result {
-                Err(Refusal::TimedOut(_)) => CallDecision::TimedOut,
-                _ => CallDecision::Rejected,
-            },
+            request,
+            decision,
+            decided_by: by,
+            reason: Some(reason),
             outcome: None,
             duration_ms: 0,
         });
-        result
+        refusal
     }
 }
 
@@ -482,7 +554,7 @@ mod tests {
         req.reject_with("rule 3 says no");
         req.accept();
         assert_eq!(
-            call.await.expect("joined"),
+            call.await.expect("joined").map(|a| a.by),
             Err(Refusal::Rejected("rule 3 says no".into())),
             "the reason reaches the caller, and the first decision wins"
         );

@@ -31,6 +31,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::events::DecidedBy;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
 
 /// The version of the rules format this module reads and writes.
@@ -543,8 +544,10 @@ impl ApprovalHandler for RulesHandler {
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
         match (outcome.rule, &self.fallback, outcome.decision) {
             (None, Some(fallback), _) => return fallback.handle(request),
-            (_, _, Decision::Accept) => request.accept(),
-            (_, _, Decision::Reject) => request.reject_with(outcome.message),
+            (_, _, Decision::Accept) => request.decide_as(Decision::Accept, DecidedBy::Rule, None),
+            (_, _, Decision::Reject) => {
+                request.decide_as(Decision::Reject, DecidedBy::Rule, Some(outcome.message))
+            }
         }
         Box::pin(std::future::ready(()))
     }
@@ -1008,7 +1011,11 @@ mod tests {
     }
 
     /// Ask `handler` through a real [`Approvals`], as the tool server does.
-    async fn through(handler: &RulesHandler, tool: &str, args: Value) -> Result<u64, Refusal> {
+    async fn through(
+        handler: &RulesHandler,
+        tool: &str,
+        args: Value,
+    ) -> Result<DecidedBy, Refusal> {
         let approvals = Arc::new(Approvals::new(Duration::from_secs(5)));
         let (_guard, mut events) = approvals.listen();
         let a = approvals.clone();
@@ -1020,7 +1027,7 @@ mod tests {
         };
         handler.handle(request.clone()).await;
         assert!(request.is_decided(), "the handler decides at once");
-        call.await.expect("joined")
+        call.await.expect("joined").map(|approved| approved.by)
     }
 
     #[tokio::test]
@@ -1030,11 +1037,9 @@ mod tests {
             {"server": "*", "tool": "delete_*", "decision": "reject", "reason": "deletions are never allowed"},
         ])));
         assert_eq!(
-            through(&handler, "get_issue", json!({"n": 1}))
-                .await
-                .map(|_| ()),
-            Ok(()),
-            "an allowed call runs"
+            through(&handler, "get_issue", json!({"n": 1})).await,
+            Ok(DecidedBy::Rule),
+            "an allowed call runs, and says a rule decided"
         );
         assert_eq!(
             through(&handler, "delete_repo", json!({})).await,

@@ -202,12 +202,12 @@ impl ToolServer {
             Ok(vars) => params.describe(&vars),
             Err(_) => params.summary(),
         };
-        let id = match self
+        let approved = match self
             .approvals
             .request(&req.server, &req.tool, &args, &described)
             .await
         {
-            Ok(id) => id,
+            Ok(approved) => approved,
             Err(Refusal::Rejected(reason)) => {
                 return (
                     StatusCode::OK,
@@ -227,10 +227,10 @@ impl ToolServer {
         let started = std::time::Instant::now();
         let (response, outcome) = self.call(&req, &params, args).await;
         self.approvals.events().send(SessionEvent::ToolCall {
-            id,
-            server: req.server.clone(),
-            tool: req.tool.clone(),
+            request: approved.request,
             decision: CallDecision::Approved,
+            decided_by: approved.by,
+            reason: None,
             outcome: Some(outcome),
             duration_ms: started.elapsed().as_millis() as u64,
         });
@@ -260,12 +260,12 @@ impl ToolServer {
             .request(SHELL_SERVER, SHELL_TOOL, &args, what)
             .await
         {
-            Ok(id) => {
+            Ok(approved) => {
                 self.approvals.events().send(SessionEvent::ToolCall {
-                    id,
-                    server: SHELL_SERVER.into(),
-                    tool: SHELL_TOOL.into(),
+                    request: approved.request,
                     decision: CallDecision::Approved,
+                    decided_by: approved.by,
+                    reason: None,
                     outcome: Some(CallOutcome::Ok),
                     duration_ms: 0,
                 });

@@ -1,0 +1,382 @@
+//! The audit log: every tool call a workspace's code asked for, how it was decided and what
+//! came of it — one JSON object per line, appended as calls end.
+//!
+//! The log lives in ipybox's data directory ([`WorkspaceState`]), never in the workspace:
+//! sandboxed code may write only its workspace, so it cannot edit the record of what it did.
+//! (Unsandboxed code runs as the person and can write whatever they can; run code you do not
+//! trust sandboxed.) The desktop app, `ipybox exec --approve ask` and `ipybox mcp` append to
+//! the same file; `ipybox audit` prints it.
+//!
+//! An entry is a [`SessionEvent::ToolCall`] with the time and the workspace:
+//!
+//! ```json
+//! {"time": 1763906400123, "workspace": "/home/me/project", "execution_id": "…",
+//!  "origin": "cell 3 of analysis.ipynb", "server": "github", "tool": "create_issue",
+//!  "arguments": {"title": "…"}, "decision": "approved", "decided_by": "person",
+//!  "reason": null, "outcome": {"kind": "ok"}, "duration_ms": 412}
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::error::{Error, Result};
+use crate::events::{CallDecision, CallOutcome, DecidedBy, SessionEvent};
+
+/// One tool call, as the log keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// When the call ended, in milliseconds since the Unix epoch.
+    pub time: u64,
+    /// The workspace whose code made the call.
+    pub workspace: PathBuf,
+    /// The execution whose code made the call.
+    pub execution_id: Option<String>,
+    /// Where that code came from, in words ("cell 3 of analysis.ipynb", "agent session …").
+    pub origin: Option<String>,
+    /// The registered server's name (`ipybox` for shell commands).
+    pub server: String,
+    /// The tool (`shell` for shell commands).
+    pub tool: String,
+    /// The arguments, as the code sent them.
+    pub arguments: serde_json::Value,
+    /// Approved, rejected or timed out.
+    pub decision: CallDecision,
+    /// Who or what decided.
+    pub decided_by: DecidedBy,
+    /// Why it was not approved.
+    pub reason: Option<String>,
+    /// What the call returned, when it ran.
+    pub outcome: Option<CallOutcome>,
+    /// How long the call took, approval excluded.
+    pub duration_ms: u64,
+}
+
+impl AuditEntry {
+    /// The entry for `event` in `workspace`, if it is a finished tool call.
+    pub fn from_event(event: &SessionEvent, workspace: &Path) -> Option<AuditEntry> {
+        let SessionEvent::ToolCall {
+            request,
+            decision,
+            decided_by,
+            reason,
+            outcome,
+            duration_ms,
+        } = event
+        else {
+            return None;
+        };
+        Some(AuditEntry {
+            time: now_ms(),
+            workspace: workspace.to_path_buf(),
+            execution_id: request.execution_id().map(str::to_owned),
+            origin: request.origin().map(str::to_owned),
+            server: request.server_name().to_owned(),
+            tool: request.tool_name().to_owned(),
+            arguments: request.tool_args().clone(),
+            decision: *decision,
+            decided_by: *decided_by,
+            reason: reason.clone(),
+            outcome: outcome.clone(),
+            duration_ms: *duration_ms,
+        })
+    }
+}
+
+/// What ipybox keeps about one workspace, in its data directory (out of the workspace's
+/// reach): the audit log and the approval rules the desktop app made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceState {
+    dir: PathBuf,
+}
+
+impl WorkspaceState {
+    /// The state of `workspace`, kept under `home` (ipybox's data directory) in
+    /// `workspaces/NAME-HASH/`, where HASH names the workspace's canonical path.
+    pub fn new(home: &Path, workspace: &Path) -> WorkspaceState {
+        let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
+        let name: String = canonical
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(40)
+            .collect();
+        let hash = fnv1a(canonical.as_os_str().as_encoded_bytes());
+        WorkspaceState {
+            dir: home.join("workspaces").join(format!("{name}-{hash:016x}")),
+        }
+    }
+
+    /// The state of `workspace` in ipybox's data directory (`$IPYBOX_HOME`, else the XDG
+    /// data directory).
+    pub fn of(workspace: &Path) -> Result<WorkspaceState> {
+        Ok(Self::new(&crate::pyenv::ipybox_home()?, workspace))
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The audit log.
+    pub fn audit_log(&self) -> AuditLog {
+        AuditLog {
+            path: self.dir.join("audit.jsonl"),
+        }
+    }
+
+    /// The approval rules file (the `--approval rules` format).
+    pub fn rules_file(&self) -> PathBuf {
+        self.dir.join("approval-rules.json")
+    }
+
+    /// Create the directory, private to the user.
+    pub fn create(&self) -> Result<()> {
+        crate::fsutil::create_private_dir(&self.dir)
+    }
+}
+
+/// A JSON Lines audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditLog {
+    path: PathBuf,
+}
+
+impl AuditLog {
+    /// The log in the file at `path`.
+    pub fn at(path: impl Into<PathBuf>) -> AuditLog {
+        AuditLog { path: path.into() }
+    }
+
+    /// Its file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append `entry` as one line (one `write`, so concurrent writers do not interleave);
+    /// the file is created private to the user.
+    pub fn append(&self, entry: &AuditEntry) -> Result<()> {
+        let mut line = serde_json::to_vec(entry)
+            .map_err(|e| Error::config("cannot write an audit entry").because(e))?;
+        line.push(b'\n');
+        if let Some(dir) = self.path.parent() {
+            crate::fsutil::create_private_dir(dir)?;
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options
+            .open(&self.path)
+            .map_err(|e| Error::io(format!("opening the audit log {}", self.path.display()), e))?;
+        file.write_all(&line)
+            .map_err(|e| Error::io(format!("writing the audit log {}", self.path.display()), e))
+    }
+
+    /// Every entry, oldest first (none when there is no log yet). Lines that are not
+    /// entries (a write cut short by a crash) are skipped and counted.
+    pub fn read(&self) -> Result<(Vec<AuditEntry>, usize)> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(e) => {
+                return Err(Error::io(
+                    format!("reading the audit log {}", self.path.display()),
+                    e,
+                ));
+            }
+        };
+        let mut skipped = 0;
+        let entries = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|l| serde_json::from_str(l).inspect_err(|_| skipped += 1).ok())
+            .collect();
+        Ok((entries, skipped))
+    }
+
+    /// Append every tool call `events` reports, for `workspace`, until the session's events
+    /// end. A write that fails is logged and the next one tried.
+    pub fn record(
+        self,
+        workspace: PathBuf,
+        mut events: broadcast::Receiver<SessionEvent>,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        if let Some(entry) = AuditEntry::from_event(&event, &workspace) {
+                            let log = self.clone();
+                            let written =
+                                tokio::task::spawn_blocking(move || log.append(&entry)).await;
+                            if let Ok(Err(e)) = written {
+                                tracing::error!("the audit log missed a tool call: {e}");
+                            }
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::error!("the audit log fell behind and missed {n} session events");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        })
+    }
+}
+
+/// One line in words: time, call, decision and how, outcome, origin, arguments.
+pub fn describe(entry: &AuditEntry) -> String {
+    let how = match entry.decided_by {
+        DecidedBy::Person => "by a person",
+        DecidedBy::Batch => "with all pending calls",
+        DecidedBy::Rule => "by a rule",
+        DecidedBy::Timeout => "nobody decided in time",
+        DecidedBy::Policy => "by the session's policy",
+        DecidedBy::Nobody => "nobody decided",
+    };
+    let decision = match entry.decision {
+        CallDecision::Approved => "approved",
+        CallDecision::Rejected => "rejected",
+        CallDecision::TimedOut => "timed out",
+    };
+    let outcome = match (&entry.outcome, &entry.reason) {
+        (Some(CallOutcome::Ok), _) => format!("ok, {} ms", entry.duration_ms),
+        (Some(CallOutcome::ToolError), _) => format!("tool error, {} ms", entry.duration_ms),
+        (Some(CallOutcome::Failed { message }), _) => format!("failed: {message}"),
+        (None, Some(reason)) => reason.clone(),
+        (None, None) => "did not run".into(),
+    };
+    let mut args = entry.arguments.to_string();
+    if args.chars().count() > 120 {
+        args = args.chars().take(119).collect::<String>() + "…";
+    }
+    format!(
+        "{}  {}.{}  {decision} ({how})  {outcome}  {}  {args}",
+        local_time(entry.time),
+        entry.server,
+        entry.tool,
+        entry
+            .origin
+            .as_deref()
+            .or(entry.execution_id.as_deref())
+            .unwrap_or("-"),
+    )
+}
+
+/// `YYYY-MM-DD HH:MM:SS` in local time.
+fn local_time(ms: u64) -> String {
+    let secs = (ms / 1000) as libc::time_t;
+    // SAFETY: localtime_r writes only into `tm`, which outlives the call.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&secs, &mut tm).is_null() {
+            return format!("{ms} ms");
+        }
+        tm
+    };
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}
+
+/// FNV-1a, 64 bits: a name for a path that stays the same across builds and platforms.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(tool: &str) -> AuditEntry {
+        AuditEntry {
+            time: 1,
+            workspace: "/w".into(),
+            execution_id: Some("e1".into()),
+            origin: Some("cell 1 of a.ipynb".into()),
+            server: "fx".into(),
+            tool: tool.into(),
+            arguments: serde_json::json!({"path": "/tmp/x"}),
+            decision: CallDecision::Approved,
+            decided_by: DecidedBy::Person,
+            reason: None,
+            outcome: Some(CallOutcome::Ok),
+            duration_ms: 3,
+        }
+    }
+
+    #[test]
+    fn entries_append_and_read_back_and_a_torn_line_is_skipped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = AuditLog::at(dir.path().join("state/audit.jsonl"));
+        assert_eq!(log.read().expect("no log yet"), (Vec::new(), 0));
+        log.append(&entry("a")).expect("append");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .and_then(|mut f| f.write_all(b"{\"time\": 2, \"serv"))
+            .expect("torn write");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .and_then(|mut f| f.write_all(b"\n"))
+            .expect("newline");
+        log.append(&entry("b")).expect("append");
+        let (entries, skipped) = log.read().expect("read");
+        assert_eq!(entries, vec![entry("a"), entry("b")]);
+        assert_eq!(skipped, 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(log.path())
+                .expect("meta")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "private to the user");
+        }
+    }
+
+    #[test]
+    fn each_workspace_has_its_own_state_outside_it() {
+        let home = tempfile::tempdir().expect("home");
+        let a = tempfile::tempdir().expect("a");
+        let b = tempfile::tempdir().expect("b");
+        let sa = WorkspaceState::new(home.path(), a.path());
+        let sb = WorkspaceState::new(home.path(), b.path());
+        assert_ne!(sa, sb);
+        assert!(sa.dir().starts_with(home.path().join("workspaces")));
+        assert!(!sa.dir().starts_with(a.path()));
+        assert_eq!(
+            sa,
+            WorkspaceState::new(home.path(), &a.path().join(".")),
+            "the same folder, however it is written"
+        );
+    }
+}
