@@ -64,6 +64,14 @@ pub fn run(
             commands::choose_workspace,
             commands::install_package,
             commands::set_title,
+            commands::approvals_pending,
+            commands::decide_approval,
+            commands::decide_all_pending,
+            commands::approval_rules,
+            commands::set_approval_rules,
+            commands::add_approval_rule,
+            commands::audit_log,
+            commands::export_audit_log,
         ])
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.

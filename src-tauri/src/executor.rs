@@ -505,9 +505,15 @@ impl CodeExecutor {
     /// Decide the pending approval request `id` from anywhere (a dialog, a panel, another
     /// process's channel); `false` when it is not pending (decided, withdrawn, unknown).
     pub fn decide(&self, id: u64, decision: Decision) -> bool {
+        self.decide_as(id, decision, crate::DecidedBy::Person)
+    }
+
+    /// [`decide`](Self::decide), saying who or what decided (a batch, a rule made from the
+    /// request) for listeners and the audit log.
+    pub fn decide_as(&self, id: u64, decision: Decision, by: crate::DecidedBy) -> bool {
         self.snapshot()
             .approvals
-            .is_some_and(|a| a.decide(id, decision))
+            .is_some_and(|a| a.decide_as(id, decision, by))
     }
 
     /// The approval requests waiting for a decision, oldest first.

@@ -80,13 +80,96 @@ export type SessionEvent =
   | { type: 'provisioning'; step: number; steps: number; message: string }
   | { type: 'startup_failed'; code: ErrorCode; message: string }
   | { type: 'package_install'; spec: string; line: string }
+  | { type: 'approval_requested'; request: ApprovalRequest }
+  | { type: 'approval_decided'; id: number; decision: ApprovalDecision; decided_by: DecidedBy }
+  | { type: 'approval_withdrawn'; id: number; reason: string }
+  | ToolCallEvent
   // Belong to a later panel; received and ignored for now.
-  | { type: 'approval_requested' }
-  | { type: 'approval_decided' }
-  | { type: 'approval_withdrawn' }
-  | { type: 'tool_call' }
   | { type: 'mcp_server_started' }
   | { type: 'mcp_server_exited' };
+
+// ---- MCP tool calls and their approval
+
+/** A tool call that waits for a person's decision. */
+export interface ApprovalRequest {
+  id: number;
+  server: string;
+  tool: string;
+  arguments: JsonValue;
+  server_description: string;
+  execution_id: string | null;
+  /** Where the call came from in words, e.g. "cell 3 of analysis.ipynb"; null when unknown. */
+  origin: string | null;
+  /** When it was asked, ms since the epoch. */
+  asked_at: number;
+}
+
+export type ApprovalDecision = 'accept' | 'reject';
+
+/** Who or what decided a tool call. */
+export type DecidedBy = 'person' | 'batch' | 'rule' | 'timeout' | 'policy' | 'nobody';
+
+/** What a call that ran returned. */
+export type CallOutcome = { kind: 'ok' } | { kind: 'tool_error' } | { kind: 'failed'; message: string };
+
+export type CallDecision = 'approved' | 'rejected' | 'timed_out';
+
+/** A tool call ended (session event). */
+export interface ToolCallEvent {
+  type: 'tool_call';
+  id: number;
+  server: string;
+  tool: string;
+  arguments: JsonValue;
+  execution_id: string | null;
+  origin: string | null;
+  decision: CallDecision;
+  decided_by: DecidedBy;
+  /** Null when the call did not run. */
+  outcome: CallOutcome | null;
+  duration_ms: number;
+}
+
+/** The workspace's approval rules, as in the rules file (docs/approval-rules.md). */
+export interface ApprovalRules {
+  version: 1;
+  rules: Rule[];
+}
+
+/** One rule; `server` and `tool` are globs (`*`, `?`). The first matching rule decides. */
+export interface Rule {
+  server: string;
+  tool: string;
+  /** Keyed by argument name, or by a JSON Pointer (starting with `/`) for nested values. */
+  args?: { [argNameOrJsonPointer: string]: ArgMatcher };
+  decision: 'allow' | 'reject';
+  reason?: string;
+  comment?: string;
+}
+
+export interface ArgMatcher {
+  equals?: JsonValue;
+  one_of?: JsonValue[];
+  glob?: string;
+  under?: string;
+}
+
+/** One line of the workspace's audit log. */
+export interface AuditEntry {
+  /** ms since the epoch. */
+  time: number;
+  workspace: string;
+  execution_id: string | null;
+  origin: string | null;
+  server: string;
+  tool: string;
+  arguments: JsonValue;
+  decision: CallDecision;
+  decided_by: DecidedBy;
+  reason: string | null;
+  outcome: CallOutcome | null;
+  duration_ms: number;
+}
 
 const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'started',
@@ -126,13 +209,35 @@ function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 export function isSessionEvent(value: unknown): value is SessionEvent {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    'type' in value &&
-    typeof value.type === 'string' &&
-    SESSION_EVENT_TYPES.has(value.type)
-  );
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    !('type' in value) ||
+    typeof value.type !== 'string' ||
+    !SESSION_EVENT_TYPES.has(value.type)
+  ) {
+    return false;
+  }
+  // The approval events carry data the panel relies on: malformed ones are dropped.
+  const v = value as Record<string, unknown>;
+  switch (value.type) {
+    case 'approval_requested':
+      return isApprovalRequest(v.request);
+    case 'approval_decided':
+      return typeof v.id === 'number' && (v.decision === 'accept' || v.decision === 'reject');
+    case 'approval_withdrawn':
+      return typeof v.id === 'number';
+    case 'tool_call':
+      return typeof v.id === 'number' && typeof v.server === 'string' && typeof v.tool === 'string' && typeof v.decision === 'string';
+    default:
+      return true;
+  }
+}
+
+export function isApprovalRequest(value: unknown): value is ApprovalRequest {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return typeof r.id === 'number' && typeof r.server === 'string' && typeof r.tool === 'string' && typeof r.asked_at === 'number';
 }
 
 /** Any rejection of a command, as a BackendError (unknown shapes become IoError with their text). */
@@ -200,9 +305,10 @@ export function appState(): Promise<AppState> {
 }
 
 /** Queue code in the kernel; resolves with the execution id at once, events arrive on `onEvent`. */
-export function execute(code: string, onEvent: (event: ExecEvent) => void): Promise<string> {
+/** `origin` says where the code comes from ("cell 3 of analysis.ipynb"): approval dialogs and the audit log name it. */
+export function execute(code: string, onEvent: (event: ExecEvent) => void, origin: string | null = null): Promise<string> {
   const channel = new Channel<ExecEvent>(onEvent);
-  return call<string>('execute', { code, onEvent: channel });
+  return call<string>('execute', { code, origin, onEvent: channel });
 }
 
 /** Resolves whether there was such an execution to cancel. */
@@ -255,6 +361,47 @@ export function installPackage(spec: string): Promise<string> {
 
 export function setTitle(title: string): Promise<void> {
   return call<void>('set_title', { title });
+}
+
+// ---- tool call approval and the audit log
+
+/** The requests waiting now (to catch those made before the UI listened). */
+export function approvalsPending(): Promise<ApprovalRequest[]> {
+  return call<ApprovalRequest[]>('approvals_pending');
+}
+
+/** Resolves false when the request was no longer pending. */
+export function decideApproval(id: number, decision: ApprovalDecision): Promise<boolean> {
+  return call<boolean>('decide_approval', { id, decision });
+}
+
+/** Decide every pending request of `server`.`tool` (null and null: every pending request); resolves how many. */
+export function decideAllPending(decision: ApprovalDecision, server: string | null, tool: string | null): Promise<number> {
+  return call<number>('decide_all_pending', { decision, server, tool });
+}
+
+export function approvalRules(): Promise<ApprovalRules> {
+  return call<ApprovalRules>('approval_rules');
+}
+
+/** Replace the workspace's rules; rejects with InvalidConfig naming the bad rule. */
+export function setApprovalRules(rules: ApprovalRules): Promise<void> {
+  return call<void>('set_approval_rules', { rules });
+}
+
+/** Put `rule` before the existing rules; with `decideId`, that pending request is decided by it. */
+export function addApprovalRule(rule: Rule, decideId: number | null): Promise<void> {
+  return call<void>('add_approval_rule', { rule, decideId });
+}
+
+/** Every entry of the workspace's audit log, oldest first. */
+export function auditLog(): Promise<AuditEntry[]> {
+  return call<AuditEntry[]>('audit_log');
+}
+
+/** Native save dialog; resolves the written path, or null when cancelled. */
+export function exportAuditLog(): Promise<string | null> {
+  return call<string | null>('export_audit_log');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,12 +7,14 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
-use super::approval;
 use super::dto::{AppState, DesktopError, ExecEvent};
 use super::session::Desktop;
+use crate::audit::AuditEntry;
 use crate::executor::frames::{FRAME, Framed, in_frames};
+use crate::tools::rules::{Rule, RuleDecision};
+use crate::tools::{ApprovalRequest, Decision, Rules};
 use crate::workspace::{self, Target};
-use crate::{Error, Event, StreamOptions};
+use crate::{DecidedBy, Error, Event, StreamOptions};
 
 type Reply<T> = Result<T, DesktopError>;
 
@@ -21,12 +23,15 @@ pub fn app_state(state: State<'_, Desktop>) -> Reply<AppState> {
     state.state()
 }
 
-/// Queue `code`; its events arrive on `on_event`. Returns the execution's id at once.
+/// Queue `code`, which comes from `origin` ("cell 3 of analysis.ipynb": approval dialogs and
+/// the audit log name it); its events arrive on `on_event`. Returns the execution's id at
+/// once.
 #[tauri::command]
 pub fn execute<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, Desktop>,
     code: String,
+    origin: Option<String>,
     on_event: Channel<ExecEvent>,
 ) -> Reply<String> {
     let options = StreamOptions {
@@ -34,6 +39,7 @@ pub fn execute<R: Runtime>(
         outputs: true,
         input: true,
         save_images: false,
+        origin,
     };
     let mut stream = state.executor()?.stream(&code, options);
     let id = stream.id().to_owned();
@@ -55,12 +61,9 @@ pub fn execute<R: Runtime>(
                     password: request.password(),
                     id: desktop.hold_input(request),
                 },
-                Ok(Framed::Event(Event::ApprovalRequest(request))) => {
-                    approval::ask(&app, request);
-                    continue;
-                }
                 Ok(Framed::Event(Event::Result(_))) => ExecEvent::Finished,
-                Ok(Framed::Event(Event::Output(_))) => continue,
+                // Approval requests go to the session's rules and dialog, not to the stream.
+                Ok(Framed::Event(_)) => continue,
                 Err(e) => ExecEvent::Failed { error: e.into() },
             };
             if on_event.send(event).is_err() {
@@ -184,4 +187,108 @@ pub fn set_title<R: Runtime>(app: AppHandle<R>, title: String) -> Reply<()> {
             .map_err(|e| Error::config("cannot set the window title").because(e))?;
     }
     Ok(())
+}
+
+/// The tool calls waiting for a decision, oldest first.
+#[tauri::command]
+pub fn approvals_pending(state: State<'_, Desktop>) -> Reply<Vec<ApprovalRequest>> {
+    Ok(state.executor()?.pending_approvals())
+}
+
+/// The person decides one request in the panel; `false` when it no longer waits.
+#[tauri::command]
+pub fn decide_approval(state: State<'_, Desktop>, id: u64, decision: Decision) -> Reply<bool> {
+    Ok(state.executor()?.decide(id, decision))
+}
+
+/// The person decides every pending request (to `server`.`tool` when given) at once; how
+/// many were decided.
+#[tauri::command]
+pub fn decide_all_pending(
+    state: State<'_, Desktop>,
+    decision: Decision,
+    server: Option<String>,
+    tool: Option<String>,
+) -> Reply<usize> {
+    let executor = state.executor()?;
+    Ok(executor
+        .pending_approvals()
+        .iter()
+        .filter(|r| server.as_deref().is_none_or(|s| s == r.server_name()))
+        .filter(|r| tool.as_deref().is_none_or(|t| t == r.tool_name()))
+        .filter(|r| executor.decide_as(r.id(), decision, DecidedBy::Batch))
+        .count())
+}
+
+/// The workspace's approval rules, in the file format.
+#[tauri::command]
+pub fn approval_rules(state: State<'_, Desktop>) -> Reply<serde_json::Value> {
+    Ok(serde_json::from_str(&state.rules()?.to_json())
+        .map_err(|e| Error::config("the approval rules").because(e))?)
+}
+
+/// Replace the workspace's approval rules (checked first; a bad rule is named and nothing
+/// changes).
+#[tauri::command]
+pub fn set_approval_rules(state: State<'_, Desktop>, rules: serde_json::Value) -> Reply<()> {
+    state.set_rules(Rules::from_json(&rules.to_string())?)
+}
+
+/// Put `rule` before the others (the first rule that matches decides); with `decide_id`,
+/// that pending request is decided by it at once.
+#[tauri::command]
+pub fn add_approval_rule(
+    state: State<'_, Desktop>,
+    rule: Rule,
+    decide_id: Option<u64>,
+) -> Reply<()> {
+    let decision = match rule.decision {
+        RuleDecision::Allow => Decision::Accept,
+        RuleDecision::Reject => Decision::Reject,
+    };
+    let mut rules = vec![rule];
+    rules.extend(state.rules()?.rules().iter().cloned());
+    state.set_rules(Rules::new(rules)?)?;
+    if let Some(id) = decide_id {
+        state.executor()?.decide_as(id, decision, DecidedBy::Rule);
+    }
+    Ok(())
+}
+
+/// Every entry of the workspace's audit log, oldest first.
+#[tauri::command]
+pub async fn audit_log(state: State<'_, Desktop>) -> Reply<Vec<AuditEntry>> {
+    let log = state.audit_log()?;
+    let (entries, _) = tauri::async_runtime::spawn_blocking(move || log.read())
+        .await
+        .map_err(|e| Error::config("reading the audit log").because(e))??;
+    Ok(entries)
+}
+
+/// Copy the audit log where the person chooses; the path written, `None` when cancelled.
+#[tauri::command]
+pub async fn export_audit_log<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, Desktop>,
+) -> Reply<Option<String>> {
+    let log = state.audit_log()?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title("Export the audit log")
+        .set_file_name("ipybox-audit.jsonl")
+        .add_filter("JSON Lines", &["jsonl"])
+        .save_file(move |path| {
+            let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+        });
+    let Some(path) = rx.await.ok().flatten() else {
+        return Ok(None);
+    };
+    let bytes = match std::fs::read(log.path()) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io("reading the audit log", e).into()),
+    };
+    workspace::save_atomic(&path, &bytes)?;
+    Ok(Some(path.display().to_string()))
 }

@@ -8,9 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use tauri::{AppHandle, Emitter, Runtime};
 
+use super::approval::Asker;
 use super::dto::{AppState, DesktopError, KernelStatus, Provisioning};
+use crate::audit::WorkspaceState;
 use crate::events::SessionEvent;
 use crate::executor::{CancelHandle, InputRequest};
+use crate::tools::{Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
 use crate::{CodeExecutor, Error};
 
@@ -27,6 +30,10 @@ struct Session {
     executor: CodeExecutor,
     target: Target,
     status: Arc<Mutex<Status>>,
+    /// The workspace's approval rules, then the person.
+    rules: Arc<RulesHandler>,
+    /// Where its rules and audit log are kept.
+    state: Option<WorkspaceState>,
 }
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
@@ -106,10 +113,33 @@ impl Desktop {
     }
 
     fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> Session {
+        let state = WorkspaceState::of(&target.workspace)
+            .inspect_err(|e| tracing::error!("no audit log or rules for this workspace: {e}"))
+            .ok();
+        let rules = state
+            .as_ref()
+            .map(|s| s.rules_file())
+            .filter(|f| f.exists())
+            .map(|f| {
+                Rules::load(&f).unwrap_or_else(|e| {
+                    // Nothing is allowed by a rules file that cannot be read: every call asks.
+                    tracing::error!("{e}; every tool call asks until the rules are fixed");
+                    Rules::default()
+                })
+            })
+            .unwrap_or_default();
+        let asker = Asker::new(app.clone());
+        let rules = Arc::new(RulesHandler::new(rules).then(asker.clone()));
         let executor = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(self.launch.sandbox.clone())
+            .approval_handler(rules.clone())
             .build();
+        if let Some(state) = &state {
+            state
+                .audit_log()
+                .record(target.workspace.clone(), executor.subscribe());
+        }
         let status = Arc::new(Mutex::new(Status {
             kernel: KernelStatus::Starting,
             provisioning: None,
@@ -151,6 +181,11 @@ impl Desktop {
                                 _ => None,
                             };
                         }
+                        if let SessionEvent::ApprovalDecided { id, .. }
+                        | SessionEvent::ApprovalWithdrawn { id, .. } = &event
+                        {
+                            asker.settled(*id);
+                        }
                         let _ = emit_app.emit("session", &event);
                         if matches!(event, SessionEvent::Stopped) {
                             break;
@@ -185,6 +220,8 @@ impl Desktop {
             executor,
             target,
             status,
+            rules,
+            state,
         }
     }
 
@@ -225,6 +262,41 @@ impl Desktop {
     }
 
     /// The current workspace.
+    /// The approval rules in force.
+    pub fn rules(&self) -> Result<Arc<Rules>, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .rules
+            .rules())
+    }
+
+    /// Check `rules`, save them for the workspace (atomically, out of the workspace's reach)
+    /// and decide calls by them from now on.
+    pub fn set_rules(&self, rules: Rules) -> Result<(), DesktopError> {
+        let session = lock(&self.session);
+        let s = session.as_ref().ok_or(Error::NotRunning)?;
+        let state = s
+            .state
+            .as_ref()
+            .ok_or_else(|| Error::config("this workspace has no place for its rules"))?;
+        state.create()?;
+        crate::workspace::save_atomic(&state.rules_file(), rules.to_json().as_bytes())?;
+        s.rules.set_rules(rules);
+        Ok(())
+    }
+
+    /// The workspace's audit log.
+    pub fn audit_log(&self) -> Result<crate::audit::AuditLog, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .state
+            .as_ref()
+            .ok_or_else(|| Error::config("this workspace has no audit log"))?
+            .audit_log())
+    }
+
     pub fn workspace(&self) -> Result<PathBuf, DesktopError> {
         Ok(lock(&self.session)
             .as_ref()

@@ -297,7 +297,13 @@ impl Approvals {
                 origin,
             });
         }
-        (ListenGuard(self.clone()), rx)
+        (
+            ListenGuard {
+                approvals: self.clone(),
+                execution_id: lock_listener_id(self),
+            },
+            rx,
+        )
     }
 
     /// A person decides the pending request `id` (from a dialog, a panel, an agent's
@@ -398,7 +404,7 @@ impl Approvals {
         let mut withdraw = Withdraw {
             approvals: self,
             id,
-            reason: Some("the execution that made the call ended"),
+            reason: Some(ENDED),
         };
         self.events.send(SessionEvent::ApprovalRequested {
             request: request.clone(),
@@ -416,6 +422,7 @@ impl Approvals {
         let outcome = tokio::time::timeout(self.timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
         withdraw.reason = match &outcome {
+            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(ENDED),
             Ok(Ok(verdict)) => {
                 self.events.send(SessionEvent::ApprovalDecided {
                     id,
@@ -496,11 +503,34 @@ impl Drop for Withdraw<'_> {
 
 /// Ends listening when dropped.
 #[derive(Debug)]
-pub struct ListenGuard(Arc<Approvals>);
+pub struct ListenGuard {
+    approvals: Arc<Approvals>,
+    execution_id: Option<String>,
+}
+
+/// Why a request is withdrawn when its execution ends.
+const ENDED: &str = "the execution that made the call ended";
+
+fn lock_listener_id(approvals: &Approvals) -> Option<String> {
+    approvals
+        .listener
+        .lock()
+        .ok()
+        .and_then(|l| l.as_ref().and_then(|l| l.execution_id.clone()))
+}
 
 impl Drop for ListenGuard {
     fn drop(&mut self) {
-        if let Ok(mut l) = self.0.listener.lock() {
+        // Requests the execution's code is still waiting for are withdrawn: the code was
+        // interrupted or finished, and nobody may approve them any more.
+        for request in self.approvals.pending() {
+            if request.execution_id() == self.execution_id.as_deref() {
+                request.decide_as(Decision::Reject, DecidedBy::Nobody, Some(ENDED.into()));
+            }
+        }
+        if let Ok(mut l) = self.approvals.listener.lock()
+            && l.as_ref().map(|l| &l.execution_id) == Some(&self.execution_id)
+        {
             *l = None;
         }
     }

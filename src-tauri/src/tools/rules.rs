@@ -198,8 +198,9 @@ impl Rule {
     }
 }
 
-/// A rules file, loaded and checked.
-#[derive(Debug, Clone, PartialEq)]
+/// A rules file, loaded and checked. The default has no rules (it rejects every call, or
+/// with [`RulesHandler::then`] hands every call on).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rules {
     rules: Vec<Rule>,
     path: Option<PathBuf>,

@@ -11,7 +11,7 @@ import type { Cell, RunState } from '../model/cell';
 import type { Notebook } from '../model/notebook';
 
 export interface ExecBackend {
-  execute(code: string, onEvent: (event: ExecEvent) => void): Promise<string>;
+  execute(code: string, onEvent: (event: ExecEvent) => void, origin?: string | null): Promise<string>;
   cancelExecution(id: string): Promise<unknown>;
   replyInput(id: number, value: string): Promise<unknown>;
 }
@@ -59,6 +59,8 @@ export class Executor {
     private readonly notebook: Notebook,
     private readonly backend: ExecBackend = ipcBackend,
     private readonly scheduler: FrameScheduler = frames,
+    /** Where a cell's code comes from, in words ("cell 3 of analysis.ipynb"). */
+    private readonly originOf: (cell: Cell) => string | null = () => null,
   ) {}
 
   /** Called whenever the set of pending executions changes. */
@@ -147,7 +149,7 @@ export class Executor {
       }
       this.inFlight = next;
       this.backend
-        .execute(next.code, (event) => this.receive(next, event))
+        .execute(next.code, (event) => this.receive(next, event), this.originOf(next.cell))
         .then((id) => {
           next.id = id;
           if (next.settled) this.settledIds.add(id);

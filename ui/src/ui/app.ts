@@ -14,12 +14,16 @@ import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
 import { KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
 import { Executor } from '../runtime/executor';
+import { ApprovalsModel } from '../model/approvals';
+import { ApprovalsView } from './approvalsView';
+import { AuditView } from './auditView';
 import type { CellView, CellViewHost } from './cellView';
 import { h, isTextField } from './dom';
 import { icon, type IconName } from './icons';
 import { MenuButton } from './menu';
 import { NotebookView } from './notebookView';
 import { SaveController, type SaveStatus } from './saver';
+import { SidePanel } from './sidePanel';
 
 const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
 
@@ -74,11 +78,26 @@ export class App implements CellViewHost {
   private readonly installStatus: HTMLElement;
   private readonly sidebar: HTMLElement;
   private readonly buttons = new Map<string, HTMLButtonElement>();
+  private readonly approvals = new ApprovalsModel();
+  private readonly approvalsView: ApprovalsView;
+  private readonly auditView: AuditView;
+  private readonly sidePanel: SidePanel;
+  private readonly approvalsButton: HTMLButtonElement;
+  private readonly approvalsBadge: HTMLElement;
+
+  /** An executor whose runs name their cell ("cell 3 of analysis.ipynb") for approvals and the audit log. */
+  private newExecutor(nb: Notebook): Executor {
+    return new Executor(nb, undefined, undefined, (cell) => {
+      const index = nb.indexOf(cell);
+      const file = baseName(this.state?.notebookPath ?? 'Untitled.ipynb');
+      return index < 0 ? `a cell of ${file}` : `cell ${index + 1} of ${file}`;
+    });
+  }
 
   constructor(root: HTMLElement) {
     this.notebook = emptyNotebook();
     this.editor = new NotebookEditor(this.notebook);
-    this.executor = new Executor(this.notebook);
+    this.executor = this.newExecutor(this.notebook);
     this.view = new NotebookView(this.editor, this);
 
     // ---- header toolbar
@@ -129,6 +148,11 @@ export class App implements CellViewHost {
     this.kernelEl = h('div', { id: 'kernel-status', class: 'kernel-status', role: 'status', 'aria-live': 'polite', 'aria-label': 'Kernel starting' }, h('span', { class: 'kernel-dot', 'aria-hidden': 'true' }), this.kernelText);
     this.kernelEl.dataset.status = 'starting';
     this.saveStatusEl = h('div', { id: 'save-status', class: 'save-status', role: 'status', 'aria-live': 'polite' });
+    this.approvalsBadge = h('span', { id: 'approvals-badge', class: 'badge', hidden: true });
+    this.approvalsButton = btn({ id: 'toggle-approvals', icon: 'approval', label: 'Show or hide approvals and the audit log', text: 'Approvals', onClick: () => this.toggleApprovals() });
+    this.approvalsButton.appendChild(this.approvalsBadge);
+    this.approvalsButton.setAttribute('aria-controls', 'right-panel');
+    this.approvalsButton.setAttribute('aria-expanded', 'false');
     const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
     sidebarToggle.setAttribute('aria-controls', 'sidebar');
     sidebarToggle.setAttribute('aria-expanded', 'true');
@@ -157,6 +181,7 @@ export class App implements CellViewHost {
       h('div', { class: 'toolbar-spacer' }),
       this.saveStatusEl,
       this.kernelEl,
+      this.approvalsButton,
     );
 
     // ---- banners
@@ -204,7 +229,16 @@ export class App implements CellViewHost {
     // ---- main
     this.scroller = h('main', { class: 'notebook-scroller', id: 'notebook-scroller', 'aria-label': 'Notebook' }, this.view.element);
     const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.scroller);
-    const rightPanel = h('aside', { id: 'right-panel', class: 'right-panel', hidden: true, 'aria-label': 'Side panel' });
+    // ---- right side panel (tabs; later also MCP servers and Sandbox policy)
+    this.approvalsView = new ApprovalsView(this.approvals);
+    this.auditView = new AuditView();
+    this.sidePanel = new SidePanel([
+      { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
+      { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
+    ]);
+    const rightPanel = this.sidePanel.element;
+    this.sidePanel.subscribe(() => this.onSidePanelChange());
+    this.approvals.subscribe(() => this.renderApprovalsBadge());
 
     // ---- status bar
     this.modeEl = h('span', { id: 'mode-indicator', class: 'status-item mode', text: 'Command' });
@@ -241,6 +275,10 @@ export class App implements CellViewHost {
       const state = await ipc.appState();
       this.load(state);
       void this.refreshNotebooks();
+      // Requests made before the UI listened.
+      void this.approvalsView.syncPending().then(() => {
+        if (this.approvals.waitingCount > 0 && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
+      });
     } catch (err) {
       const e = ipc.toBackendError(err);
       this.showStartupError(ipc.describeError(e));
@@ -273,7 +311,7 @@ export class App implements CellViewHost {
 
     this.notebook = nb;
     this.editor = new NotebookEditor(nb);
-    this.executor = new Executor(nb);
+    this.executor = this.newExecutor(nb);
     this.view.attach(this.editor);
     this.wireNotebook();
     this.saver.reset(nb, state?.notebookPath ?? 'Untitled.ipynb', state?.notebook !== null && state !== null, blocked);
@@ -368,12 +406,21 @@ export class App implements CellViewHost {
         }
         return;
       case 'approval_requested':
+        if (this.approvals.add(event.request) && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
+        return;
       case 'approval_decided':
+        this.approvals.remove(event.id);
+        return;
       case 'approval_withdrawn':
+        this.approvalsView.withdraw(event.id, event.reason);
+        return;
       case 'tool_call':
+        this.approvals.recordCall(event);
+        this.auditView.onToolCall();
+        return;
       case 'mcp_server_started':
       case 'mcp_server_exited':
-        // For the approvals / MCP panel that comes later.
+        // For the MCP servers panel that comes later.
         return;
       default:
         assertNever(event, 'session event');
@@ -771,6 +818,30 @@ export class App implements CellViewHost {
     }, 6000);
   }
 
+  private toggleApprovals(): void {
+    if (this.sidePanel.isOpen && this.sidePanel.activeTab === 'approvals') this.sidePanel.close();
+    else this.sidePanel.open('approvals');
+  }
+
+  private onSidePanelChange(): void {
+    const open = this.sidePanel.isOpen;
+    this.approvalsButton.setAttribute('aria-expanded', String(open));
+    this.approvalsButton.classList.toggle('active', open);
+    // Closed with the focus inside: back to the notebook.
+    if (!open && (document.activeElement === document.body || document.activeElement === null)) this.focusNotebook();
+  }
+
+  private renderApprovalsBadge(): void {
+    const n = this.approvals.waitingCount;
+    this.approvalsBadge.textContent = String(n);
+    this.approvalsBadge.hidden = n === 0;
+    this.approvalsButton.dataset.pending = String(n);
+    const label = n > 0 ? `Approvals: ${n} ${n === 1 ? 'tool call waits' : 'tool calls wait'} for your decision` : 'Show or hide approvals and the audit log';
+    this.approvalsButton.setAttribute('aria-label', label);
+    this.approvalsButton.title = label;
+    this.sidePanel.setBadge('approvals', n);
+  }
+
   private toggleSidebar(force?: boolean): void {
     const show = force ?? this.sidebar.hidden;
     this.sidebar.hidden = !show;
@@ -870,9 +941,15 @@ export class App implements CellViewHost {
   }
 
   private switchTo(state: AppState): void {
+    const before = this.state?.workspace;
     this.startupErrorEl.hidden = true;
     this.load(state);
     void this.refreshNotebooks();
+    // Rules and the audit log belong to the workspace; pending requests to the session.
+    if (state.workspace !== before) {
+      this.auditView.invalidate();
+      this.approvalsView.refresh();
+    }
   }
 
   private async refreshNotebooks(): Promise<void> {

@@ -19,6 +19,9 @@ const PATHS = {
   shield: 'M12 3l7 3v5c0 5-3 8.5-7 10-4-1.5-7-5-7-10V6z',
   newFile: 'M6 3h8l4 4v14H6zM14 3v4h4M12 11v6M9 14h6',
   refresh: 'M20 11a8 8 0 1 0-2.3 6.6M20 4v7h-7',
+  approval: 'M12 3l7 3v5c0 5-3 8.5-7 10-4-1.5-7-5-7-10V6zM8.5 12l2.5 2.5 4.5-5',
+  close: 'M6 6l12 12M18 6L6 18',
+  export: 'M12 4v11M7 9l5-5 5 5M5 15v5h14v-5',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -25,6 +25,26 @@ interface MockConfig {
   dialog?: 'ok' | 'cancel';
   /** Milliseconds a cell "runs" before finishing (default 30). */
   runMs?: number;
+  /** Tool calls already waiting for approval when the app starts (partial requests are completed). */
+  approvals?: Partial<ApprovalRequest>[];
+  /** The workspace's approval rules (default: two example rules). */
+  rules?: Json;
+  /** The audit log, oldest first; or `auditCount` generated entries. */
+  audit?: Json[];
+  auditCount?: number;
+  /** What export_audit_log resolves (default a path; null = the dialog was cancelled). */
+  exportPath?: string | null;
+}
+
+interface ApprovalRequest {
+  id: number;
+  server: string;
+  tool: string;
+  arguments: Json;
+  server_description: string;
+  execution_id: string | null;
+  origin: string | null;
+  asked_at: number;
 }
 
 interface Call {
@@ -56,6 +76,17 @@ interface MockApi {
   emit(name: string, payload?: Json): Promise<void>;
   lastSaved(): string | null;
   pending(): number;
+  /** A tool call asks for approval (emits approval_requested); resolves its id. */
+  requestApproval(request?: Partial<ApprovalRequest>): Promise<number>;
+  /** Someone decides a request outside the panel (the native dialog, a rule): as the backend does. */
+  decideApproval(id: number, decision: 'accept' | 'reject', decidedBy?: string): boolean;
+  /** The backend withdraws a request (emits approval_withdrawn). */
+  withdrawApproval(id: number, reason?: string): Promise<void>;
+  /** The requests waiting now. */
+  approvals(): ApprovalRequest[];
+  /** The rules as stored now. */
+  rules(): Json;
+  audit(): Json[];
 }
 
 declare global {
@@ -260,6 +291,166 @@ function execute(args: Record<string, unknown>): string {
   return id;
 }
 
+
+// ---- tool call approvals, rules and the audit log (in memory)
+
+let approvalSeq = 100;
+const pendingApprovals: ApprovalRequest[] = [];
+let rules: Json = config.rules ?? {
+  version: 1,
+  rules: [
+    { server: '*', tool: 'delete_*', decision: 'reject', reason: 'deletions are never allowed', comment: 'first, so that no later rule can allow a deletion' },
+    { server: 'filesystem', tool: 'read_text_file', args: { path: { under: '/home/ana/projects/weather' } }, decision: 'allow' },
+  ],
+};
+
+function makeAudit(n: number): Json[] {
+  const servers: [string, string][] = [
+    ['github', 'get_issue'],
+    ['github', 'create_issue'],
+    ['filesystem', 'read_text_file'],
+    ['filesystem', 'write_file'],
+    ['fetch', 'fetch'],
+    ['weather', 'forecast'],
+  ];
+  const decisions = ['approved', 'approved', 'approved', 'rejected', 'timed_out'];
+  const how = ['person', 'rule', 'batch', 'person', 'timeout'];
+  const start = Date.now() - n * 60_000;
+  const out: Json[] = [];
+  for (let i = 0; i < n; i++) {
+    const [server, tool] = servers[i % servers.length] ?? ['x', 'y'];
+    const d = i % decisions.length;
+    const decision = decisions[d] ?? 'approved';
+    out.push({
+      time: start + i * 60_000,
+      workspace,
+      execution_id: `exec-${1000 + i}`,
+      origin: i % 7 === 0 ? null : `cell ${(i % 9) + 1} of analysis.ipynb`,
+      server,
+      tool,
+      arguments: { path: `/home/ana/projects/weather/data/station-${i}.csv`, city: ['Berlin', 'Lisbon', 'Zürich', 'Oslo'][i % 4] ?? 'Berlin', n: i },
+      decision,
+      decided_by: decision === 'timed_out' ? 'timeout' : (how[d] ?? 'person'),
+      reason: decision === 'rejected' ? 'rejected by you' : null,
+      outcome: decision === 'approved' ? (i % 11 === 0 ? { kind: 'failed', message: 'the server did not answer' } : { kind: 'ok' }) : null,
+      duration_ms: decision === 'approved' ? 40 + (i % 17) * 13 : 0,
+    });
+  }
+  return out;
+}
+
+const audit: Json[] = config.audit ?? makeAudit(config.auditCount ?? 0);
+
+function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
+  return {
+    id: r.id ?? ++approvalSeq,
+    server: r.server ?? 'github',
+    tool: r.tool ?? 'create_issue',
+    arguments: r.arguments ?? { owner: 'acme', repo: 'site', title: 'Weather data for March is missing' },
+    server_description: r.server_description ?? 'GitHub (npx @modelcontextprotocol/server-github)',
+    execution_id: r.execution_id === undefined ? 'exec-1' : r.execution_id,
+    origin: r.origin === undefined ? 'cell 3 of analysis.ipynb' : r.origin,
+    asked_at: r.asked_at ?? Date.now(),
+  };
+}
+
+for (const r of config.approvals ?? []) {
+  const req = completeRequest(r);
+  approvalSeq = Math.max(approvalSeq, req.id);
+  pendingApprovals.push(req);
+}
+
+/** Decide a pending request as the backend does: events approval_decided and tool_call, an audit entry. */
+function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: string): boolean {
+  const i = pendingApprovals.findIndex((r) => r.id === id);
+  const r = pendingApprovals[i];
+  if (i < 0 || !r) return false;
+  pendingApprovals.splice(i, 1);
+  void emit('session', { type: 'approval_decided', id, decision, decided_by: decidedBy });
+  const approved = decision === 'accept';
+  const call = {
+    id,
+    server: r.server,
+    tool: r.tool,
+    arguments: r.arguments,
+    execution_id: r.execution_id,
+    origin: r.origin,
+    decision: approved ? 'approved' : 'rejected',
+    decided_by: decidedBy,
+    outcome: approved ? { kind: 'ok' } : null,
+    duration_ms: approved ? 120 : 0,
+  };
+  audit.push({ time: Date.now(), workspace, execution_id: r.execution_id, origin: r.origin, server: r.server, tool: r.tool, arguments: r.arguments, decision: call.decision, decided_by: decidedBy, reason: approved ? null : 'rejected', outcome: call.outcome, duration_ms: call.duration_ms });
+  setTimeout(() => void emit('session', { type: 'tool_call', ...call }), 10);
+  return true;
+}
+
+const RULE_FIELDS = ['server', 'tool', 'args', 'decision', 'reason', 'comment'];
+const MATCHER_FIELDS = ['equals', 'one_of', 'glob', 'under'];
+
+/** A small part of the backend's checks, with its kind of messages. */
+function checkRules(value: unknown): string | null {
+  if (!isRecord(value)) return 'expected an object with "version" and "rules"';
+  if (value.version !== 1) return `unsupported version ${JSON.stringify(value.version)} (this ipybox reads version 1)`;
+  if (!Array.isArray(value.rules)) return 'missing field `rules`';
+  for (const [i, rule] of value.rules.entries()) {
+    if (!isRecord(rule)) return `rules[${i}]: expected a rule object`;
+    for (const k of Object.keys(rule)) {
+      if (!RULE_FIELDS.includes(k)) return `rules[${i}]: unknown field \`${k}\`, expected one of ${RULE_FIELDS.map((f) => `\`${f}\``).join(', ')}`;
+    }
+    if (typeof rule.server !== 'string' || !rule.server) return `rules[${i}]: missing or empty field \`server\``;
+    if (typeof rule.tool !== 'string' || !rule.tool) return `rules[${i}]: missing or empty field \`tool\``;
+    if (rule.decision !== 'allow' && rule.decision !== 'reject') return `rules[${i}]: unknown decision ${JSON.stringify(rule.decision)}, expected \`allow\` or \`reject\``;
+    if (rule.args !== undefined) {
+      if (!isRecord(rule.args)) return `rules[${i}]: \`args\` must be an object`;
+      for (const [name, m] of Object.entries(rule.args)) {
+        if (!isRecord(m)) return `rules[${i}]: argument "${name}": expected an object`;
+        for (const k of Object.keys(m)) if (!MATCHER_FIELDS.includes(k)) return `rules[${i}]: argument "${name}": unknown field \`${k}\`, expected one of ${MATCHER_FIELDS.map((f) => `\`${f}\``).join(', ')}`;
+      }
+    }
+  }
+  return null;
+}
+
+function approvalCommand(cmd: string, args: Record<string, unknown>): { handled: boolean; value?: unknown } {
+  switch (cmd) {
+    case 'approvals_pending':
+      return { handled: true, value: pendingApprovals.map((r) => ({ ...r })) };
+    case 'decide_approval': {
+      const id = typeof args.id === 'number' ? args.id : -1;
+      return { handled: true, value: decidePending(id, args.decision === 'accept' ? 'accept' : 'reject', 'person') };
+    }
+    case 'decide_all_pending': {
+      const decision = args.decision === 'accept' ? 'accept' : 'reject';
+      const chosen = pendingApprovals.filter((r) => (args.server == null || r.server === args.server) && (args.tool == null || r.tool === args.tool));
+      for (const r of chosen) decidePending(r.id, decision, 'batch');
+      return { handled: true, value: chosen.length };
+    }
+    case 'approval_rules':
+      return { handled: true, value: JSON.parse(JSON.stringify(rules)) as unknown };
+    case 'set_approval_rules': {
+      const problem = checkRules(args.rules);
+      if (problem) throw { code: 'InvalidConfig', message: `approval rules ${workspace}/.ipybox/approval-rules.json: ${problem}` };
+      rules = toJson(args.rules);
+      return { handled: true, value: null };
+    }
+    case 'add_approval_rule': {
+      const problem = checkRules({ version: 1, rules: [args.rule] });
+      if (problem) throw { code: 'InvalidConfig', message: problem };
+      const current = isRecord(rules) && Array.isArray(rules.rules) ? rules.rules : [];
+      rules = { version: 1, rules: [toJson(args.rule), ...current] };
+      if (typeof args.decideId === 'number' && isRecord(args.rule)) decidePending(args.decideId, args.rule.decision === 'allow' ? 'accept' : 'reject', 'rule');
+      return { handled: true, value: null };
+    }
+    case 'audit_log':
+      return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
+    case 'export_audit_log':
+      return { handled: true, value: config.exportPath === undefined ? '/home/ana/Documents/ipybox-audit-weather.jsonl' : config.exportPath };
+    default:
+      return { handled: false };
+  }
+}
+
 mockWindows('main');
 mockIPC(
   async (cmd, payload) => {
@@ -333,9 +524,12 @@ mockIPC(
         if (Array.isArray(labels) && typeof labels[0] === 'string') return labels[0];
         return buttons === 'YesNo' || buttons === 'YesNoCancel' ? 'Yes' : 'Ok';
       }
-      default:
+      default: {
+        const approval = approvalCommand(cmd, args);
+        if (approval.handled) return approval.value;
         if (cmd.startsWith('plugin:window|') || cmd.startsWith('plugin:webview|')) return null;
         throw { code: 'IoError', message: `mock: unknown command ${cmd}` };
+      }
     }
   },
   { shouldMockEvents: true },
@@ -355,6 +549,21 @@ window.__mock = {
     return null;
   },
   pending: () => pendingExecutions,
+  requestApproval: async (partial = {}) => {
+    const req = completeRequest(partial);
+    pendingApprovals.push(req);
+    await emit('session', { type: 'approval_requested', request: toJson(req) });
+    return req.id;
+  },
+  decideApproval: (id, decision, decidedBy = 'person') => decidePending(id, decision, decidedBy),
+  withdrawApproval: async (id, reason = 'nobody decided in time') => {
+    const i = pendingApprovals.findIndex((r) => r.id === id);
+    if (i >= 0) pendingApprovals.splice(i, 1);
+    await emit('session', { type: 'approval_withdrawn', id, reason });
+  },
+  approvals: () => pendingApprovals.map((r) => ({ ...r })),
+  rules: () => rules,
+  audit: () => audit,
 };
 
 let scripted = false;

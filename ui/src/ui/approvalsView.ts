@@ -1,0 +1,392 @@
+/**
+ * The Approvals tab: the requests waiting for a decision (oldest first, with their arguments and
+ * Approve / Reject / Always…), group actions, the recent decisions of this session, and the
+ * rules. Owns its DOM; the state is an ApprovalsModel fed by the session events.
+ */
+import * as ipc from '../ipc';
+import type { ApprovalDecision, ApprovalRequest, ApprovalRules, Rule, ToolCallEvent } from '../ipc';
+import {
+  allowToolRule,
+  ApprovalsModel,
+  callName,
+  decisionWords,
+  formatDuration,
+  hasNoArguments,
+  howWords,
+  originWords,
+  outcomeWords,
+  prettyArguments,
+  rejectToolRule,
+  timeAgo,
+  type PendingItem,
+} from '../model/approvals';
+import { h } from './dom';
+import { RulesView } from './rulesView';
+
+export interface ApprovalsBackend {
+  approvalsPending(): Promise<ApprovalRequest[]>;
+  decideApproval(id: number, decision: ApprovalDecision): Promise<boolean>;
+  decideAllPending(decision: ApprovalDecision, server: string | null, tool: string | null): Promise<number>;
+  addApprovalRule(rule: Rule, decideId: number | null): Promise<void>;
+  approvalRules(): Promise<ApprovalRules>;
+  setApprovalRules(rules: ApprovalRules): Promise<void>;
+}
+
+const defaultBackend: ApprovalsBackend = {
+  approvalsPending: () => ipc.approvalsPending(),
+  decideApproval: (id, decision) => ipc.decideApproval(id, decision),
+  decideAllPending: (decision, server, tool) => ipc.decideAllPending(decision, server, tool),
+  addApprovalRule: (rule, decideId) => ipc.addApprovalRule(rule, decideId),
+  approvalRules: () => ipc.approvalRules(),
+  setApprovalRules: (rules) => ipc.setApprovalRules(rules),
+};
+
+function errorText(err: unknown): string {
+  const e = ipc.toBackendError(err);
+  return e.message.trim() || ipc.describeError(e);
+}
+
+const plural = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+interface CardActions {
+  decide(id: number, decision: ApprovalDecision): void;
+  always(request: ApprovalRequest, decision: 'allow' | 'reject'): void;
+}
+
+/** One waiting request. */
+class RequestCard {
+  readonly element: HTMLLIElement;
+  private full = false;
+  private readonly args: HTMLPreElement | null;
+  private readonly showAll: HTMLButtonElement | null;
+  private readonly asked: HTMLElement;
+  private readonly note: HTMLElement;
+  private readonly buttons: HTMLButtonElement[];
+
+  constructor(
+    readonly id: number,
+    private readonly request: ApprovalRequest,
+    actions: CardActions,
+  ) {
+    const r = request;
+    const name = callName(r.server, r.tool);
+    this.asked = h('span', { class: 'approval-asked' });
+    const pretty = prettyArguments(r.arguments);
+    if (hasNoArguments(r.arguments)) {
+      this.args = null;
+      this.showAll = null;
+    } else {
+      this.args = h('pre', { class: 'approval-args', tabindex: 0, 'aria-label': `Arguments of ${name}`, text: pretty.text });
+      this.showAll = pretty.shortened ? h('button', { class: 'link-button show-all', type: 'button', 'aria-expanded': 'false', text: 'Show all' }) : null;
+      this.showAll?.addEventListener('click', () => this.toggleFull());
+    }
+    const approve = h('button', { class: 'button approve', type: 'button', text: 'Approve', 'aria-label': `Approve ${name}` });
+    approve.addEventListener('click', () => actions.decide(r.id, 'accept'));
+    const reject = h('button', { class: 'button button-danger reject', type: 'button', text: 'Reject', 'aria-label': `Reject ${name}` });
+    reject.addEventListener('click', () => actions.decide(r.id, 'reject'));
+    const alwaysAllow = h('button', { class: 'link-button always-allow', type: 'button', text: 'Always allow this tool', title: `Add a rule that allows every call to ${name}, and approve this one` });
+    alwaysAllow.addEventListener('click', () => actions.always(r, 'allow'));
+    const alwaysReject = h('button', { class: 'link-button always-reject', type: 'button', text: 'Always reject this tool', title: `Add a rule that rejects every call to ${name}, and reject this one` });
+    alwaysReject.addEventListener('click', () => actions.always(r, 'reject'));
+    this.buttons = [approve, reject, alwaysAllow, alwaysReject];
+    this.note = h('p', { class: 'approval-note', role: 'status', hidden: true });
+    const description = r.server_description?.trim();
+    this.element = h(
+      'li',
+      { class: 'approval-request', tabindex: -1, 'aria-label': `${name} wants to run`, 'data-request-id': r.id, 'data-server': r.server, 'data-tool': r.tool, 'data-state': 'waiting' },
+      h('p', { class: 'approval-title' }, h('strong', { class: 'call-name', text: name }), ` wants to run — ${originWords(r.origin)}`),
+      h('p', { class: 'approval-meta' }, this.asked, description ? h('span', { class: 'approval-server', title: description, text: ` · ${description}` }) : null),
+      this.args ? h('div', { class: 'approval-args-label', text: 'With these arguments:' }) : h('div', { class: 'approval-args-label', text: 'Without arguments.' }),
+      this.args,
+      this.showAll,
+      h('div', { class: 'button-row approval-actions' }, approve, reject),
+      h('div', { class: 'approval-always' }, alwaysAllow, alwaysReject),
+      this.note,
+    );
+  }
+
+  update(item: PendingItem, now: number): void {
+    this.element.dataset.state = item.state;
+    const off = item.state !== 'waiting';
+    for (const b of this.buttons) b.disabled = off;
+    const note = item.state === 'withdrawn' ? `Withdrawn: ${item.note ?? 'it no longer waits'}` : item.state === 'deciding' ? 'Sending your decision…' : item.note;
+    this.note.textContent = note ?? '';
+    this.note.hidden = !note;
+    this.tick(now);
+  }
+
+  tick(now: number): void {
+    const text = `Asked ${timeAgo(this.request.asked_at, now)}`;
+    if (this.asked.textContent !== text) this.asked.textContent = text;
+  }
+
+  private toggleFull(): void {
+    if (!this.args || !this.showAll) return;
+    this.full = !this.full;
+    this.args.textContent = prettyArguments(this.request.arguments, this.full).text;
+    this.showAll.textContent = this.full ? 'Show less' : 'Show all';
+    this.showAll.setAttribute('aria-expanded', String(this.full));
+  }
+}
+
+export class ApprovalsView {
+  /** How long a withdrawn request stays, with its reason. */
+  static WITHDRAWN_MS = 4000;
+
+  readonly element: HTMLElement;
+  readonly rules: RulesView;
+  private readonly cards = new Map<number, RequestCard>();
+  private readonly heading: HTMLElement;
+  private readonly countEl: HTMLElement;
+  private readonly hint: HTMLElement;
+  private readonly list: HTMLOListElement;
+  private readonly empty: HTMLElement;
+  private readonly groupBar: HTMLElement;
+  private groupKey = '';
+  private readonly status: HTMLElement;
+  private readonly recentList: HTMLOListElement;
+  private readonly recentEmpty: HTMLElement;
+  private shownRecent: readonly ToolCallEvent[] | null = null;
+  private visible = false;
+  private ticker: ReturnType<typeof setInterval> | null = null;
+  private statusTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly model: ApprovalsModel,
+    private readonly backend: ApprovalsBackend = defaultBackend,
+  ) {
+    this.countEl = h('span', { class: 'panel-count' });
+    this.heading = h('h3', { id: 'pending-heading', class: 'panel-heading', tabindex: -1 }, h('span', { class: 'panel-heading-text', text: 'Waiting for your decision' }), this.countEl);
+    this.hint = h('p', { class: 'panel-hint', text: 'Code in this notebook wants to use these tools. Nothing runs until you decide.' });
+    this.groupBar = h('div', { id: 'approval-group-actions', class: 'group-actions', hidden: true });
+    this.list = h('ol', { id: 'approval-list', class: 'approval-list', 'aria-labelledby': 'pending-heading' });
+    this.empty = h('p', { id: 'approvals-empty', class: 'panel-empty', text: 'Nothing is waiting. When code in the notebook wants to use a tool, it shows up here.' });
+    this.status = h('div', { id: 'approvals-status', class: 'panel-status', role: 'status', 'aria-live': 'polite' });
+    this.recentList = h('ol', { id: 'recent-calls', class: 'recent-calls', 'aria-labelledby': 'recent-heading' });
+    this.recentEmpty = h('p', { class: 'panel-empty', text: 'No tool calls yet in this session.' });
+    this.rules = new RulesView(backend);
+    this.element = h(
+      'div',
+      { class: 'approvals' },
+      h('section', { id: 'pending-approvals', class: 'panel-section', 'aria-labelledby': 'pending-heading' }, this.heading, this.hint, this.groupBar, this.list, this.empty, this.status),
+      h(
+        'section',
+        { id: 'recent-decisions', class: 'panel-section', 'aria-labelledby': 'recent-heading' },
+        h('h3', { id: 'recent-heading', class: 'panel-heading' }, h('span', { class: 'panel-heading-text', text: 'Recent decisions' })),
+        this.recentList,
+        this.recentEmpty,
+      ),
+      this.rules.element,
+    );
+    model.subscribe(() => this.render());
+    this.render();
+  }
+
+  /** The tab is shown: catch up with the backend, keep the times fresh. */
+  onShow(): void {
+    this.visible = true;
+    void this.syncPending();
+    void this.rules.refresh();
+    this.syncTicker();
+    this.tick();
+  }
+
+  onHide(): void {
+    this.visible = false;
+    this.syncTicker();
+  }
+
+  /** Another workspace (or session): its pending requests and rules. */
+  refresh(): void {
+    void this.syncPending();
+    if (this.visible) void this.rules.refresh();
+  }
+
+  /** Ask the backend which requests wait (those made before the UI listened, or missed). */
+  async syncPending(): Promise<void> {
+    const token = this.model.beginSync();
+    try {
+      this.model.sync(await this.backend.approvalsPending(), token);
+    } catch {
+      // The events keep the list; a failed catch-up changes nothing.
+    }
+  }
+
+  /** A request was withdrawn: it shows why for a moment, then leaves. */
+  withdraw(id: number, reason: string): void {
+    if (!this.model.withdraw(id, reason)) return;
+    setTimeout(() => this.model.remove(id), ApprovalsView.WITHDRAWN_MS);
+  }
+
+  // ---- rendering
+
+  private render(): void {
+    const now = Date.now();
+    const items = this.model.pending;
+    const waiting = this.model.waitingCount;
+    // Cards: remove the gone, add the new, keep the rest (and their "Show all" state) in place.
+    const ids = new Set(items.map((i) => i.request.id));
+    for (const [id, card] of this.cards) {
+      if (!ids.has(id)) {
+        card.element.remove();
+        this.cards.delete(id);
+      }
+    }
+    items.forEach((item, i) => {
+      let card = this.cards.get(item.request.id);
+      if (!card) {
+        card = new RequestCard(item.request.id, item.request, { decide: (id, d) => void this.decide(id, d), always: (r, d) => void this.always(r, d) });
+        this.cards.set(item.request.id, card);
+      }
+      card.update(item, now);
+      const at = this.list.children[i];
+      if (at !== card.element) this.list.insertBefore(card.element, at ?? null);
+    });
+    this.countEl.textContent = waiting > 0 ? String(waiting) : '';
+    this.list.hidden = items.length === 0;
+    this.empty.hidden = items.length > 0;
+    this.hint.hidden = waiting === 0;
+    this.renderGroups(waiting);
+    this.renderRecent();
+    this.syncTicker();
+  }
+
+  /** Was the keyboard focus on these requests or group buttons (before deciding them)? */
+  private focusInRequests(): boolean {
+    const a = document.activeElement;
+    return !!a && (this.list.contains(a) || this.groupBar.contains(a));
+  }
+
+  /**
+   * The focused button was disabled or removed with its request: the focus goes on to the next
+   * waiting request (the card, not a button, so a second Enter decides nothing), or the heading.
+   * Not if the person went elsewhere meanwhile.
+   */
+  private restoreFocus(hadFocus: boolean): void {
+    if (!hadFocus) return;
+    const a = document.activeElement;
+    const lost = !a || a === document.body || (a instanceof HTMLButtonElement && a.disabled) || !a.isConnected;
+    if (!lost) return;
+    const next = [...this.cards.values()].find((c) => c.element.dataset.state === 'waiting');
+    (next?.element ?? this.heading).focus();
+  }
+
+  private renderGroups(waiting: number): void {
+    const groups = waiting >= 2 ? this.model.groups() : [];
+    const key = JSON.stringify([waiting, groups]);
+    if (key === this.groupKey) return;
+    this.groupKey = key;
+    const buttons: HTMLButtonElement[] = groups.map((g) => {
+      const name = callName(g.server, g.tool);
+      const b = h('button', { class: 'button approve-group', type: 'button', 'data-server': g.server, 'data-tool': g.tool, text: `Approve all ${g.count} pending calls to ${name}` });
+      b.addEventListener('click', () => void this.decideGroup('accept', g.server, g.tool));
+      return b;
+    });
+    if (waiting >= 2) {
+      const rejectAll = h('button', { id: 'reject-all-pending', class: 'button button-danger-outline', type: 'button', text: `Reject all ${waiting} pending` });
+      rejectAll.addEventListener('click', () => void this.decideGroup('reject', null, null));
+      buttons.push(rejectAll);
+    }
+    this.groupBar.replaceChildren(...buttons);
+    this.groupBar.hidden = buttons.length === 0;
+  }
+
+  private renderRecent(): void {
+    const recent = this.model.recent;
+    if (recent === this.shownRecent) return;
+    this.shownRecent = recent;
+    this.recentEmpty.hidden = recent.length > 0;
+    this.recentList.hidden = recent.length === 0;
+    this.recentList.replaceChildren(
+      ...recent.map((c) => {
+        const how = c.decision === 'timed_out' && c.decided_by === 'timeout' ? 'nobody decided in time' : howWords(c.decided_by, c.decision);
+        const outcome = c.decision === 'approved' ? outcomeWords(c.outcome) : null;
+        const duration = c.outcome ? formatDuration(c.duration_ms) : '';
+        return h(
+          'li',
+          { class: 'recent-call', 'data-decision': c.decision, 'data-decided-by': c.decided_by },
+          h('div', { class: 'recent-call-head' }, h('strong', { class: 'call-name', text: callName(c.server, c.tool) }), h('span', { class: 'decision-chip', 'data-decision': c.decision, text: decisionWords(c.decision) })),
+          h(
+            'div',
+            { class: 'recent-call-detail' },
+            h('span', { class: 'recent-how', text: how }),
+            outcome ? h('span', { class: 'recent-outcome', 'data-outcome': c.outcome?.kind ?? 'none', text: ` · ${outcome}` }) : null,
+            duration ? h('span', { class: 'recent-duration', text: ` · ${duration}` }) : null,
+          ),
+        );
+      }),
+    );
+  }
+
+  private syncTicker(): void {
+    const want = this.visible && this.cards.size > 0;
+    if (want && !this.ticker) this.ticker = setInterval(() => this.tick(), 1000);
+    else if (!want && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = null;
+    }
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    for (const card of this.cards.values()) card.tick(now);
+  }
+
+  private say(text: string): void {
+    this.status.textContent = text;
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+    this.statusTimer = setTimeout(() => {
+      this.status.textContent = '';
+    }, 6000);
+  }
+
+  // ---- decisions
+
+  private async decide(id: number, decision: ApprovalDecision): Promise<void> {
+    const hadFocus = this.focusInRequests();
+    this.model.setDeciding([id], true);
+    try {
+      const ok = await this.backend.decideApproval(id, decision);
+      this.model.remove(id);
+      if (!ok) this.say('That request was no longer waiting.');
+    } catch (err) {
+      this.model.setDeciding([id], false);
+      this.model.setNote(id, `Your decision could not be sent: ${errorText(err)}`);
+    }
+    this.restoreFocus(hadFocus);
+  }
+
+  private async always(request: ApprovalRequest, decision: 'allow' | 'reject'): Promise<void> {
+    const name = callName(request.server, request.tool);
+    const rule = decision === 'allow' ? allowToolRule(request.server, request.tool) : rejectToolRule(request.server, request.tool);
+    const hadFocus = this.focusInRequests();
+    this.model.setDeciding([request.id], true);
+    try {
+      await this.backend.addApprovalRule(rule, request.id);
+      this.model.remove(request.id);
+      this.say(decision === 'allow' ? `From now on ${name} runs without asking.` : `From now on ${name} is always rejected.`);
+    } catch (err) {
+      this.model.setDeciding([request.id], false);
+      this.model.setNote(request.id, `The rule could not be added: ${errorText(err)}`);
+    }
+    this.restoreFocus(hadFocus);
+    void this.rules.refresh();
+  }
+
+  private async decideGroup(decision: ApprovalDecision, server: string | null, tool: string | null): Promise<void> {
+    const ids = this.model.waitingIds(server, tool);
+    const hadFocus = this.focusInRequests();
+    this.model.setDeciding(ids, true);
+    try {
+      const n = await this.backend.decideAllPending(decision, server, tool);
+      if (server !== null && tool !== null) this.say(`Approved ${plural(n, 'call', 'calls')} to ${callName(server, tool)}.`);
+      else this.say(decision === 'accept' ? `Approved ${plural(n, 'pending call', 'pending calls')}.` : `Rejected ${plural(n, 'pending call', 'pending calls')}.`);
+    } catch (err) {
+      this.say(`The decision could not be sent: ${errorText(err)}`);
+    }
+    // The backend knows which ones it decided; whatever still waits gets its buttons back.
+    await this.syncPending();
+    this.model.setDeciding(ids.filter((id) => this.model.item(id)?.state === 'deciding'), false);
+    this.restoreFocus(hadFocus);
+  }
+}
