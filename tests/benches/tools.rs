@@ -51,6 +51,32 @@ fn main() {
         }
         e.stop().await.unwrap();
 
+        // The desktop's shape: an "always allow" rule decides, then the person (never asked
+        // here), with every call written to an audit log. Compare with the handler rows above.
+        let rules = ipybox::tools::Rules::from_json(
+            r#"{"version": 1, "rules": [{"server": "bench_echo", "tool": "echo", "decision": "allow"}]}"#,
+        )
+        .unwrap();
+        let handler = ipybox::tools::RulesHandler::new(rules).then(Arc::new(ipybox::tools::RejectAll));
+        let e = CodeExecutor::builder().working_dir(ws.path()).approval_handler(Arc::new(handler)).build();
+        let audit_dir = ipybox_tests::workspace();
+        let recorder = ipybox::audit::AuditLog::at(audit_dir.path().join("audit.jsonl")).record(ws.path().to_owned(), e.subscribe());
+        e.start().await.unwrap();
+        e.execute("from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))", None).await.unwrap();
+        let mut per_call = Vec::new();
+        for _ in 0..rounds {
+            let code = format!("import time\nt = time.perf_counter()\nfor i in range({n}): echo.run(echo.Params(text='x'))\nprint((time.perf_counter() - t) / {n} * 1000)");
+            let r = e.execute(&code, None).await.unwrap();
+            per_call.push(r.text.unwrap().parse::<f64>().unwrap());
+        }
+        let (m, lo, hi) = median(per_call);
+        println!("{:<40} ms/call  median {m:.3}  min {lo:.3}  max {hi:.3}  (\"always allow\" rule + audit log)", "echo");
+        e.stop().await.unwrap();
+        drop(e);
+        let _ = tokio::time::timeout(Duration::from_secs(5), recorder).await;
+        let (entries, _) = ipybox::audit::AuditLog::at(audit_dir.path().join("audit.jsonl")).read().unwrap();
+        println!("audit entries written: {}", entries.len());
+
         // Approvals through the stream consumer instead of a handler.
         let e = CodeExecutor::builder().working_dir(ws.path()).build();
         e.start().await.unwrap();

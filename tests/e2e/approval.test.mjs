@@ -5,9 +5,14 @@
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, APP, Keys, ROOT, workspace, notebook, answerDialog, settled, quitAll } from './webdriver.mjs';
+import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, settled, quitAll } from './webdriver.mjs';
+
+/** Keep a screenshot for the docs with IPYBOX_UPDATE_SCREENSHOTS=1. */
+function forDocs(shot, name) {
+  if (process.env.IPYBOX_UPDATE_SCREENSHOTS === '1') copyFileSync(shot, join(ROOT, 'docs/images', name));
+}
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -65,6 +70,13 @@ test('Approve runs the tool (its marker file exists), Reject does not; both are 
   const ws = fixtureWorkspace(writeMarker(approvedMarker), writeMarker(rejectedMarker));
   const app = await open(ws);
   await app.press(Keys.Shift, Keys.Enter);
+  // The whole screen, dialog, notebook and panel: the docs' picture of an approval.
+  spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', '^Approve tool call — fx.write_file$']);
+  await app.until('the request in the panel', () => app.execute('return document.querySelectorAll(".approval-card, [data-request-id]").length > 0;'), 5000).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 300));
+  const shot = join(SHOTS, 'approval-dialog-and-panel.png');
+  spawnSync('import', ['-window', 'root', shot]);
+  forDocs(shot, 'approval-dialog-and-panel.png');
   answerDialog('Approve tool call — fx.write_file', 'Return');
   await settled(app, 0);
   assert.ok(existsSync(approvedMarker), 'approved: the tool ran');
@@ -116,8 +128,8 @@ test('fifty pending calls: one dialog, approved all at once, fifty audit entries
   await app.until('fifty pending requests', async () => (await invoke(app, 'approvals_pending')).length === 50);
   const dialogs = spawnSync('xdotool', ['search', '--name', `^${title}$`], { encoding: 'utf8' }).stdout.trim().split('\n');
   assert.equal(dialogs.length, 1, 'one dialog at a time, the rest queue');
-  const decided = await invoke(app, 'decide_all_pending', { decision: 'accept', server: 'fx', tool: 'echo' });
-  assert.equal(decided, 50);
+  // The panel's "Approve all 50 pending calls to fx.echo".
+  await app.click('.approve-group[data-server="fx"][data-tool="echo"]');
   const c = await settled(app, 0);
   assert.match(c.output, /50 calls ran/);
   await app.until('the open dialog to close itself', async () => !dialogOpen(title), 10000);
@@ -126,6 +138,10 @@ test('fifty pending calls: one dialog, approved all at once, fifty audit entries
     return e.length === 50 ? e : null;
   });
   assert.ok(entries.every((e) => e.decision === 'approved' && e.decided_by === 'batch'));
+  await app.click('#side-tab-audit');
+  await app.until('the audit log view', () => app.execute('return document.querySelector("#side-panel-audit")?.textContent.includes("fx.echo");'));
+  await new Promise((r) => setTimeout(r, 300));
+  forDocs(await app.screenshot('audit-log'), 'audit-log.png');
 });
 
 test('an "always allow" rule stops the dialogs; its file is out of the workspace', async () => {

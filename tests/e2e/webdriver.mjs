@@ -258,7 +258,12 @@ export async function settled(app, i, what = `cell ${i} to finish`) {
 export async function quitAll(apps, t) {
   while (apps.length) {
     const app = apps.pop();
-    await app.screenshot(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)).catch(() => undefined);
+    // A screenshot WebKitWebDriver cannot take (it sometimes never answers after a native
+    // dialog was dismissed with a key) must not hold up the next test.
+    const shot = app.screenshot(t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)).catch(() => undefined);
+    const t0 = Date.now();
+    await Promise.race([shot, new Promise((r) => setTimeout(r, 10000))]);
+    if (Date.now() - t0 > 9000) process.stdout.write(`screenshot after ${t.name} did not come within 10 s\n`);
     await app.quit();
   }
 }
