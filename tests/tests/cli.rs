@@ -17,6 +17,28 @@ fn exec(ws: &std::path::Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Register the fixture MCP server as `fx` for `ws`.
+fn register_fixture(ws: &std::path::Path) {
+    let params =
+        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
+    let out = Command::new(ipybox_bin())
+        .args([
+            "register",
+            "fx",
+            "--params",
+            &params.to_string(),
+            "--workspace",
+        ])
+        .arg(ws)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn exec_streams_output_and_lists_images() {
     let ws = workspace();
@@ -153,24 +175,7 @@ fn python_flag_checks_the_environment() {
 #[test]
 fn ask_rejects_after_the_approval_timeout() {
     let ws = workspace();
-    let params =
-        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
-    let out = Command::new(ipybox_bin())
-        .args([
-            "register",
-            "fx",
-            "--params",
-            &params.to_string(),
-            "--workspace",
-        ])
-        .arg(ws.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    register_fixture(ws.path());
     let code = "from mcptools.fx.echo import Params, run\nprint(run(Params(text='hi')))";
     let inner = format!(
         "{} exec --workspace {} --approve ask --approval-timeout 2 \"{code}\"; echo EXIT:$?",
@@ -250,24 +255,7 @@ fn approval_modes_are_one_vocabulary() {
 #[test]
 fn exec_records_calls_and_audit_prints_them() {
     let ws = workspace();
-    let params =
-        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
-    let out = Command::new(ipybox_bin())
-        .args([
-            "register",
-            "fx",
-            "--params",
-            &params.to_string(),
-            "--workspace",
-        ])
-        .arg(ws.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    register_fixture(ws.path());
     let code = "from mcptools.fx.echo import Params, run\nprint(run(Params(text='hi')))";
     let out = exec(ws.path(), &["--approval", "auto", code]);
     assert!(
