@@ -98,30 +98,15 @@ impl WorkspaceState {
     /// `workspaces/NAME-HASH/`, where HASH names the workspace's canonical path.
     pub fn new(home: &Path, workspace: &Path) -> WorkspaceState {
         let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
-        let name: String = canonical
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(40)
-            .collect();
-        let hash = fnv1a(canonical.as_os_str().as_encoded_bytes());
         WorkspaceState {
-            dir: home.join("workspaces").join(format!("{name}-{hash:016x}")),
+            dir: crate::home::workspace_dir(home, &canonical),
         }
     }
 
     /// The state of `workspace` in ipybox's data directory (`$IPYBOX_HOME`, else the XDG
     /// data directory).
     pub fn of(workspace: &Path) -> Result<WorkspaceState> {
-        Ok(Self::new(&crate::pyenv::ipybox_home()?, workspace))
+        Ok(Self::new(&crate::home::ipybox_home()?, workspace))
     }
 
     /// The directory.
@@ -302,13 +287,6 @@ fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or_default()
-}
-
-/// FNV-1a, 64 bits: a name for a path that stays the same across builds and platforms.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -546,7 +546,7 @@ impl CodeExecutor {
             None => std::env::current_dir()
                 .map_err(|e| Error::io("reading the current directory", e))?,
         };
-        let home = pyenv::ipybox_home()?;
+        let home = crate::home::ipybox_home()?;
         let mut registry = Registry::load(&home, &working_dir)?;
         let working_dir = registry.workspace.clone();
         let params = registry.pin_srt_policy(name, params, &working_dir)?;
@@ -637,7 +637,7 @@ impl CodeExecutor {
             None => std::env::current_dir()
                 .map_err(|e| Error::io("reading the current directory", e))?,
         };
-        Registry::load(&pyenv::ipybox_home()?, &working_dir)
+        Registry::load(&crate::home::ipybox_home()?, &working_dir)
     }
 
     /// Let the running kernels call every server registered for the workspace, including
@@ -653,7 +653,7 @@ impl CodeExecutor {
             None => std::env::current_dir()
                 .map_err(|e| Error::io("reading the current directory", e))?,
         };
-        let registry = Registry::load(&pyenv::ipybox_home()?, &working_dir)?;
+        let registry = Registry::load(&crate::home::ipybox_home()?, &working_dir)?;
         for (name, params) in registry.servers {
             if tools.set_server(&name, params) {
                 let tools = tools.clone();

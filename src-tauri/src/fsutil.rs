@@ -83,6 +83,18 @@ fn resolve_existing_links(path: &Path) -> PathBuf {
     }
 }
 
+/// Addressing a directory through its descriptor by path needs Linux's `/proc/self/fd`.
+fn linux_only() -> io::Result<()> {
+    if cfg!(target_os = "linux") {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "writing safely into the workspace needs Linux's /proc/self/fd; this system is not supported yet",
+        ))
+    }
+}
+
 /// An opened directory, addressed through its descriptor.
 #[derive(Debug)]
 pub(crate) struct Dir {
@@ -92,6 +104,7 @@ pub(crate) struct Dir {
 impl Dir {
     /// Open `path`, refusing a link at its last component (`ENOTDIR` or `ELOOP`).
     pub(crate) fn open_nofollow(path: &Path) -> io::Result<Dir> {
+        linux_only()?;
         let handle = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
@@ -102,6 +115,7 @@ impl Dir {
     /// Open `path`, which must resolve to exactly `path` (absolute, links already resolved):
     /// the error names where it leads instead.
     pub(crate) fn open_exact(path: &Path) -> io::Result<Dir> {
+        linux_only()?;
         let handle = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECTORY)

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod connector;
+pub mod enclosure;
 pub mod gateway;
 pub mod messages;
 pub mod output;

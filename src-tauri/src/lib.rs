@@ -46,6 +46,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 mod fsutil;
+pub mod home;
 pub mod kernel;
 pub mod mcp;
 pub mod mcp_server;

@@ -1,22 +1,22 @@
 //! Child processes that never outlive ipybox.
 //!
-//! Every long-lived child (the Kernel Gateway, or srt running it) is started here:
-//! in its own process group, with `PR_SET_PDEATHSIG` so the kernel signals it when ipybox
-//! dies, from one thread that lives as long as the process (the death signal fires when the
+//! Every long-lived child (the Kernel Gateway or srt running it, stdio MCP servers) is
+//! started here: in its own process group, with `PR_SET_PDEATHSIG` so the kernel signals it
+//! when ipybox dies (Linux; other systems have no such signal), from one thread that lives as long as the process (the death signal fires when the
 //! *thread* that forked the child exits, so spawning from a short-lived runtime thread
 //! would kill the child early). Stopping sends SIGTERM to the whole tree, then SIGKILL after
 //! a timeout.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
+type SpawnJob = Box<dyn FnOnce() + Send>;
 
 /// The directory host-side helpers run in: pip, the unsandboxed gateway, MCP servers without
 /// an explicit `cwd`. It is an empty directory in ipybox's data directory, never the
@@ -26,7 +26,7 @@ type SpawnJob = (Command, mpsc::Sender<io::Result<Child>>);
 pub fn neutral_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let made = crate::pyenv::ipybox_home().and_then(|home| {
+        let made = crate::home::ipybox_home().and_then(|home| {
             let dir = home.join("empty");
             std::fs::create_dir_all(&dir)
                 .map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))?;
@@ -56,8 +56,8 @@ fn spawner() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
         std::thread::Builder::new()
             .name("ipybox-spawner".into())
             .spawn(move || {
-                for (mut cmd, reply) in rx {
-                    let _ = reply.send(cmd.spawn());
+                for job in rx {
+                    job();
                 }
             })
             .expect("spawning a thread at start-up");
@@ -65,17 +65,31 @@ fn spawner() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
     })
 }
 
-/// Spawn `cmd` as a supervised child: a new process group led by the child, and a
-/// death signal (`death_signal`, e.g. `libc::SIGTERM`) delivered when ipybox exits.
-pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child> {
+/// Run `spawn` on the spawner thread and hand its result to `reply`.
+fn on_spawner<T: Send + 'static>(
+    spawn: impl FnOnce() -> T + Send + 'static,
+    reply: impl FnOnce(T) + Send + 'static,
+) -> io::Result<()> {
+    spawner()
+        .lock()
+        .map_err(|_| io::Error::other("spawner lock poisoned"))?
+        .send(Box::new(move || reply(spawn())))
+        .map_err(|_| io::Error::other("spawner thread is gone"))
+}
+
+/// What a supervised child does between fork and exec: lead a new process group, get
+/// `death_signal` when ipybox dies (Linux; elsewhere a child can outlive a killed ipybox),
+/// and exit at once if ipybox died before that was set up.
+fn supervision(death_signal: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs between fork and exec and only calls async-signal-safe
-    // functions (setpgid, prctl, getppid, _exit).
-    unsafe {
-        cmd.pre_exec(move || {
+    move || {
+        // SAFETY: runs between fork and exec and only calls async-signal-safe functions
+        // (setpgid, prctl, getppid, _exit).
+        unsafe {
             if libc::setpgid(0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            #[cfg(target_os = "linux")]
             if libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 death_signal as libc::c_ulong,
@@ -86,24 +100,69 @@ pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child
             {
                 return Err(io::Error::last_os_error());
             }
+            #[cfg(not(target_os = "linux"))]
+            let _ = death_signal;
             // ipybox may have died between fork and prctl.
             if libc::getppid() != parent {
                 libc::_exit(1);
             }
-            Ok(())
-        });
+        }
+        Ok(())
+    }
+}
+
+/// Spawn `cmd` as a supervised child: a new process group led by the child, and a
+/// death signal (`death_signal`, e.g. `libc::SIGTERM`) delivered when ipybox exits.
+pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child> {
+    // SAFETY: the hook only calls async-signal-safe functions.
+    unsafe {
+        cmd.pre_exec(supervision(death_signal));
     }
     let (tx, rx) = mpsc::channel();
-    spawner()
-        .lock()
-        .map_err(|_| io::Error::other("spawner lock poisoned"))?
-        .send((cmd, tx))
-        .map_err(|_| io::Error::other("spawner thread is gone"))?;
+    on_spawner(move || cmd.spawn(), move |r| drop(tx.send(r)))?;
     rx.recv()
         .map_err(|_| io::Error::other("spawner thread is gone"))?
 }
 
+/// [`spawn_supervised`] for a Tokio command, whose pipes are then read and written
+/// asynchronously (an MCP server over stdio). Must be called within a Tokio runtime.
+pub async fn spawn_supervised_async(
+    mut cmd: tokio::process::Command,
+    death_signal: i32,
+) -> io::Result<tokio::process::Child> {
+    // SAFETY: the hook only calls async-signal-safe functions.
+    unsafe {
+        cmd.pre_exec(supervision(death_signal));
+    }
+    let runtime = tokio::runtime::Handle::current();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    on_spawner(
+        move || {
+            let _entered = runtime.enter();
+            cmd.spawn()
+        },
+        move |r| drop(tx.send(r)),
+    )?;
+    rx.await
+        .map_err(|_| io::Error::other("spawner thread is gone"))?
+}
+
+/// Is there a process `pid` (possibly one that exited but was not reaped yet)? Works on
+/// every Unix: `kill(pid, 0)` succeeds, or fails with `EPERM` for another user's process.
+pub fn pid_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// Parent pid of every process, read from `/proc`.
+#[cfg(target_os = "linux")]
 fn parent_map() -> HashMap<i32, i32> {
     let mut map = HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -129,6 +188,28 @@ fn parent_map() -> HashMap<i32, i32> {
         }
     }
     map
+}
+
+/// Parent pid of every process, from `ps` (no `/proc` here).
+#[cfg(not(target_os = "linux"))]
+fn parent_map() -> HashMap<i32, i32> {
+    ps(&["-A", "-o", "pid=", "-o", "ppid="])
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace().map(str::parse::<i32>);
+            Some((fields.next()?.ok()?, fields.next()?.ok()?))
+        })
+        .collect()
+}
+
+/// The output of `ps` with `args`, empty when it cannot run.
+#[cfg(not(target_os = "linux"))]
+fn ps(args: &[&str]) -> String {
+    Command::new("ps")
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
 }
 
 /// `root` and all its descendants that are alive now.
@@ -157,14 +238,27 @@ pub fn process_tree(root: i32) -> Vec<i32> {
 /// of init's, so [`terminate_tree`] can reap them and return only when they are gone (an
 /// init that reaps slowly left them as zombies for two seconds). For programs that own their
 /// process (the `ipybox` binary); a library user decides for theirs.
+/// Linux only; elsewhere orphans go to init as usual.
 pub fn become_subreaper() {
     // SAFETY: a plain prctl on this process.
+    #[cfg(target_os = "linux")]
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
 }
 
 /// State letter and parent pid of `pid`, if it exists.
+#[cfg(not(target_os = "linux"))]
+fn stat(pid: i32) -> Option<(char, i32)> {
+    let out = ps(&["-o", "stat=", "-o", "ppid=", "-p", &pid.to_string()]);
+    let mut fields = out.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// State letter and parent pid of `pid`, if it exists.
+#[cfg(target_os = "linux")]
 fn stat(pid: i32) -> Option<(char, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
@@ -267,6 +361,18 @@ pub fn terminate_tree(child: &mut Child, grace: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pid_exists_tells_live_from_gone() {
+        assert!(pid_exists(std::process::id()));
+        assert!(pid_exists(1), "init is always there (EPERM or not)");
+        let mut child = Command::new("true").spawn().expect("spawn true");
+        let pid = child.id();
+        child.wait().expect("wait");
+        assert!(!pid_exists(pid));
+        assert!(!pid_exists(0));
+        assert!(!pid_exists(u32::MAX));
+    }
 
     #[test]
     fn terminates_a_tree_including_children_in_other_sessions() {

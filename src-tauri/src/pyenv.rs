@@ -47,16 +47,6 @@ impl PythonEnv {
     }
 }
 
-/// ipybox's data directory: `$IPYBOX_HOME`, else `<XDG data dir>/ipybox`.
-pub fn ipybox_home() -> Result<PathBuf> {
-    if let Some(home) = std::env::var_os("IPYBOX_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home));
-    }
-    dirs::data_dir()
-        .map(|d| d.join("ipybox"))
-        .ok_or_else(|| Error::python_env("cannot find a data directory: set IPYBOX_HOME"))
-}
-
 /// How much to tell the user while provisioning.
 #[derive(Clone)]
 pub enum Progress {
@@ -109,7 +99,7 @@ pub fn resolve(explicit: Option<&Path>, progress: Progress) -> Result<PythonEnv>
     });
     match explicit {
         Some(python) => check_existing(&python),
-        None => provision(&ipybox_home()?, progress),
+        None => provision(&crate::home::ipybox_home()?, progress),
     }
 }
 

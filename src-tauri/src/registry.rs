@@ -43,24 +43,7 @@ pub struct Registry {
 impl Registry {
     /// The registry file of `workspace` under ipybox's data directory `home`.
     pub fn path_for(home: &Path, workspace: &Path) -> PathBuf {
-        let key = workspace.to_string_lossy();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in key.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        let base = workspace
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let base: String = base
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .take(32)
-            .collect();
-        home.join("workspaces")
-            .join(format!("{base}-{h:016x}"))
-            .join("servers.json")
+        crate::home::workspace_dir(home, workspace).join("servers.json")
     }
 
     /// Load the registry of `workspace` (canonicalized), empty when none exists yet.

@@ -239,7 +239,7 @@ for path in ("/approve", "/approval", "/reset", "/register"):
     );
 
     // Rewriting the registry from the kernel does not change what this session runs.
-    let home = ipybox::pyenv::ipybox_home().unwrap();
+    let home = ipybox::home::ipybox_home().unwrap();
     let reg =
         ipybox::registry::Registry::path_for(&home, &std::fs::canonicalize(ws.path()).unwrap());
     let code = format!(

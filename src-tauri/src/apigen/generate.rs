@@ -79,7 +79,8 @@ pub async fn list_tools(
     connect_timeout: Duration,
 ) -> Result<Vec<ToolSpec>> {
     let resolved = server_params.resolve(vars)?;
-    let conn = connect(server_name, &resolved, workspace, connect_timeout).await?;
+    let program = crate::sandbox::server_program(&resolved)?;
+    let conn = connect(server_name, &resolved, program, workspace, connect_timeout).await?;
     let listed = conn.list_tools().await;
     conn.close().await;
     Ok(listed?

@@ -60,7 +60,7 @@ impl Desktop {
     pub fn new(launch: Launch) -> Desktop {
         Desktop {
             launch,
-            recent: crate::pyenv::ipybox_home().ok().map(|h| Recent::new(&h)),
+            recent: crate::home::ipybox_home().ok().map(|h| Recent::new(&h)),
             session: Mutex::new(None),
             inputs: Mutex::default(),
             executions: Mutex::default(),

@@ -18,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::events::{Events, SessionEvent};
 use crate::kernel::session::KernelSession;
 use crate::mcp::params::Variables;
-use crate::pyenv;
 use crate::registry::Registry;
 use crate::tools::{ApprovalHandler, Approvals, Sessions, ToolServer};
 
@@ -279,7 +278,7 @@ impl Running {
             },
             &working_dir,
         );
-        let home = pyenv::ipybox_home()?;
+        let home = crate::home::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
         let approvals = Arc::new(Approvals::with_events(c.approval_timeout, c.events.clone()));
         let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)

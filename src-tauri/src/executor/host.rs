@@ -18,6 +18,7 @@ use super::Config;
 use crate::error::{Error, Result};
 use crate::events::SessionEvent;
 use crate::kernel::api::{Endpoint, GatewayApi};
+use crate::kernel::enclosure::Enclosure;
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
 use crate::kernel::messages::{ExecuteRequest, ReplyStatus};
 use crate::kernel::session::{KernelEvent, KernelSession};
@@ -310,7 +311,7 @@ impl Launcher {
     /// The tool server's listener for a host: inside the gateway's sandbox when there is
     /// one, else on the listener the builder was given, else on a free port of 127.0.0.1.
     fn tool_listener(&self, gateway: Option<&Gateway>) -> Result<ToolServerHandle> {
-        let listener = match gateway.and_then(Gateway::sandbox_listener) {
+        let listener = match gateway.and_then(Gateway::enclosed_listener) {
             Some(bound) => bound.map_err(|e| {
                 Error::sandbox(format!(
                     "cannot open the tool server's port inside the sandbox: {e}"
@@ -402,7 +403,7 @@ impl Launcher {
             log_level: c.log_level.clone(),
             wrapper: c.wrapper.clone(),
             connector: c.connector.clone(),
-            sandbox: sandbox_launch,
+            enclosure: sandbox_launch.map(|l| Arc::new(l) as Arc<dyn Enclosure>),
         })
     }
 }
@@ -416,7 +417,9 @@ fn new_state_dir(home: &Path) -> Result<PathBuf> {
             let pid = std::fs::read_to_string(entry.path().join("pid"))
                 .ok()
                 .and_then(|p| p.trim().parse::<u32>().ok());
-            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+            // Only the directories of processes that are certainly gone: a session whose
+            // pid file cannot be read (being written) is left alone.
+            if pid.is_some_and(|p| !crate::process::pid_exists(p)) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }

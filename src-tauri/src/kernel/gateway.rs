@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use super::api::{Endpoint, GatewayApi};
 use super::connector::SharedConnector;
+use super::enclosure::{Enclosed, Enclosure};
 use crate::error::{Error, Result};
 use crate::process;
-use crate::sandbox::{self, NetnsConnector, NetnsHelper, SandboxLaunch};
 
 const CONFIG_TEMPLATE: &str = include_str!("../../python/gateway_config.py");
 const KERNEL_LAUNCHER: &str = include_str!("../../python/kernel_launcher.py");
@@ -28,11 +28,6 @@ const IPYTHON_CONFIG: &str = include_str!("../../python/ipython_kernel_config.py
 
 /// The name of the kernelspec ipybox installs in the session's Jupyter data directory.
 pub const KERNEL_NAME: &str = "ipybox";
-
-/// The gateway's port inside a sandbox. The sandbox has a network namespace of its own, so
-/// a fixed port cannot collide with the host; it stays below the ephemeral range, where the
-/// tool server's listener gets its port.
-pub const SANDBOX_GATEWAY_PORT: u16 = 18888;
 
 /// How to launch a gateway.
 #[derive(Debug, Clone)]
@@ -60,10 +55,10 @@ pub struct GatewayLaunch {
     pub log_level: String,
     /// Program and arguments to run the gateway command under.
     pub wrapper: Vec<OsString>,
-    /// Where TCP connections to the gateway come from (replaced inside a sandbox).
+    /// Where TCP connections to the gateway come from (replaced inside an enclosure).
     pub connector: SharedConnector,
-    /// Run the gateway inside srt.
-    pub sandbox: Option<SandboxLaunch>,
+    /// Run the gateway inside an enclosure (srt's sandbox).
+    pub enclosure: Option<Arc<dyn Enclosure>>,
 }
 
 /// A running gateway owned by ipybox.
@@ -72,11 +67,9 @@ pub struct Gateway {
     child: Option<Child>,
     api: GatewayApi,
     log_path: PathBuf,
-    /// Inside a sandbox: the helper that makes sockets in its network namespace. Dropped
-    /// after the process tree is stopped (its watchdog then has nothing left to do).
-    sandbox: Option<Arc<NetnsHelper>>,
-    /// The workspace's write guards, released once the sandbox is gone.
-    guard: Option<Arc<crate::sandbox::placeholders::Guard>>,
+    /// The live enclosure, if the gateway runs in one. Closed after the process tree is
+    /// stopped.
+    enclosed: Option<Arc<dyn Enclosed>>,
 }
 
 impl Gateway {
@@ -87,18 +80,17 @@ impl Gateway {
         let log_path = launch.state_dir.join("gateway.log");
         // A port picked by binding port 0 can be taken before the gateway binds it; retry
         // with a fresh one when that happens.
-        let sandboxed = launch.sandbox.is_some();
-        let attempts = if launch.port.is_some() || sandboxed {
+        let attempts = if launch.port.is_some() || launch.enclosure.is_some() {
             1
         } else {
             3
         };
         let mut last_err = None;
         for _ in 0..attempts {
-            let port = match launch.port {
-                Some(p) => p,
-                None if sandboxed => SANDBOX_GATEWAY_PORT,
-                None => free_port(&launch.host)?,
+            let port = match (launch.port, &launch.enclosure) {
+                (Some(p), _) => p,
+                (None, Some(enclosure)) => enclosure.port(),
+                (None, None) => free_port(&launch.host)?,
             };
             let endpoint = Endpoint {
                 host: launch.host.clone(),
@@ -107,13 +99,13 @@ impl Gateway {
                 token: Some(token.clone()),
             };
             let mut child = spawn(&launch, port, &log_path)?;
-            let (connector, helper) = if let Some(sandbox) = &launch.sandbox {
+            let (connector, enclosed) = if let Some(enclosure) = &launch.enclosure {
                 let log = || read_tail(&log_path, 3000);
-                match sandbox::attach(&mut child, sandbox, launch.startup_timeout, log).await {
-                    Ok(helper) => (
-                        Arc::new(NetnsConnector(helper.clone())) as SharedConnector,
-                        Some(helper),
-                    ),
+                match enclosure
+                    .attach(&mut child, launch.startup_timeout, &log)
+                    .await
+                {
+                    Ok(enclosed) => (enclosed.connector(), Some(enclosed)),
                     Err(e) => {
                         let _ = tokio::task::spawn_blocking(move || {
                             process::terminate_tree(&mut child, Duration::from_secs(2));
@@ -130,8 +122,7 @@ impl Gateway {
                 child: Some(child),
                 api,
                 log_path: log_path.clone(),
-                sandbox: helper,
-                guard: launch.sandbox.as_ref().and_then(|s| s.guard.clone()),
+                enclosed,
             };
             match gateway.wait_ready(launch.startup_timeout).await {
                 Ok(()) => return Ok(gateway),
@@ -195,42 +186,40 @@ impl Gateway {
         read_tail(&self.log_path, max)
     }
 
-    /// A TCP listener on `127.0.0.1` inside the gateway's sandbox (`None` without one).
-    pub fn sandbox_listener(&self) -> Option<std::io::Result<std::net::TcpListener>> {
-        self.sandbox.as_ref().map(|h| h.listen(0))
+    /// A TCP listener on `127.0.0.1` inside the gateway's enclosure (`None` without one).
+    pub fn enclosed_listener(&self) -> Option<std::io::Result<std::net::TcpListener>> {
+        self.enclosed.as_ref().map(|e| e.listen())
     }
 
-    /// Is the gateway running inside a sandbox?
-    pub fn is_sandboxed(&self) -> bool {
-        self.sandbox.is_some()
+    /// Is the gateway running inside an enclosure?
+    pub fn is_enclosed(&self) -> bool {
+        self.enclosed.is_some()
     }
 
     /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 2 s).
     pub async fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let helper = self.sandbox.clone();
+            let enclosed = self.enclosed.clone();
             let _ = tokio::task::spawn_blocking(move || {
                 process::terminate_tree(&mut child, Duration::from_secs(2));
-                if let Some(helper) = helper {
-                    helper.close_and_wait(Duration::from_secs(4));
+                if let Some(enclosed) = enclosed {
+                    enclosed.close_and_wait(Duration::from_secs(4));
                 }
             })
             .await;
         }
-        self.sandbox.take();
-        self.guard.take();
+        self.enclosed.take();
     }
 
     /// Best-effort synchronous stop, for `Drop`.
     pub fn stop_blocking(&mut self) {
         if let Some(mut child) = self.child.take() {
             process::terminate_tree(&mut child, Duration::from_secs(2));
-            if let Some(helper) = &self.sandbox {
-                helper.close_and_wait(Duration::from_secs(4));
+            if let Some(enclosed) = &self.enclosed {
+                enclosed.close_and_wait(Duration::from_secs(4));
             }
         }
-        self.sandbox.take();
-        self.guard.take();
+        self.enclosed.take();
     }
 }
 
@@ -276,7 +265,7 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
         .replace("@@KERNEL_ENV@@", &json_list(&launch.kernel_env_whitelist))
         .replace(
             "@@DROP_CAPABILITIES@@",
-            if launch.sandbox.is_some() {
+            if launch.enclosure.is_some() {
                 "True"
             } else {
                 "False"
@@ -347,18 +336,19 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         .map(OsString::from),
     );
     let mut all: Vec<OsString> = launch
-        .sandbox
-        .iter()
-        .flat_map(|s| s.wrapper.iter().cloned())
-        .collect();
+        .enclosure
+        .as_ref()
+        .map(|e| e.wrapper())
+        .unwrap_or_default();
     all.extend(launch.wrapper.iter().cloned());
     all.extend(args);
     let (program, rest) = (all[0].clone(), all[1..].to_vec());
-    // srt resolves its own protections (writes to .git/hooks, .bashrc, .mcp.json, … are
-    // refused) against its working directory, so it starts in the workspace; srt reads no
-    // code or configuration from there, and the gateway under it is isolated (-I). Without
-    // a sandbox the gateway starts in the neutral directory, and its kernels with it.
-    let cwd = if launch.sandbox.is_some() {
+    // An enclosure (srt) resolves its own protections (writes to .git/hooks, .bashrc,
+    // .mcp.json, … are refused) against its working directory, so it starts in the
+    // workspace; srt reads no code or configuration from there, and the gateway under it is
+    // isolated (-I). Without one the gateway starts in the neutral directory, and its
+    // kernels with it.
+    let cwd = if launch.enclosure.is_some() {
         launch.working_dir.as_path()
     } else {
         process::neutral_dir()
@@ -371,13 +361,10 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
-    // srt must get SIGTERM: it tears its sandbox down then, while SIGKILL would leave the
-    // sandbox running (bwrap's own parent-death link is to an intermediate shell).
-    let death_signal = if launch.sandbox.is_some() {
-        libc::SIGTERM
-    } else {
-        libc::SIGKILL
-    };
+    let death_signal = launch
+        .enclosure
+        .as_ref()
+        .map_or(libc::SIGKILL, |e| e.death_signal());
     process::spawn_supervised(cmd, death_signal).map_err(|e| {
         Error::gateway(format!(
             "cannot start the Kernel Gateway ({}): {e}",

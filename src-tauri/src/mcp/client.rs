@@ -5,6 +5,7 @@
 //! ipybox; its stderr is kept (the last few KiB) to explain failures.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -12,8 +13,8 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
@@ -48,7 +49,9 @@ impl std::fmt::Debug for McpConnection {
     }
 }
 
-/// Connect to server `name` with resolved `params` (no `${VAR}` left). A stdio server runs
+/// Connect to server `name` with resolved `params` (no `${VAR}` left). A stdio server's
+/// command runs as `program` when given (the caller's copy of a program ipybox provides
+/// itself, like srt), else as written. A stdio server runs
 /// in the neutral directory ([`crate::process::neutral_dir`]), never in the workspace
 /// unless its parameters say so with `cwd` (relative to `workspace`): kernel code can write
 /// the workspace, and `python -m`, `npx` and `uvx` load code and configuration from their
@@ -56,6 +59,7 @@ impl std::fmt::Debug for McpConnection {
 pub async fn connect(
     name: &str,
     params: &ServerParams,
+    program: Option<Vec<OsString>>,
     workspace: &Path,
     timeout: Duration,
 ) -> Result<McpConnection> {
@@ -78,7 +82,7 @@ pub async fn connect(
     let (service, process_group) = match params.transport()? {
         TransportKind::Stdio => {
             let command = params.command.as_deref().unwrap_or_default();
-            let program = program_for(command).map_err(|e| fail(e.to_string(), &stderr))?;
+            let program = program.unwrap_or_else(|| vec![command.into()]);
             if program_name(command) == "srt"
                 && let Some(settings) = srt_settings(&params.args)
                 && Path::new(settings).is_relative()
@@ -105,31 +109,21 @@ pub async fn connect(
                 )
                 .envs(&params.env)
                 .current_dir(&cwd)
-                .kill_on_drop(true);
-            let parent = std::process::id() as libc::pid_t;
-            // SAFETY: async-signal-safe calls only, between fork and exec.
-            unsafe {
-                cmd.pre_exec(move || {
-                    libc::setpgid(0, 0);
-                    libc::prctl(
-                        libc::PR_SET_PDEATHSIG,
-                        libc::SIGTERM as libc::c_ulong,
-                        0,
-                        0,
-                        0,
-                    );
-                    if libc::getppid() != parent {
-                        libc::_exit(1);
-                    }
-                    Ok(())
-                });
-            }
-            let (transport, child_stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = crate::process::spawn_supervised_async(cmd, libc::SIGTERM)
+                .await
                 .map_err(|e| fail(format!("cannot start `{command}`: {e}"), &stderr))?;
-            let pgid = transport.id().map(|p| p as i32);
-            if let Some(mut err) = child_stderr {
+            let pgid = child.id().map(|p| p as i32);
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                kill_group(pgid);
+                return Err(fail(
+                    "its standard input and output are not pipes".into(),
+                    &stderr,
+                ));
+            };
+            if let Some(mut err) = child.stderr.take() {
                 let sink = stderr.clone();
                 let name = name.to_owned();
                 tokio::spawn(async move {
@@ -153,6 +147,9 @@ pub async fn connect(
                     }
                 });
             }
+            // Tokio reaps the child once it exits; stopping it is `kill_group`'s job.
+            drop(child);
+            let transport = (stdout, stdin);
             match handshake(transport, timeout).await {
                 Ok(service) => (service, pgid),
                 Err(e) => {
@@ -230,20 +227,6 @@ where
         Ok(Err(e)) => Err(Handshake::Failed(e.to_string())),
         Err(_) => Err(Handshake::TimedOut(timeout)),
     }
-}
-
-/// The program to start for `command`. `srt` (a server sandboxed with Anthropic's
-/// sandbox-runtime, `srt --settings FILE cmd …`) is the copy ipybox uses for kernels when it
-/// is not on `PATH`, and its system dependencies are checked first so that a missing one is
-/// reported as such rather than as a server that failed to start.
-fn program_for(command: &str) -> Result<Vec<std::ffi::OsString>> {
-    if command != "srt" {
-        return Ok(vec![command.into()]);
-    }
-    let home = crate::pyenv::ipybox_home()?;
-    let srt = crate::sandbox::locate_srt(None, &home)?;
-    crate::sandbox::check_tools(&srt)?;
-    Ok(srt.command())
 }
 
 /// The file name of a command (`/usr/bin/srt` → `srt`).

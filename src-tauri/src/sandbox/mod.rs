@@ -11,6 +11,7 @@
 //! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
 //! unsandboxed when a sandbox was asked for.
 
+#[cfg(target_os = "linux")]
 pub mod netns;
 pub mod placeholders;
 pub mod policy;
@@ -24,9 +25,12 @@ use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(target_os = "linux")]
 pub use netns::{NetnsConnector, NetnsHelper};
 
 use crate::error::{Error, Result};
+use crate::kernel::connector::SharedConnector;
+use crate::kernel::enclosure::{AttachFuture, Enclosed, Enclosure};
 
 /// The sandbox-runtime version ipybox is tested with and `ipybox setup --sandbox` installs.
 pub const SRT_VERSION: &str = "0.0.78";
@@ -297,11 +301,26 @@ pub fn check_node(srt: &Srt) -> Result<()> {
     }
 }
 
+/// The program to start for a stdio MCP server whose command ipybox provides itself: `srt`
+/// (a server sandboxed with Anthropic's sandbox-runtime, `srt --settings FILE cmd …`) is
+/// the copy ipybox uses for kernels when it is not on `PATH`, and its system dependencies
+/// are checked first so that a missing one is reported as such rather than as a server that
+/// failed to start. `None`: the command as written.
+pub fn server_program(params: &crate::mcp::ServerParams) -> Result<Option<Vec<OsString>>> {
+    if params.command.as_deref() != Some("srt") {
+        return Ok(None);
+    }
+    let home = crate::home::ipybox_home()?;
+    let srt = locate_srt(None, &home)?;
+    check_tools(&srt)?;
+    Ok(Some(srt.command()))
+}
+
 /// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), with a
 /// Node.js of its own when the system's is missing or older than srt needs. Does nothing
 /// when that is already there. Returns how to run srt.
 pub fn install_srt() -> Result<Srt> {
-    let home = crate::pyenv::ipybox_home()?;
+    let home = crate::home::ipybox_home()?;
     let dir = managed_srt_dir(&home);
     let system_node_ok = which("node")
         .and_then(|n| node_version(&n))
@@ -388,10 +407,7 @@ pub fn prepare(
         .flatten()
         .filter_map(|v| v.as_str().map(PathBuf::from))
         .collect();
-    let guards_dir = crate::registry::Registry::path_for(home, working_dir)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| home.to_path_buf());
+    let guards_dir = crate::home::workspace_dir(home, working_dir);
     let guard = placeholders::hold(&guards_dir, working_dir, &protected)?;
     let settings_path = state_dir.join("srt.json");
     let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
@@ -431,6 +447,8 @@ pub fn prepare_session(
     state_dir: &Path,
     mplconfig: &Path,
 ) -> Result<SessionSandbox> {
+    #[cfg(not(target_os = "linux"))]
+    return Err(not_on_this_system());
     check_workspace(working_dir, home, dirs::home_dir().as_deref())?;
     // srt points TMPDIR at a directory the sandbox cannot write (and tempfile would then
     // fall back to the workspace); the gateway config moves it to the state directory.
@@ -529,15 +547,94 @@ fn copy_font_cache(from: &Path, to: &Path) {
     }
 }
 
+/// The gateway's port inside a sandbox. The sandbox has a network namespace of its own, so
+/// a fixed port cannot collide with the host; it stays below the ephemeral range, where the
+/// tool server's listener gets its port.
+pub const SANDBOX_GATEWAY_PORT: u16 = 18888;
+
+impl Enclosure for SandboxLaunch {
+    fn wrapper(&self) -> Vec<OsString> {
+        self.wrapper.clone()
+    }
+
+    fn port(&self) -> u16 {
+        SANDBOX_GATEWAY_PORT
+    }
+
+    /// srt must get SIGTERM: it tears its sandbox down then, while SIGKILL would leave the
+    /// sandbox running (bwrap's own parent-death link is to an intermediate shell).
+    fn death_signal(&self) -> i32 {
+        libc::SIGTERM
+    }
+
+    fn attach<'a>(
+        &'a self,
+        child: &'a mut Child,
+        timeout: Duration,
+        log: &'a (dyn Fn() -> String + Send + Sync),
+    ) -> AttachFuture<'a> {
+        Box::pin(async move {
+            #[cfg(target_os = "linux")]
+            {
+                let helper = attach(child, self, timeout, log).await?;
+                Ok(Arc::new(Sandboxed {
+                    helper,
+                    guard: self.guard.clone(),
+                }) as Arc<dyn Enclosed>)
+            }
+            #[cfg(not(target_os = "linux"))]
+            {
+                let _ = (child, timeout, log);
+                Err(not_on_this_system())
+            }
+        })
+    }
+}
+
+/// ipybox reaches the sandboxed gateway through the sandbox's network namespace, which only
+/// Linux has.
+#[cfg(not(target_os = "linux"))]
+fn not_on_this_system() -> Error {
+    Error::sandbox(
+        "ipybox's sandbox runs on Linux only for now: it talks to the sandboxed gateway through the sandbox's own network namespace, which this system does not have. Run without --sandbox here, or on Linux.",
+    )
+}
+
+#[cfg(target_os = "linux")]
+/// A running sandbox: the helper that makes sockets in its network namespace, and the
+/// workspace's write guards, released once the sandbox is gone.
+#[derive(Debug)]
+struct Sandboxed {
+    helper: Arc<NetnsHelper>,
+    #[allow(dead_code, reason = "held, not read: dropping it releases the guards")]
+    guard: Option<Arc<placeholders::Guard>>,
+}
+
+#[cfg(target_os = "linux")]
+impl Enclosed for Sandboxed {
+    fn connector(&self) -> SharedConnector {
+        Arc::new(NetnsConnector(self.helper.clone()))
+    }
+
+    fn listen(&self) -> std::io::Result<std::net::TcpListener> {
+        self.helper.listen(0)
+    }
+
+    fn close_and_wait(&self, timeout: Duration) {
+        self.helper.close_and_wait(timeout);
+    }
+}
+
+#[cfg(target_os = "linux")]
 /// Wait until srt (`child`) has started its sandbox, then join the sandbox's network
 /// namespace with a [`NetnsHelper`]. Fails if srt exits, or if no process in a separate
 /// network namespace appears within `timeout` (a sandbox without network isolation is not
 /// accepted).
-pub async fn attach(
+async fn attach(
     child: &mut Child,
     launch: &SandboxLaunch,
     timeout: Duration,
-    log: impl Fn() -> String,
+    log: &(dyn Fn() -> String + Send + Sync),
 ) -> Result<Arc<NetnsHelper>> {
     let root = child.id() as i32;
     let started = Instant::now();

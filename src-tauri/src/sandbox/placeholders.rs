@@ -123,7 +123,7 @@ impl Drop for Guard {
                     .split('-')
                     .next()
                     .and_then(|p| p.parse::<u32>().ok())
-                    .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+                    .is_some_and(crate::process::pid_exists);
                 if !alive {
                     let _ = std::fs::remove_file(e.path());
                 }

@@ -92,8 +92,16 @@ impl Sessions {
             .get_or_try_init(|| async {
                 let vars = self.variables()?;
                 let resolved = params.resolve(&vars)?;
+                let program = crate::sandbox::server_program(&resolved)?;
                 let conn = Arc::new(
-                    connect(name, &resolved, &self.workspace, self.connect_timeout).await?,
+                    connect(
+                        name,
+                        &resolved,
+                        program,
+                        &self.workspace,
+                        self.connect_timeout,
+                    )
+                    .await?,
                 );
                 self.events.send(SessionEvent::McpServerStarted {
                     server: name.to_owned(),

@@ -1,0 +1,61 @@
+//! ipybox's data directory, and the directory it keeps for each workspace there.
+//!
+//! Everything ipybox keeps about a workspace (its MCP registry, approval rules, audit log,
+//! write guards) lives here, never in the workspace: kernel code can write the workspace,
+//! and the host never reads configuration from a place kernel code can write.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// ipybox's data directory: `$IPYBOX_HOME`, else `<XDG data dir>/ipybox`.
+pub fn ipybox_home() -> Result<PathBuf> {
+    if let Some(home) = std::env::var_os("IPYBOX_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    dirs::data_dir()
+        .map(|d| d.join("ipybox"))
+        .ok_or_else(|| Error::python_env("cannot find a data directory: set IPYBOX_HOME"))
+}
+
+/// The directory kept for `workspace` (a canonical path) under `home`:
+/// `workspaces/NAME-HASH`, NAME a readable part of the folder's name and HASH (FNV-1a) of
+/// its whole path.
+pub fn workspace_dir(home: &Path, workspace: &Path) -> PathBuf {
+    let hash = workspace
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let name: String = workspace
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(32)
+        .collect();
+    home.join("workspaces").join(format!("{name}-{hash:016x}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workspace_dir_is_stable_and_named_after_the_folder() {
+        let home = Path::new("/data/ipybox");
+        let dir = workspace_dir(home, Path::new("/home/u/my project!"));
+        assert_eq!(dir, workspace_dir(home, Path::new("/home/u/my project!")));
+        let name = dir
+            .file_name()
+            .expect("a file name")
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with("myproject-"), "{name}");
+        assert_eq!(name.len(), "myproject-".len() + 16);
+        assert_ne!(dir, workspace_dir(home, Path::new("/home/v/my project!")));
+        assert!(dir.starts_with(home.join("workspaces")));
+    }
+}
