@@ -113,6 +113,27 @@ pub enum ApigenError {
     },
 }
 
+/// The server name of shell commands (`!cmd`, `%%bash`) in approvals and the audit log
+/// (`ipybox.shell`); no MCP server can be registered under it.
+pub const SHELL_SERVER: &str = "ipybox";
+
+/// A server name becomes a Python package name (`mcptools.<name>`): it must be a valid,
+/// non-keyword identifier.
+pub fn check_server_name(name: &str) -> crate::Result<()> {
+    if name == SHELL_SERVER {
+        return Err(crate::Error::config(format!(
+            "{name:?} cannot be a server name: ipybox uses it for the approval of shell commands (ipybox.shell)"
+        )));
+    }
+    if is_valid_identifier(name) && !name.starts_with('_') {
+        Ok(())
+    } else {
+        Err(crate::Error::config(format!(
+            "{name:?} cannot be a server name: it becomes the Python package mcptools.{name}, so it must be a valid identifier (letters, digits, underscores; not starting with a digit or underscore; not a Python keyword)"
+        )))
+    }
+}
+
 /// Source of `<server>/<module>.py` for one tool.
 pub fn render_tool_module(server_name: &str, tool: &ToolSpec) -> Result<String, ApigenError> {
     let module = schema::build(tool)?;

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::tools::{ApprovalRequest, Decision};
+use crate::approval::{ApprovalRequest, Decision};
 
 /// One thing that happened to the session.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -10,6 +10,7 @@
 
 mod actor;
 mod execution;
+#[cfg(feature = "desktop")]
 pub mod frames;
 mod host;
 mod output;
@@ -351,7 +352,7 @@ impl CodeExecutorBuilder {
     }
 
     /// Run the gateway and its kernels inside srt with ipybox's default kernel policy
-    /// (default off). See [`crate::sandbox`]; start() fails with
+    /// (default off). See [`SandboxOptions`](crate::SandboxOptions); start() fails with
     /// [`Error::Sandbox`] rather than run unsandboxed when srt or a dependency is missing.
     pub fn sandbox(mut self, on: bool) -> Self {
         self.config.sandbox = match (on, self.config.sandbox.take()) {

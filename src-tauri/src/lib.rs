@@ -16,55 +16,105 @@
 //!
 //! # Layout
 //!
-//! From the top down; a module uses only those below it.
+//! Modules are private; what is public is re-exported below. From the top down, a module
+//! uses only those below it:
 //!
-//! - `desktop` (feature `desktop`) — the Tauri app: commands of a few lines over the
-//!   executor, the notebook window, native approval dialogs; [`workspace`] — what it opens
-//!   and saves.
-//! - [`executor`] — the public [`CodeExecutor`]: a handle to one actor task
-//!   (`executor/actor.rs`) that owns the session's hosts (`executor/host.rs`: a gateway, its
-//!   tool-server listener, its kernels; with a sandbox one per kernel) and runs executions
-//!   (`executor/execution.rs`) whose outputs a notebook renders (`executor/output.rs`).
-//! - [`mcp_server`] — ipybox itself as an MCP server (`ipybox mcp`).
-//! - [`events`] — what happens to a session, for every listener.
-//! - [`tools`] — the tool server kernels call, approvals, rules, MCP sessions.
-//! - [`apigen`] — MCP tool schemas → typed Python modules; [`registry`] — the servers of a
-//!   workspace.
-//! - [`mcp`] — the MCP client (stdio, Streamable HTTP, SSE) and server parameters.
-//! - [`kernel`] — the Kernel Gateway process, its REST/WebSocket API, typed Jupyter
-//!   messages, one kernel session, output collection.
-//! - [`sandbox`] — srt: policies (typed and rendered), the network-namespace helper, write
-//!   guards in the workspace.
-//! - [`pyenv`] — the kernels' Python environment; [`process`] — child processes that never
-//!   outlive ipybox; [`error`] — one error type with stable codes.
+//! - `desktop` (feature `desktop`): the Tauri app, commands of a few lines over the
+//!   executor, the notebook window, native approval dialogs; `workspace`: what it opens and
+//!   saves.
+//! - `mcp_server`: ipybox itself as an MCP server (`ipybox mcp`).
+//! - `executor`: [`CodeExecutor`], a handle to one actor task (`executor/actor.rs`) that
+//!   owns the session's hosts (`executor/host.rs`: a gateway, its tool-server listener, its
+//!   kernels; with a sandbox one per kernel) and runs executions (`executor/execution.rs`)
+//!   whose outputs a notebook renders (`executor/output.rs`).
+//! - `tools`: the tool server kernels call, approval rules, MCP sessions.
+//! - `registry`: the servers of a workspace; `audit`: its audit log.
+//! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named.
+//! - `sandbox`: srt, with its policies (typed and rendered), the enclosure the gateway runs
+//!   in (joined through its network namespace) and write guards in the workspace.
+//! - `mcp`: the MCP client (stdio, Streamable HTTP, SSE) and server parameters.
+//! - `kernel`: the Kernel Gateway process, its REST/WebSocket API, typed Jupyter messages,
+//!   one kernel session, output collection. It knows a sandbox only as an `Enclosure`.
+//! - `events` and `approval`, one layer: what happens to a session, and the approval
+//!   requests those events carry (a request tells the events when it is decided).
+//! - `pyenv`: the kernels' Python environment; `process`: child processes that never
+//!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
+//!   kernel code writes too; `error`: one error type with stable codes.
 
-pub mod apigen;
-pub mod audit;
+mod apigen;
+mod approval;
+mod audit;
+mod auth;
 #[cfg(feature = "desktop")]
-pub mod desktop;
-pub mod error;
-pub mod events;
-pub mod executor;
+mod desktop;
+mod error;
+mod events;
+mod executor;
 mod fsutil;
-pub mod home;
-pub mod kernel;
-pub mod mcp;
-pub mod mcp_server;
-pub mod process;
-pub mod pyenv;
-pub mod registry;
-pub mod sandbox;
-pub mod tools;
-pub mod workspace;
+mod home;
+mod kernel;
+mod mcp;
+mod mcp_server;
+mod process;
+mod pyenv;
+mod registry;
+mod sandbox;
+mod tools;
+#[cfg(feature = "desktop")]
+mod workspace;
 
-pub use apigen::generate::{Generated, generate_mcp_sources};
+// The engine: a session of stateful kernels and what it reports.
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
 pub use events::{CallDecision, CallOutcome, DecidedBy, SessionEvent};
 pub use executor::{
     CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,
 };
+pub use pyenv::{Progress, ProvisionStep, PythonEnv};
+
+// MCP servers as a typed Python API for kernel code.
+pub use apigen::ToolSpec;
+pub use apigen::generate::{Generated, generate_mcp_sources, write_package};
 pub use mcp::ServerParams;
 pub use registry::ToolSummary;
-pub use sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, shipped_profiles};
-pub use tools::{ApprovalHandler, ApprovalRequest, Decision};
+
+// Approving tool calls, and the audit log.
+pub use audit::{AuditEntry, AuditLog, WorkspaceState};
+pub use tools::{
+    ApprovalHandler, ApprovalRequest, ArgMatcher, AutoApprove, Decision, RejectAll, Rule,
+    RuleDecision, Rules, RulesHandler,
+};
+
+// The sandbox.
+pub use sandbox::{
+    PolicyProblem, SandboxOptions, SandboxPolicy, Severity, ShippedProfile, Srt, shipped_profiles,
+};
+
+/// Setting up what sessions need: the kernels' Python environment, srt, the data directory.
+pub mod setup {
+    pub use crate::home::ipybox_home;
+    pub use crate::process::become_subreaper;
+    pub use crate::pyenv::resolve as python_env;
+    pub use crate::sandbox::{check_node, check_tools, install_srt, locate_srt};
+}
+
+/// ipybox itself as an MCP server (`ipybox mcp`).
+pub mod server {
+    pub use crate::mcp_server::{
+        DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, FixedAddresses, HttpOptions,
+        McpServerConfig, serve_http, serve_stdio,
+    };
+}
+
+/// The desktop app (feature `desktop`).
+#[cfg(feature = "desktop")]
+pub mod app {
+    pub use crate::desktop::{Launch, prepare_environment, run};
+    pub use crate::workspace::Target;
+}
+
+/// One line in words for an audit-log entry (`ipybox audit`).
+pub use audit::describe as describe_audit_entry;
+
+/// A fresh random secret (tokens for clients of `ipybox mcp`).
+pub use auth::new_token;

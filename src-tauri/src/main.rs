@@ -144,13 +144,13 @@ struct McpArgs {
     no_auth: bool,
     /// With --http: at most this many sessions (kernels) at once; one more is refused with
     /// an error saying so.
-    #[arg(long, value_name = "N", requires = "http", default_value_t = ipybox::mcp_server::DEFAULT_MAX_SESSIONS,
+    #[arg(long, value_name = "N", requires = "http", default_value_t = ipybox::server::DEFAULT_MAX_SESSIONS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_sessions: usize,
     /// With --http: end a session and stop its kernel after this many seconds without a tool
     /// call (0: never).
     #[arg(long, value_name = "SECONDS", requires = "http",
-          default_value_t = ipybox::mcp_server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
+          default_value_t = ipybox::server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
     session_idle_timeout: u64,
     /// Who approves the MCP tool calls executed code makes: `auto` (approve all, the
     /// default), `reject` (reject all) or `rules` (the --rules file; a call no rule matches
@@ -220,7 +220,7 @@ impl McpArgs {
     /// The Python ipybox's fixed addresses, where they apply: over stdio without a sandbox
     /// there is one gateway and one tool server for the whole run. Elsewhere each is ignored
     /// with a note on stderr.
-    fn fixed_addresses(&self) -> ipybox::mcp_server::FixedAddresses {
+    fn fixed_addresses(&self) -> ipybox::server::FixedAddresses {
         let sandboxed = self.sandbox.sandbox || self.sandbox.sandbox_config.is_some();
         let why_not = if self.http.is_some() {
             Some("over --http every session has its own gateway and tool server, on free ports")
@@ -231,7 +231,7 @@ impl McpArgs {
         } else {
             None
         };
-        let mut fixed = ipybox::mcp_server::FixedAddresses::default();
+        let mut fixed = ipybox::server::FixedAddresses::default();
         let flags = [
             (
                 "--kernel-gateway-host",
@@ -403,7 +403,7 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
-    ipybox::process::become_subreaper();
+    ipybox::setup::become_subreaper();
     let log = match &cli.command {
         Some(Command::Mcp(args)) => args.log_filter().unwrap_or(&cli.log),
         _ => &cli.log,
@@ -417,7 +417,7 @@ fn main() -> ExitCode {
         .init();
     #[cfg(feature = "desktop")]
     if matches!(cli.command, None | Some(Command::Open(_))) {
-        ipybox::desktop::prepare_environment();
+        ipybox::app::prepare_environment();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -455,8 +455,8 @@ fn open(
         Some(p) => p,
         None => std::env::current_dir().context("the current folder")?,
     };
-    let target = ipybox::workspace::Target::resolve(&path)?;
-    let launch = ipybox::desktop::Launch {
+    let target = ipybox::app::Target::resolve(&path)?;
+    let launch = ipybox::app::Launch {
         sandbox: match sandbox {
             Some(s) => s.options()?,
             None => None,
@@ -464,8 +464,7 @@ fn open(
     };
     // The engine spawns tasks from the window's thread: it runs inside the runtime.
     let _inside = runtime.enter();
-    ipybox::desktop::run(target, launch, runtime.handle().clone())
-        .context("the desktop app failed")?;
+    ipybox::app::run(target, launch, runtime.handle().clone()).context("the desktop app failed")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -503,17 +502,17 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
 
 async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCode> {
     let env = tokio::task::spawn_blocking(move || {
-        ipybox::pyenv::resolve(python.as_deref(), ipybox::pyenv::Progress::Terminal)
+        ipybox::setup::python_env(python.as_deref(), ipybox::Progress::Terminal)
     })
     .await
     .context("provisioning task failed")??;
     println!("Python environment ready: {}", env.python().display());
     if sandbox {
-        let srt = tokio::task::spawn_blocking(ipybox::sandbox::install_srt)
+        let srt = tokio::task::spawn_blocking(ipybox::setup::install_srt)
             .await
             .context("installing srt failed")??;
-        ipybox::sandbox::check_tools(&srt)?;
-        ipybox::sandbox::check_node(&srt)?;
+        ipybox::setup::check_tools(&srt)?;
+        ipybox::setup::check_node(&srt)?;
         println!(
             "Sandbox runtime ready: srt {} ({})",
             srt.version().unwrap_or_default(),
@@ -524,15 +523,15 @@ async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCod
 }
 
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
-    use ipybox::mcp_server::{HttpOptions, McpServerConfig, serve_http, serve_stdio};
+    use ipybox::server::{HttpOptions, McpServerConfig, serve_http, serve_stdio};
     let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match Approval::parse(
         &args.approval,
         args.rules.as_ref(),
         "auto",
     )? {
-        Approval::Auto => std::sync::Arc::new(ipybox::tools::AutoApprove),
-        Approval::Reject => std::sync::Arc::new(ipybox::tools::RejectAll),
-        Approval::Rules(file) => std::sync::Arc::new(ipybox::tools::RulesHandler::load(file)?),
+        Approval::Auto => std::sync::Arc::new(ipybox::AutoApprove),
+        Approval::Reject => std::sync::Arc::new(ipybox::RejectAll),
+        Approval::Rules(file) => std::sync::Arc::new(ipybox::RulesHandler::load(file)?),
         Approval::Ask => bail!(
             "`ipybox mcp` has no terminal to ask on (its stdin and stdout carry the protocol): use --approval auto, reject or `rules FILE`"
         ),
@@ -578,7 +577,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
                 _ if args.no_auth => None,
                 Ok(t) if !t.is_empty() => Some(t),
                 _ => {
-                    let t = uuid::Uuid::new_v4().simple().to_string();
+                    let t = ipybox::new_token();
                     eprintln!("ipybox: bearer token: {t}");
                     Some(t)
                 }
@@ -757,7 +756,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         .context("--approval-timeout must be a positive number of seconds")?;
     let approval = Approval::parse(args.approval.as_slice(), args.rules.as_ref(), "ask")?;
     let rules = match &approval {
-        Approval::Rules(file) => Some(ipybox::tools::Rules::load(file)?),
+        Approval::Rules(file) => Some(ipybox::Rules::load(file)?),
         _ => None,
     };
     let executor = builder.approval_timeout(approval_timeout).build();
@@ -766,7 +765,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir()?,
     };
     // Every tool call goes into the workspace's audit log (`ipybox audit`).
-    let audit = ipybox::audit::WorkspaceState::of(&workspace)?
+    let audit = ipybox::WorkspaceState::of(&workspace)?
         .audit_log()
         .record(workspace, executor.subscribe());
     executor.start().await?;
@@ -859,7 +858,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {
-    use ipybox::audit::WorkspaceState;
+    use ipybox::WorkspaceState;
     let workspace = match args.workspace {
         Some(ws) => ws,
         None => std::env::current_dir()?,
@@ -882,7 +881,7 @@ fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         for entry in &entries {
-            writeln!(out, "{}", ipybox::audit::describe(entry))?;
+            writeln!(out, "{}", ipybox::describe_audit_entry(entry))?;
         }
     }
     if skipped > 0 {

@@ -6,4 +6,4 @@ pub mod params;
 pub mod sse;
 
 pub use client::{McpConnection, connect};
-pub use params::{ServerParams, TransportKind};
+pub use params::ServerParams;

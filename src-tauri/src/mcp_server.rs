@@ -650,7 +650,7 @@ impl IpyboxMcpServer {
             Err(why) => return failure(TOOL, why),
         };
         let _busy = session.busy();
-        if let Err(e) = crate::registry::check_server_name(&p.server_name) {
+        if let Err(e) = crate::apigen::check_server_name(&p.server_name) {
             return failure(TOOL, e);
         }
         let params = match ServerParams::from_json(&serde_json::Value::Object(p.server_params)) {
@@ -950,7 +950,7 @@ pub async fn serve_http(
                     }
                     let ok = token
                         .as_deref()
-                        .is_none_or(|t| crate::tools::server::bearer_matches(request.headers(), t));
+                        .is_none_or(|t| crate::auth::bearer_matches(request.headers(), t));
                     if ok {
                         let ending = request.method() == axum::http::Method::DELETE;
                         let mut response = next.run(request).await;

@@ -235,7 +235,7 @@ pub fn process_tree(root: i32) -> Vec<i32> {
 
 /// Make this process the reaper of its orphaned descendants (`PR_SET_CHILD_SUBREAPER`):
 /// the processes of a sandbox whose parent (srt) is gone become ipybox's children instead
-/// of init's, so [`terminate_tree`] can reap them and return only when they are gone (an
+/// of init's, so stopping a session reaps them and return only when they are gone (an
 /// init that reaps slowly left them as zombies for two seconds). For programs that own their
 /// process (the `ipybox` binary); a library user decides for theirs.
 /// Linux only; elsewhere orphans go to init as usual.

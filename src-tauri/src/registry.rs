@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::apigen::check_server_name;
 use crate::error::{Error, Result};
 use crate::mcp::ServerParams;
 
@@ -146,11 +147,6 @@ impl Registry {
         Ok(out)
     }
 
-    /// Parameters of `name`.
-    pub fn get(&self, name: &str) -> Option<&ServerParams> {
-        self.servers.get(name)
-    }
-
     /// Add or replace `name` and save.
     pub fn insert(&mut self, name: &str, params: ServerParams) -> Result<()> {
         check_server_name(name)?;
@@ -190,23 +186,6 @@ impl Registry {
     }
 }
 
-/// A server name becomes a Python package name (`mcptools.<name>`): it must be a valid,
-/// non-keyword identifier.
-pub fn check_server_name(name: &str) -> Result<()> {
-    if name == crate::tools::server::SHELL_SERVER {
-        return Err(Error::config(format!(
-            "{name:?} cannot be a server name: ipybox uses it for the approval of shell commands (ipybox.shell)"
-        )));
-    }
-    if crate::apigen::is_valid_identifier(name) && !name.starts_with('_') {
-        Ok(())
-    } else {
-        Err(Error::config(format!(
-            "{name:?} cannot be a server name: it becomes the Python package mcptools.{name}, so it must be a valid identifier (letters, digits, underscores; not starting with a digit or underscore; not a Python keyword)"
-        )))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,7 +203,7 @@ mod tests {
         r.insert("github", p.clone()).expect("saved");
         let again = Registry::load(home.path(), ws.path()).expect("loads");
         assert_eq!(
-            again.get("github"),
+            again.servers.get("github"),
             Some(&p),
             "placeholders are stored unresolved"
         );

@@ -3,14 +3,13 @@
 //! application's registry, asks for approval, and calls the tool over a lazily started,
 //! reused MCP session.
 
-pub mod approval;
 pub mod rules;
 pub mod server;
 pub mod sessions;
 
-pub use approval::{
+pub use crate::approval::{
     ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, RejectAll, ToolEvent,
 };
-pub use rules::{Rules, RulesHandler};
+pub use rules::{ArgMatcher, Rule, RuleDecision, Rules, RulesHandler};
 pub use server::{ToolServer, ToolServerHandle};
 pub use sessions::Sessions;

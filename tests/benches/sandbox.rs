@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ipybox::AutoApprove;
 use ipybox::CodeExecutor;
-use ipybox::tools::AutoApprove;
 
 fn median(mut xs: Vec<f64>) -> (f64, f64) {
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap());

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use ipybox::tools::AutoApprove;
+use ipybox::AutoApprove;
 use ipybox::{CodeExecutor, Event, StreamOptions};
 
 fn median(mut xs: Vec<f64>) -> (f64, f64, f64) {
@@ -53,14 +53,14 @@ fn main() {
 
         // The desktop's shape: an "always allow" rule decides, then the person (never asked
         // here), with every call written to an audit log. Compare with the handler rows above.
-        let rules = ipybox::tools::Rules::from_json(
+        let rules = ipybox::Rules::from_json(
             r#"{"version": 1, "rules": [{"server": "bench_echo", "tool": "echo", "decision": "allow"}]}"#,
         )
         .unwrap();
-        let handler = ipybox::tools::RulesHandler::new(rules).then(Arc::new(ipybox::tools::RejectAll));
+        let handler = ipybox::RulesHandler::new(rules).then(Arc::new(ipybox::RejectAll));
         let e = CodeExecutor::builder().working_dir(ws.path()).approval_handler(Arc::new(handler)).build();
         let audit_dir = ipybox_tests::workspace();
-        let recorder = ipybox::audit::AuditLog::at(audit_dir.path().join("audit.jsonl")).record(ws.path().to_owned(), e.subscribe());
+        let recorder = ipybox::AuditLog::at(audit_dir.path().join("audit.jsonl")).record(ws.path().to_owned(), e.subscribe());
         e.start().await.unwrap();
         e.execute("from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))", None).await.unwrap();
         let mut per_call = Vec::new();
@@ -74,7 +74,7 @@ fn main() {
         e.stop().await.unwrap();
         drop(e);
         let _ = tokio::time::timeout(Duration::from_secs(5), recorder).await;
-        let (entries, _) = ipybox::audit::AuditLog::at(audit_dir.path().join("audit.jsonl")).read().unwrap();
+        let (entries, _) = ipybox::AuditLog::at(audit_dir.path().join("audit.jsonl")).read().unwrap();
         println!("audit entries written: {}", entries.len());
 
         // Approvals through the stream consumer instead of a handler.
@@ -99,10 +99,10 @@ fn main() {
         let t = Instant::now();
         for entry in std::fs::read_dir(&corpus).unwrap() {
             let path = entry.unwrap().path();
-            let specs: Vec<ipybox::apigen::ToolSpec> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let specs: Vec<ipybox::ToolSpec> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             tools += specs.len();
             let name = path.file_stem().unwrap().to_str().unwrap().replace('-', "_");
-            ipybox::apigen::generate::write_package(&name, &specs, &out.path().join("mcptools")).unwrap();
+            ipybox::write_package(&name, &specs, &out.path().join("mcptools")).unwrap();
         }
         println!("generation (render + write), {tools} real tools: {:.3} ms/tool", t.elapsed().as_secs_f64() * 1000.0 / tools as f64);
     });

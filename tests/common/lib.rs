@@ -38,9 +38,39 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-/// `root` and its live descendants.
+/// `root` and its live descendants (from `/proc`).
 pub fn tree(root: i32) -> Vec<i32> {
-    ipybox::process::process_tree(root)
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid = stat[stat.rfind(')')? + 1..]
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree: Vec<i32> = Vec::new();
+    if parents.iter().any(|&(pid, _)| pid == root) {
+        tree.push(root);
+    }
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(
+            parents
+                .iter()
+                .filter(|&&(_, ppid)| ppid == p)
+                .map(|&(pid, _)| pid),
+        );
+        i += 1;
+    }
+    tree
 }
 
 /// Wait until `cond` holds or `limit` passes; returns whether it held.
@@ -73,7 +103,7 @@ pub fn ipybox_bin() -> PathBuf {
 
 /// Python of the environment the tests use (for helper servers).
 pub fn python() -> PathBuf {
-    ipybox::pyenv::resolve(None, ipybox::pyenv::Progress::Terminal)
+    ipybox::setup::python_env(None, ipybox::Progress::Terminal)
         .expect("a Python environment")
         .python()
         .to_path_buf()

@@ -301,7 +301,7 @@ fn exec_records_calls_and_audit_prints_them() {
         "{text}"
     );
 
-    let state = ipybox::audit::WorkspaceState::of(ws.path()).unwrap();
+    let state = ipybox::WorkspaceState::of(ws.path()).unwrap();
     assert!(
         !state.dir().starts_with(ws.path()),
         "the log is out of the workspace's reach"

@@ -153,7 +153,7 @@ async fn secrets_are_hidden_and_writes_stay_in_the_workspace() {
     std::fs::create_dir_all(ws.path().join("sub/deeper")).unwrap();
     std::fs::write(ws.path().join("sub/deeper/.env"), "NESTED=secret\n").unwrap();
     std::fs::write(ws.path().join("README.md"), "# readable\n").unwrap();
-    let home = ipybox::home::ipybox_home().unwrap();
+    let home = ipybox::setup::ipybox_home().unwrap();
     let e = CodeExecutor::builder()
         .working_dir(ws.path())
         .sandbox(true)
@@ -573,8 +573,8 @@ fn the_cli_says_how_to_install_a_missing_sandbox_piece() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("must not run"));
 
     // srt present, but bubblewrap & co. not on PATH.
-    let home = ipybox::home::ipybox_home().unwrap();
-    let srt = ipybox::sandbox::locate_srt(None, &home).expect("srt is installed for the tests");
+    let home = ipybox::setup::ipybox_home().unwrap();
+    let srt = ipybox::setup::locate_srt(None, &home).expect("srt is installed for the tests");
     let out = Command::new(ipybox_bin())
         .args(["exec", "--sandbox", "print('must not run')"])
         .current_dir(ws.path())

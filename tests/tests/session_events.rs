@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use ipybox::tools::{Rules, RulesHandler};
 use ipybox::{
     ApprovalHandler, ApprovalRequest, CallDecision, CallOutcome, CodeExecutor, DecidedBy, Decision,
     ServerParams, SessionEvent,
 };
+use ipybox::{Rules, RulesHandler};
 use ipybox_tests::workspace;
 use tokio::sync::broadcast;
 

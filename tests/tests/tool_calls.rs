@@ -239,9 +239,10 @@ for path in ("/approve", "/approval", "/reset", "/register"):
     );
 
     // Rewriting the registry from the kernel does not change what this session runs.
-    let home = ipybox::home::ipybox_home().unwrap();
-    let reg =
-        ipybox::registry::Registry::path_for(&home, &std::fs::canonicalize(ws.path()).unwrap());
+    let home = ipybox::setup::ipybox_home().unwrap();
+    let reg = ipybox::WorkspaceState::new(&home, ws.path())
+        .dir()
+        .join("servers.json");
     let code = format!(
         "import json\np = {:?}\nd = json.load(open(p))\nd['servers']['fx'] = {{'command': 'sh', 'args': ['-c', 'touch pwned2']}}\njson.dump(d, open(p, 'w'))\n\
          from mcptools.fx import echo\nprint(echo.run(echo.Params(text='still fixture')))",

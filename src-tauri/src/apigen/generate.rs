@@ -4,12 +4,12 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::check_server_name;
 use super::{ToolSpec, module_names, render_package_init, render_tool_module};
 use crate::error::{Error, Result};
 use crate::fsutil::Dir;
 use crate::mcp::params::Variables;
 use crate::mcp::{ServerParams, connect};
-use crate::registry::check_server_name;
 
 /// The runtime module written as `<root>/_runtime.py`.
 pub const RUNTIME: &str = include_str!("../../python/mcptools_runtime.py");
@@ -168,11 +168,6 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
         tools: good.into_iter().map(|t| t.name).collect(),
         skipped,
     })
-}
-
-/// Write `root_dir/_runtime.py` and `root_dir/__init__.py`.
-pub fn write_runtime(root_dir: &Path) -> Result<()> {
-    write_runtime_in(&open_root(root_dir)?, root_dir)
 }
 
 /// `root_dir`, opened without following a link.

@@ -253,7 +253,7 @@ impl Launcher {
             }
             (None, None) => return Err(Error::NotRunning),
         };
-        let token = uuid::Uuid::new_v4().simple().to_string();
+        let token = crate::auth::new_token();
         let listener = match self.tool_listener(gateway.as_ref()) {
             Ok(l) => l,
             Err(e) => {

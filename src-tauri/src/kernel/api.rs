@@ -78,12 +78,6 @@ impl Endpoint {
 pub struct KernelModel {
     /// Kernel id.
     pub id: String,
-    /// Kernel spec name.
-    #[serde(default)]
-    pub name: String,
-    /// Execution state as the server last saw it.
-    #[serde(default)]
-    pub execution_state: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -112,11 +106,6 @@ impl GatewayApi {
             endpoint,
             connector,
         }
-    }
-
-    /// The endpoint this client talks to.
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
     }
 
     async fn request(
@@ -221,19 +210,6 @@ impl GatewayApi {
         Self::check("POST", "/api/kernels", status, &bytes, &[200, 201])?;
         serde_json::from_slice(&bytes)
             .map_err(|e| Error::kernel_start("unexpected answer to POST /api/kernels").because(e))
-    }
-
-    /// `GET /api/kernels/{id}`; `None` when the kernel is gone.
-    pub async fn kernel(&self, id: &str) -> Result<Option<KernelModel>> {
-        let path = format!("/api/kernels/{id}");
-        let (status, bytes) = self.request("GET", &path, None).await?;
-        if status == 404 {
-            return Ok(None);
-        }
-        Self::check("GET", &path, status, &bytes, &[200])?;
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| Error::gateway(format!("unexpected answer to GET {path}")).because(e))
     }
 
     /// `DELETE /api/kernels/{id}`. A kernel that is already gone is not an error.

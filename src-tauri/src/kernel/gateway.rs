@@ -75,7 +75,7 @@ pub struct Gateway {
 impl Gateway {
     /// Start a gateway and wait until `GET /api` answers.
     pub async fn start(launch: GatewayLaunch) -> Result<Gateway> {
-        let token = uuid::Uuid::new_v4().simple().to_string();
+        let token = crate::auth::new_token();
         prepare_state_dir(&launch, &token)?;
         let log_path = launch.state_dir.join("gateway.log");
         // A port picked by binding port 0 can be taken before the gateway binds it; retry
@@ -189,11 +189,6 @@ impl Gateway {
     /// A TCP listener on `127.0.0.1` inside the gateway's enclosure (`None` without one).
     pub fn enclosed_listener(&self) -> Option<std::io::Result<std::net::TcpListener>> {
         self.enclosed.as_ref().map(|e| e.listen())
-    }
-
-    /// Is the gateway running inside an enclosure?
-    pub fn is_enclosed(&self) -> bool {
-        self.enclosed.is_some()
     }
 
     /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 2 s).

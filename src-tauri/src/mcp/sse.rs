@@ -232,18 +232,6 @@ pub struct SseClientTransport {
     events: EventStream,
 }
 
-impl SseClientTransport {
-    /// The URL the event stream was opened on.
-    pub fn sse_url(&self) -> &Url {
-        &self.sse_url
-    }
-
-    /// The absolute URL messages are posted to, as announced by the server's `endpoint` event.
-    pub fn endpoint(&self) -> &Url {
-        &self.endpoint
-    }
-}
-
 impl fmt::Debug for SseClientTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SseClientTransport")
@@ -1109,7 +1097,7 @@ mod tests {
             .await
             .expect("connect to fixture");
         assert_eq!(
-            transport.endpoint().as_str(),
+            transport.endpoint.as_str(),
             fixture.url("/messages?sessionId=abc"),
             "a relative endpoint resolves against the SSE URL"
         );
@@ -1169,7 +1157,7 @@ mod tests {
             .await
             .expect("connect to fixture");
         assert_eq!(
-            transport.endpoint().as_str(),
+            transport.endpoint.as_str(),
             fixture.url("/messages?sessionId=abs")
         );
         let client = ().serve(transport).await.expect("initialize over SSE");
@@ -1402,7 +1390,7 @@ mod tests {
             .await
             .expect("connect to server-everything");
         assert_eq!(
-            transport.endpoint().path(),
+            transport.endpoint.path(),
             "/message",
             "server-everything posts to /message"
         );

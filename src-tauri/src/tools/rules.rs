@@ -562,7 +562,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::tools::approval::{Approvals, Refusal, ToolEvent};
+    use crate::approval::{Approvals, Refusal, ToolEvent};
 
     fn rules(rules: Value) -> Rules {
         Rules::from_json(&json!({"version": 1, "rules": rules}).to_string()).expect("valid rules")

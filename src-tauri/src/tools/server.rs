@@ -14,7 +14,7 @@ use std::sync::{Arc, RwLock};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde::Deserialize;
@@ -22,14 +22,12 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::approval::{Approvals, Refusal};
 use super::sessions::Sessions;
+use crate::approval::{Approvals, Refusal};
 use crate::events::{CallDecision, CallOutcome, SessionEvent};
 use crate::mcp::ServerParams;
 
-/// The server name under which shell commands of cells are approved (`ipybox.shell`); no
-/// MCP server may be registered under it.
-pub const SHELL_SERVER: &str = "ipybox";
+pub use crate::apigen::SHELL_SERVER;
 /// The tool name of shell commands.
 pub const SHELL_TOOL: &str = "shell";
 
@@ -125,9 +123,11 @@ impl ToolServer {
     }
 
     fn authorized(&self, headers: &HeaderMap) -> bool {
-        self.tokens
-            .read()
-            .is_ok_and(|tokens| tokens.iter().any(|t| bearer_matches(headers, t)))
+        self.tokens.read().is_ok_and(|tokens| {
+            tokens
+                .iter()
+                .any(|t| crate::auth::bearer_matches(headers, t))
+        })
     }
 
     async fn run(&self, headers: HeaderMap, body: Bytes) -> Response {
@@ -369,23 +369,6 @@ impl ToolServer {
     }
 }
 
-/// Does `headers` carry `Authorization: Bearer <token>`? Compared in constant time.
-pub(crate) fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    given.len() == token.len()
-        && given
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
 /// The router of a tool server; tests call it directly.
 pub fn router(state: Arc<ToolServer>) -> Router {
     Router::new()
@@ -404,7 +387,6 @@ pub fn router(state: Arc<ToolServer>) -> Router {
 #[derive(Debug)]
 pub struct ToolServerHandle {
     addr: SocketAddr,
-    state: Arc<ToolServer>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -418,7 +400,7 @@ impl ToolServerHandle {
     ) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
-        let app = router(state.clone());
+        let app = router(state);
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
@@ -428,7 +410,6 @@ impl ToolServerHandle {
         });
         Ok(ToolServerHandle {
             addr,
-            state,
             shutdown: Some(tx),
             task: Some(task),
         })
@@ -437,18 +418,6 @@ impl ToolServerHandle {
     /// Where it listens.
     pub fn addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// Its state.
-    pub fn state(&self) -> &Arc<ToolServer> {
-        &self.state
-    }
-
-    /// Stop serving and close all MCP sessions.
-    pub async fn stop(self) {
-        let state = self.state.clone();
-        self.close();
-        state.reset().await;
     }
 
     /// Stop serving this listener; the state (and its MCP sessions) stays.

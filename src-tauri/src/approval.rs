@@ -262,11 +262,13 @@ pub struct Approvals {
 
 impl Approvals {
     /// Requests time out (and are rejected) after `timeout`.
+    #[cfg(test)]
     pub fn new(timeout: Duration) -> Self {
         Self::with_events(timeout, Events::default())
     }
 
-    /// As [`new`](Self::new), telling `events` about each request, decision and withdrawal.
+    /// Requests time out (and are rejected) after `timeout`; `events` hears of each
+    /// request, decision and withdrawal.
     pub fn with_events(timeout: Duration, events: Events) -> Self {
         Approvals {
             listener: Mutex::new(None),
@@ -278,6 +280,7 @@ impl Approvals {
     }
 
     /// Listen for requests while an execution runs; the returned guard stops listening.
+    #[cfg(test)]
     pub fn listen(self: &Arc<Self>) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
         self.listen_as(None, None)
     }
@@ -306,13 +309,8 @@ impl Approvals {
         )
     }
 
-    /// A person decides the pending request `id` (from a dialog, a panel, an agent's
+    /// `by` decides the pending request `id` (from a dialog, a panel, a rule, an agent's
     /// channel); `false` when there is no such request (already decided, withdrawn, unknown).
-    pub fn decide(&self, id: u64, decision: Decision) -> bool {
-        self.decide_as(id, decision, DecidedBy::Person)
-    }
-
-    /// [`decide`](Self::decide) as `by`.
     pub fn decide_as(&self, id: u64, decision: Decision, by: DecidedBy) -> bool {
         let inner = self
             .pending
