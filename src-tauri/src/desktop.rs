@@ -1,12 +1,14 @@
 //! The desktop app (Tauri): the notebook window over the engine. Commands are a few lines
 //! each (`commands`), the window's state is one session (`session`), tool calls ask the
-//! person in a native dialog (`approval`), and what the window receives is in `dto`.
+//! person in a native dialog (`approval`), the app's own settings live in ipybox's data
+//! directory (`settings`), and what the window receives is in `dto`.
 //! Closing the window stops the kernel, the gateway and the MCP servers.
 
 mod approval;
 mod commands;
 pub mod dto;
 mod session;
+mod settings;
 
 pub use session::Launch;
 
@@ -72,6 +74,8 @@ pub fn run(
             commands::add_approval_rule,
             commands::audit_log,
             commands::export_audit_log,
+            commands::app_settings,
+            commands::set_app_settings,
         ])
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.

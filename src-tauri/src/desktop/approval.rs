@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use tauri::{AppHandle, Manager, Runtime};
@@ -26,14 +27,18 @@ pub fn title(request: &ApprovalRequest) -> String {
 }
 
 /// What the dialog says: which tool of which server, asked by what, where the call goes,
-/// with what.
-pub fn message(request: &ApprovalRequest) -> String {
+/// with what, and how long it waits (`timeout`, the session's approval timeout).
+pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
     let mut args =
         serde_json::to_string_pretty(request.tool_args()).unwrap_or_else(|_| "{}".into());
     if args.chars().count() > ARGS_SHOWN {
         args = args.chars().take(ARGS_SHOWN).collect::<String>()
             + "\n… (shortened: the approval panel shows it whole)";
     }
+    let waits = format!(
+        "if nobody decides within {}, the call is rejected",
+        super::settings::describe_secs(timeout.as_secs())
+    );
     let from = request.origin().map_or_else(
         || "Code in this notebook".to_owned(),
         |o| format!("Code in {o}"),
@@ -47,12 +52,12 @@ pub fn message(request: &ApprovalRequest) -> String {
         return format!(
             "{from} wants to run a shell command:\n\n{command}\n\n\
              It runs with the kernel's rights (inside the sandbox when there is one). \
-             Nothing runs until you decide."
+             Nothing runs until you decide; {waits}."
         );
     }
     format!(
         "{from} wants to call the tool \"{tool}\" of the MCP server \"{server}\".\n\n\
-         Server: {description}\n\nArguments:\n{args}\n\nNothing runs until you decide.",
+         Server: {description}\n\nArguments:\n{args}\n\nNothing runs until you decide; {waits}.",
         tool = request.tool_name(),
         server = request.server_name(),
         description = request.server(),
@@ -64,6 +69,8 @@ pub fn message(request: &ApprovalRequest) -> String {
 pub struct Asker<R: Runtime> {
     app: AppHandle<R>,
     queue: Arc<Mutex<Queue>>,
+    /// The session's approval timeout, which the dialog mentions.
+    timeout: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -73,10 +80,12 @@ struct Queue {
 }
 
 impl<R: Runtime> Asker<R> {
-    pub fn new(app: AppHandle<R>) -> Arc<Self> {
+    /// Ask in `app`'s window; `timeout` is the session's approval timeout.
+    pub fn new(app: AppHandle<R>, timeout: Duration) -> Arc<Self> {
         Arc::new(Asker {
             app,
             queue: Arc::default(),
+            timeout,
         })
     }
 
@@ -94,7 +103,7 @@ impl<R: Runtime> Asker<R> {
     }
 
     /// Show the next undecided request, unless a dialog is open.
-    fn pump(app: &AppHandle<R>, queue: &Arc<Mutex<Queue>>) {
+    fn pump(app: &AppHandle<R>, queue: &Arc<Mutex<Queue>>, timeout: Duration) {
         let next = {
             let mut q = lock(queue);
             if q.showing.is_some() {
@@ -113,7 +122,7 @@ impl<R: Runtime> Asker<R> {
         let Some(request) = next else { return };
         let mut dialog = app
             .dialog()
-            .message(message(&request))
+            .message(message(&request, timeout))
             .title(title(&request))
             .kind(MessageDialogKind::Warning)
             .buttons(MessageDialogButtons::OkCancelCustom(
@@ -132,7 +141,7 @@ impl<R: Runtime> Asker<R> {
                 request.reject_with("the person rejected it in the approval dialog");
             }
             lock(&queue).showing = None;
-            Self::pump(&app, &queue);
+            Self::pump(&app, &queue, timeout);
         });
     }
 }
@@ -140,7 +149,7 @@ impl<R: Runtime> Asker<R> {
 impl<R: Runtime> ApprovalHandler for Asker<R> {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         lock(&self.queue).waiting.push_back(request);
-        Self::pump(&self.app, &self.queue);
+        Self::pump(&self.app, &self.queue, self.timeout);
         Box::pin(std::future::ready(()))
     }
 }

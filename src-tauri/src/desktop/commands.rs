@@ -7,8 +7,9 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
-use super::dto::{AppState, DesktopError, ExecEvent};
+use super::dto::{AppSettings, AppState, DesktopError, ExecEvent};
 use super::session::Desktop;
+use super::settings::Settings;
 use crate::audit::AuditEntry;
 use crate::executor::frames::{FRAME, Framed, in_frames};
 use crate::tools::rules::{Rule, RuleDecision};
@@ -91,9 +92,28 @@ pub async fn interrupt(state: State<'_, Desktop>) -> Reply<()> {
     Ok(state.executor()?.interrupt().await?)
 }
 
+/// A fresh kernel; a fresh session when the approval timeout changed since it started.
 #[tauri::command]
-pub async fn restart_kernel(state: State<'_, Desktop>) -> Reply<()> {
-    Ok(state.executor()?.reset().await?)
+pub async fn restart_kernel<R: Runtime>(app: AppHandle<R>, state: State<'_, Desktop>) -> Reply<()> {
+    state.restart(&app).await
+}
+
+/// The app's settings, and what the running session uses of them.
+#[tauri::command]
+pub fn app_settings(state: State<'_, Desktop>) -> AppSettings {
+    state.app_settings()
+}
+
+/// Save the approval timeout (1 s to a day) in ipybox's data directory; the kernel takes it
+/// when it restarts.
+#[tauri::command]
+pub fn set_app_settings(
+    state: State<'_, Desktop>,
+    approval_timeout_secs: u64,
+) -> Reply<AppSettings> {
+    state.set_settings(Settings {
+        approval_timeout_secs,
+    })
 }
 
 /// Only notebooks are read and written through the window: a page that went wrong cannot

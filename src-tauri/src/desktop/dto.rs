@@ -60,6 +60,17 @@ pub struct AppState {
     pub startup_error: Option<DesktopError>,
 }
 
+/// The app's settings as the settings dialog shows them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSettings {
+    /// Reject a tool call nobody decided within this many seconds (as saved).
+    pub approval_timeout_secs: u64,
+    /// The approval timeout the running session uses: it is fixed when a session starts, so
+    /// it differs from the saved one until the kernel restarts. `None` without a session.
+    pub session_approval_timeout_secs: Option<u64>,
+}
+
 /// A step of building the Python environment (first run), for the progress bar.
 #[derive(Debug, Clone, Serialize)]
 pub struct Provisioning {
@@ -138,6 +149,20 @@ mod tests {
         assert_eq!(
             serde_json::to_value(KernelStatus::Starting).expect("json"),
             "starting"
+        );
+    }
+
+    /// `ui/src/ipc.ts` reads `AppSettings` by these names.
+    #[test]
+    fn settings_keep_the_shape_the_window_reads() {
+        let settings = serde_json::to_value(AppSettings {
+            approval_timeout_secs: 120,
+            session_approval_timeout_secs: Some(60),
+        })
+        .expect("json");
+        assert_eq!(
+            settings,
+            serde_json::json!({"approvalTimeoutSecs": 120, "sessionApprovalTimeoutSecs": 60})
         );
     }
 }

@@ -1,15 +1,18 @@
 //! The window's session: one executor on one workspace, its events forwarded to the window,
-//! the input requests and executions the window may answer or cancel.
+//! the input requests and executions the window may answer or cancel, and the app's
+//! settings it starts with.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tauri::{AppHandle, Emitter, Runtime};
 
 use super::approval::Asker;
-use super::dto::{AppState, DesktopError, KernelStatus, Provisioning};
+use super::dto::{AppSettings, AppState, DesktopError, KernelStatus, Provisioning};
+use super::settings::{Settings, SettingsFile};
 use crate::audit::WorkspaceState;
 use crate::events::SessionEvent;
 use crate::executor::{CancelHandle, InputRequest};
@@ -34,7 +37,12 @@ struct Session {
     rules: Arc<RulesHandler>,
     /// Where its rules and audit log are kept.
     state: Option<WorkspaceState>,
+    /// Its approval timeout, fixed when it started.
+    approval_timeout: Duration,
 }
+
+/// Tells when a session's kernel is ready, or why it could not start.
+type Ready = tokio::sync::oneshot::Receiver<Result<(), DesktopError>>;
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
 #[derive(Debug, Clone)]
@@ -49,6 +57,7 @@ struct Status {
 pub struct Desktop {
     launch: Launch,
     recent: Option<Recent>,
+    settings: Option<SettingsFile>,
     session: Mutex<Option<Session>>,
     inputs: Mutex<HashMap<u64, InputRequest>>,
     executions: Mutex<HashMap<String, CancelHandle>>,
@@ -61,6 +70,9 @@ impl Desktop {
         Desktop {
             launch,
             recent: crate::home::ipybox_home().ok().map(|h| Recent::new(&h)),
+            settings: crate::home::ipybox_home()
+                .ok()
+                .map(|h| SettingsFile::new(&h)),
             session: Mutex::new(None),
             inputs: Mutex::default(),
             executions: Mutex::default(),
@@ -90,7 +102,7 @@ impl Desktop {
         }
         let needs_start = lock(&self.session).is_none();
         if needs_start {
-            let session = self.start(app, target.clone());
+            let (session, _) = self.start(app, target.clone());
             *lock(&self.session) = Some(session);
         }
         if let Some(recent) = &self.recent
@@ -108,11 +120,41 @@ impl Desktop {
         {
             tracing::warn!("recent workspaces not saved: {e}");
         }
-        let session = self.start(app, target);
+        let (session, _) = self.start(app, target);
         *lock(&self.session) = Some(session);
     }
 
-    fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> Session {
+    /// Restart the kernel. A session's approval timeout is fixed when it starts: when the
+    /// setting changed since, the session is replaced by one on the same workspace (gateway
+    /// and MCP servers too), ready when this returns; otherwise only the kernel is (`reset`).
+    pub async fn restart<R: Runtime>(&self, app: &AppHandle<R>) -> Result<(), DesktopError> {
+        let wanted = self.settings().approval_timeout();
+        let (executor, stale) = {
+            let session = lock(&self.session);
+            let s = session.as_ref().ok_or(Error::NotRunning)?;
+            let stale = s.approval_timeout != wanted;
+            (s.executor.clone(), stale.then(|| s.target.clone()))
+        };
+        let Some(target) = stale else {
+            return Ok(executor.reset().await?);
+        };
+        executor.stop().await?;
+        let (session, ready) = self.start(app, target);
+        let replaced = lock(&self.session).replace(session);
+        // The stopped session goes; so would one a concurrent `open` started meanwhile.
+        if let Some(other) = replaced
+            && other.executor.is_running().await
+            && let Err(e) = other.executor.stop().await
+        {
+            tracing::warn!("stopping the replaced session: {e}");
+        }
+        ready
+            .await
+            .unwrap_or_else(|_| Err(Error::NotRunning.into()))
+    }
+
+    fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> (Session, Ready) {
+        let approval_timeout = self.settings().approval_timeout();
         let state = WorkspaceState::of(&target.workspace)
             .inspect_err(|e| tracing::error!("no audit log or rules for this workspace: {e}"))
             .ok();
@@ -128,12 +170,13 @@ impl Desktop {
                 })
             })
             .unwrap_or_default();
-        let asker = Asker::new(app.clone());
+        let asker = Asker::new(app.clone(), approval_timeout);
         let rules = Arc::new(RulesHandler::new(rules).then(asker.clone()));
         let executor = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(self.launch.sandbox.clone())
             .approval_handler(rules.clone())
+            .approval_timeout(approval_timeout)
             .build();
         if let Some(state) = &state {
             state
@@ -197,9 +240,11 @@ impl Desktop {
             }
         });
         let (fail_app, fail_status) = (app.clone(), status.clone());
+        let (ready_tx, ready) = tokio::sync::oneshot::channel();
         tauri::async_runtime::spawn(async move {
-            if let Err(e) = started.await {
-                let error = DesktopError::from(e);
+            let result = started.await.map_err(DesktopError::from);
+            if let Err(error) = &result {
+                let error = error.clone();
                 {
                     let mut status = lock(&fail_status);
                     status.kernel = KernelStatus::Dead;
@@ -215,14 +260,45 @@ impl Desktop {
                     }),
                 );
             }
+            let _ = ready_tx.send(result);
         });
-        Session {
+        let session = Session {
             executor,
             target,
             status,
             rules,
             state,
+            approval_timeout,
+        };
+        (session, ready)
+    }
+
+    /// The app's settings as saved (the defaults without a data directory).
+    pub fn settings(&self) -> Settings {
+        self.settings
+            .as_ref()
+            .map(SettingsFile::load)
+            .unwrap_or_default()
+    }
+
+    /// The settings, and what the running session uses of them.
+    pub fn app_settings(&self) -> AppSettings {
+        AppSettings {
+            approval_timeout_secs: self.settings().approval_timeout_secs,
+            session_approval_timeout_secs: lock(&self.session)
+                .as_ref()
+                .map(|s| s.approval_timeout.as_secs()),
         }
+    }
+
+    /// Check `settings` and keep them in ipybox's data directory; a session takes them when
+    /// it starts (see [`restart`](Self::restart)).
+    pub fn set_settings(&self, settings: Settings) -> Result<AppSettings, DesktopError> {
+        self.settings
+            .as_ref()
+            .ok_or_else(|| Error::config("ipybox has no data directory to keep settings in"))?
+            .save(&settings)?;
+        Ok(self.app_settings())
     }
 
     /// What the window draws.
@@ -261,7 +337,6 @@ impl Desktop {
             .clone())
     }
 
-    /// The current workspace.
     /// The approval rules in force.
     pub fn rules(&self) -> Result<Arc<Rules>, DesktopError> {
         Ok(lock(&self.session)
@@ -297,6 +372,7 @@ impl Desktop {
             .audit_log())
     }
 
+    /// The current workspace.
     pub fn workspace(&self) -> Result<PathBuf, DesktopError> {
         Ok(lock(&self.session)
             .as_ref()
