@@ -125,9 +125,19 @@ export interface ToolCallEvent {
   origin: string | null;
   decision: CallDecision;
   decided_by: DecidedBy;
+  /** Why it was not approved, in words ("nobody decided within 60 s"); null or absent when it was. */
+  reason?: string | null;
   /** Null when the call did not run. */
   outcome: CallOutcome | null;
   duration_ms: number;
+}
+
+/** The app's settings (kept in ipybox's data directory, never in a workspace). */
+export interface AppSettings {
+  /** A tool call nobody decides within this many seconds is rejected. */
+  approvalTimeoutSecs: number;
+  /** What the running session uses: fixed when it started, so it differs until the kernel restarts. Null without a session. */
+  sessionApprovalTimeoutSecs: number | null;
 }
 
 /** The workspace's approval rules, as in the rules file (docs/approval-rules.md). */
@@ -325,6 +335,7 @@ export function interrupt(): Promise<void> {
   return call<void>('interrupt');
 }
 
+/** A fresh kernel; a fresh session (gateway, MCP servers) when the approval timeout was changed since it started. */
 export function restartKernel(): Promise<void> {
   return call<void>('restart_kernel');
 }
@@ -392,6 +403,16 @@ export function setApprovalRules(rules: ApprovalRules): Promise<void> {
 /** Put `rule` before the existing rules; with `decideId`, that pending request is decided by it. */
 export function addApprovalRule(rule: Rule, decideId: number | null): Promise<void> {
   return call<void>('add_approval_rule', { rule, decideId });
+}
+
+/** The app's settings, and what the running session uses of them. */
+export function appSettings(): Promise<AppSettings> {
+  return call<AppSettings>('app_settings');
+}
+
+/** Save the approval timeout (checked by the backend: 1 s to a day); it applies from the next kernel restart. */
+export function setAppSettings(approvalTimeoutSecs: number): Promise<AppSettings> {
+  return call<AppSettings>('set_app_settings', { approvalTimeoutSecs });
 }
 
 /** Every entry of the workspace's audit log, oldest first. */

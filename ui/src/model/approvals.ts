@@ -3,7 +3,7 @@
  * this session, and everything the panel says in words (rules, "how", outcomes, arguments).
  */
 import type { ApprovalDecision, ApprovalRequest, ArgMatcher, CallDecision, CallOutcome, DecidedBy, Rule, ToolCallEvent } from '../ipc';
-import { isJsonObject, type JsonObject, type JsonValue } from '../util/json';
+import { cloneJson, isJsonObject, sortKeysDeep, type JsonObject, type JsonValue } from '../util/json';
 
 // ---------------------------------------------------------------------------------------------
 // Words
@@ -193,9 +193,28 @@ export function describeTarget(server: string, tool: string): string {
   return callName(server, tool);
 }
 
+/** The server and tool under which shell commands of cells are approved. */
+export const SHELL_SERVER = 'ipybox';
+export const SHELL_TOOL = 'shell';
+
+/** The command of a rule that names one exact shell command, else null. */
+function exactShellCommand(rule: Rule): string | null {
+  if (rule.server !== SHELL_SERVER || rule.tool !== SHELL_TOOL) return null;
+  const keys = Object.keys(rule.args ?? {});
+  const m = rule.args?.command;
+  if (keys.length !== 1 || !m || Object.keys(m).length !== 1 || typeof m.equals !== 'string') return null;
+  return m.equals;
+}
+
 /** "Always allow github.get_*", "Always reject *.delete_* — deletions are never allowed", with "when …" conditions. */
 export function describeRule(rule: Rule): string {
   const verb = rule.decision === 'reject' ? 'Always reject' : 'Always allow';
+  const command = exactShellCommand(rule);
+  if (command !== null) {
+    let text = `${verb} the shell command ${quote(command)}`;
+    if (rule.decision === 'reject' && rule.reason?.trim()) text += ` — ${rule.reason.trim()}`;
+    return text;
+  }
   let text = `${verb} ${describeTarget(rule.server, rule.tool)}`;
   const conditions = Object.entries(rule.args ?? {}).map(([k, m]) => describeArgMatcher(k, m));
   if (conditions.length > 0) text += ` when ${conditions.join(' and ')}`;
@@ -206,6 +225,42 @@ export function describeRule(rule: Rule): string {
 /** The rule "Always allow this tool" adds. */
 export function allowToolRule(server: string, tool: string): Rule {
   return { server, tool, decision: 'allow', comment: 'added from the approval panel' };
+}
+
+/** `name` as a rule's argument key: the name itself, or a JSON Pointer when a name could be read as one (it starts with `/`, or is empty). */
+export function argumentKey(name: string): string {
+  if (name !== '' && !name.startsWith('/')) return name;
+  return `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+}
+
+/**
+ * The rule "Always allow calls with these arguments" adds: `server.tool`, each top-level argument
+ * equal to its value in this request (for a shell command, the command). Arguments the request
+ * does not have are not checked (the rules format cannot ask for an argument to be absent).
+ * Null when the request has no arguments: that rule would allow the whole tool.
+ */
+export function allowArgumentsRule(server: string, tool: string, args: JsonValue): Rule | null {
+  if (!isJsonObject(args) || Object.keys(args).length === 0) return null;
+  const conditions: { [key: string]: ArgMatcher } = {};
+  for (const [name, value] of Object.entries(args)) conditions[argumentKey(name)] = { equals: cloneJson(value) };
+  return { server, tool, args: conditions, decision: 'allow', comment: 'added from the approval panel' };
+}
+
+/** Do two rules decide the same calls the same way (comments and reasons aside)? */
+export function sameRule(a: Rule, b: Rule): boolean {
+  const key = (r: Rule): string => {
+    const args: JsonObject = {};
+    for (const [name, m] of Object.entries(r.args ?? {})) {
+      const matcher: JsonObject = {};
+      if (m.equals !== undefined) matcher.equals = m.equals;
+      if (m.one_of !== undefined) matcher.one_of = m.one_of;
+      if (m.glob !== undefined) matcher.glob = m.glob;
+      if (m.under !== undefined) matcher.under = m.under;
+      args[name] = matcher;
+    }
+    return JSON.stringify(sortKeysDeep({ server: r.server, tool: r.tool, args, decision: r.decision }));
+  };
+  return key(a) === key(b);
 }
 
 /** The rule "Always reject this tool" adds. */

@@ -13,6 +13,7 @@ import {
   type StreamDelta,
 } from './outputs';
 import { joinMultiline, splitLines } from './text';
+import { mergeCall, type CellToolCall } from './toolCalls';
 
 export type CellType = 'code' | 'markdown' | 'raw';
 export type RunState = 'idle' | 'queued' | 'running' | 'done' | 'failed';
@@ -41,7 +42,8 @@ export type CellChange =
   | { type: 'notice' }
   | { type: 'input-request' }
   | { type: 'metadata' }
-  | { type: 'pending-clear' };
+  | { type: 'pending-clear' }
+  | { type: 'tool-calls' };
 
 /** Changes that alter the saved file (the rest is session state). */
 export function isPersistentChange(change: CellChange): boolean {
@@ -59,6 +61,7 @@ export function isPersistentChange(change: CellChange): boolean {
     case 'notice':
     case 'input-request':
     case 'pending-clear':
+    case 'tool-calls':
       return false;
     default:
       return assertNever(change, 'cell change');
@@ -99,6 +102,10 @@ export class Cell {
   pendingClear: PendingClear = null;
   /** Markdown: showing the rendered text (not the editor). */
   rendered = true;
+  /** The tool calls of the last run, in the order they were asked. */
+  toolCalls: readonly CellToolCall[] = [];
+  /** Which run they belong to (the runner's number for it). */
+  private toolCallsRun: number | null = null;
 
   private listeners = new Set<(change: CellChange) => void>();
 
@@ -218,6 +225,32 @@ export class Cell {
     if (rendered === this.rendered) return;
     this.rendered = rendered;
     this.emit({ type: 'cell-type' });
+  }
+
+  /** Run `run` began: the tool calls of an earlier run go. */
+  beginToolCalls(run: number): void {
+    if (this.toolCallsRun !== null && run <= this.toolCallsRun) return;
+    this.toolCallsRun = run;
+    if (this.toolCalls.length === 0) return;
+    this.toolCalls = [];
+    this.emit({ type: 'tool-calls' });
+  }
+
+  /** A tool call of run `run` was asked, decided or ended: a newer run's replaces the list, an older run's is dropped. */
+  putToolCall(run: number, call: CellToolCall): void {
+    if (this.toolCallsRun !== null && run < this.toolCallsRun) return;
+    if (this.toolCallsRun !== run) {
+      this.toolCallsRun = run;
+      this.toolCalls = [];
+    }
+    this.toolCalls = mergeCall(this.toolCalls, call);
+    this.emit({ type: 'tool-calls' });
+  }
+
+  clearToolCalls(): void {
+    if (this.toolCalls.length === 0) return;
+    this.toolCalls = [];
+    this.emit({ type: 'tool-calls' });
   }
 
   clearOutputs(): void {

@@ -1,14 +1,16 @@
 /**
  * Runs cells: sends code to the kernel in order, applies the execution events of each run to
  * its cell (once per frame), tracks queued/running/done/failed, and stops a "run all" at the
- * first failure as JupyterLab does (cells queued after a failed one are cancelled).
+ * first failure as JupyterLab does (cells queued after a failed one are cancelled). The tool
+ * calls a run makes (session events naming its execution) are listed on its cell.
  */
 import * as ipc from '../ipc';
-import type { ExecEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, ToolCallEvent } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames, type FrameScheduler } from '../util/frame';
 import type { Cell, RunState } from '../model/cell';
 import type { Notebook } from '../model/notebook';
+import { askedCall, decidedCall, endedCall } from '../model/toolCalls';
 
 export interface ExecBackend {
   execute(code: string, onEvent: (event: ExecEvent) => void, origin?: string | null): Promise<string>;
@@ -27,6 +29,8 @@ interface Execution {
   cell: Cell;
   code: string;
   id: string | null;
+  /** Where the backend was told the code comes from ("cell 3 of analysis.ipynb"). */
+  origin: string | null;
   /** Handed to the backend (the next one is sent when this one settles). */
   sent: boolean;
   started: boolean;
@@ -54,6 +58,10 @@ export class Executor {
   private inFlight: Execution | null = null;
   private settledIds = new Set<string>();
   private listeners = new Set<() => void>();
+  /** Executions by backend id, kept after they end: their last tool call events may come later. */
+  private byId = new Map<string, Execution>();
+  /** The execution of each tool call request seen. */
+  private byRequest = new Map<number, Execution>();
 
   constructor(
     private readonly notebook: Notebook,
@@ -93,6 +101,7 @@ export class Executor {
         case 'code':
           if (!cell.source.trim()) {
             cell.clearOutputs();
+            cell.clearToolCalls();
             cell.setExecutionCount(null);
             cell.setNotice(null);
             if (!this.isPending(cell)) cell.setRunState('idle');
@@ -121,6 +130,7 @@ export class Executor {
       cell,
       code: cell.source,
       id: null,
+      origin: null,
       sent: false,
       started: false,
       settled: false,
@@ -148,10 +158,12 @@ export class Executor {
         continue;
       }
       this.inFlight = next;
+      next.origin = this.originOf(next.cell);
       this.backend
-        .execute(next.code, (event) => this.receive(next, event), this.originOf(next.cell))
+        .execute(next.code, (event) => this.receive(next, event), next.origin)
         .then((id) => {
           next.id = id;
+          remember(this.byId, id, next);
           if (next.settled) this.settledIds.add(id);
           if (next.cancelRequested && !next.settled) void this.sendCancel(next);
         })
@@ -207,6 +219,7 @@ export class Executor {
     const cell = exec.cell;
     switch (event.type) {
       case 'started':
+        cell.beginToolCalls(exec.seq);
         if (event.executionCount !== null) cell.setExecutionCount(event.executionCount);
         this.refreshState(cell);
         return;
@@ -288,6 +301,47 @@ export class Executor {
     this.inFlight = null;
   }
 
+  // ---- tool calls
+
+  /**
+   * The execution a tool call came from: by the backend's execution id, or, before `execute`
+   * resolved that id, the one in flight with the call's origin. Null for other code (another
+   * notebook, an agent) and calls from code that outlived its cell.
+   */
+  private executionOf(executionId: string | null, origin: string | null): Execution | null {
+    if (executionId !== null) {
+      const known = this.byId.get(executionId);
+      if (known) return known;
+    }
+    const inFlight = this.inFlight;
+    if (inFlight && inFlight.id === null && origin !== null && inFlight.origin === origin) return inFlight;
+    return null;
+  }
+
+  /** A tool call asks for approval: its cell lists it as waiting. */
+  noteApprovalRequested(request: ApprovalRequest): void {
+    const exec = this.executionOf(request.execution_id, request.origin);
+    if (!exec) return;
+    remember(this.byRequest, request.id, exec);
+    exec.cell.putToolCall(exec.seq, askedCall(request));
+  }
+
+  /** A request was decided (it runs now, or it will not run). */
+  noteApprovalDecided(id: number, decision: ApprovalDecision, decidedBy: DecidedBy): void {
+    const exec = this.byRequest.get(id);
+    const call = exec?.cell.toolCalls.find((c) => c.id === id);
+    if (!exec || !call) return;
+    exec.cell.putToolCall(exec.seq, decidedCall(call, decision, decidedBy));
+  }
+
+  /** A tool call ended: how it was decided and what came of it. */
+  noteToolCall(event: ToolCallEvent): void {
+    const exec = this.byRequest.get(event.id) ?? this.executionOf(event.execution_id, event.origin);
+    if (!exec) return;
+    this.byRequest.delete(event.id);
+    exec.cell.putToolCall(exec.seq, endedCall(event));
+  }
+
   /** Answer an input() request of a cell. The prompt and answer are echoed like a terminal. */
   async replyInput(cell: Cell, value: string): Promise<void> {
     const request = cell.inputRequest;
@@ -310,5 +364,15 @@ export class Executor {
 
   private refreshState(cell: Cell): void {
     cell.setRunState(this.derivedState(cell, cell.runState));
+  }
+}
+
+/** Keep `value` under `key`, forgetting the oldest beyond 500 entries. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > 500) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
   }
 }

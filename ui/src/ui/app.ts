@@ -1,10 +1,10 @@
 /**
  * The application shell and controller: header toolbar, left side list (notebooks, packages),
- * the notebook in the middle, an (empty, hidden) right panel slot, a status bar; keyboard map,
- * commands, session events, saving and closing.
+ * the notebook in the middle, the right side panel (approvals, audit log), a status bar, the
+ * settings dialog; keyboard map, commands, session events, saving and closing.
  */
 import * as ipc from '../ipc';
-import type { AppState, KernelStatus, SessionEvent } from '../ipc';
+import type { AppSettings, AppState, KernelStatus, SessionEvent } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames } from '../util/frame';
 import { Cell, type CellType } from '../model/cell';
@@ -23,6 +23,7 @@ import { icon, type IconName } from './icons';
 import { MenuButton } from './menu';
 import { NotebookView } from './notebookView';
 import { SaveController, type SaveStatus } from './saver';
+import { SettingsDialog } from './settingsView';
 import { SidePanel } from './sidePanel';
 
 const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
@@ -84,6 +85,7 @@ export class App implements CellViewHost {
   private readonly sidePanel: SidePanel;
   private readonly approvalsButton: HTMLButtonElement;
   private readonly approvalsBadge: HTMLElement;
+  private readonly settingsDialog: SettingsDialog;
 
   /** An executor whose runs name their cell ("cell 3 of analysis.ipynb") for approvals and the audit log. */
   private newExecutor(nb: Notebook): Executor {
@@ -153,6 +155,9 @@ export class App implements CellViewHost {
     this.approvalsButton.appendChild(this.approvalsBadge);
     this.approvalsButton.setAttribute('aria-controls', 'right-panel');
     this.approvalsButton.setAttribute('aria-expanded', 'false');
+    this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s), restartKernel: () => void this.restart() });
+    const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', onClick: () => void this.settingsDialog.open() });
+    settingsButton.setAttribute('aria-haspopup', 'dialog');
     const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
     sidebarToggle.setAttribute('aria-controls', 'sidebar');
     sidebarToggle.setAttribute('aria-expanded', 'true');
@@ -182,6 +187,7 @@ export class App implements CellViewHost {
       this.saveStatusEl,
       this.kernelEl,
       this.approvalsButton,
+      settingsButton,
     );
 
     // ---- banners
@@ -230,7 +236,7 @@ export class App implements CellViewHost {
     this.scroller = h('main', { class: 'notebook-scroller', id: 'notebook-scroller', 'aria-label': 'Notebook' }, this.view.element);
     const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.scroller);
     // ---- right side panel (tabs; later also MCP servers and Sandbox policy)
-    this.approvalsView = new ApprovalsView(this.approvals);
+    this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
     this.sidePanel = new SidePanel([
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
@@ -247,7 +253,7 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.sandboxEl, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer);
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element);
 
     this.saver.subscribe((s) => this.showSaveStatus(s));
     this.wireNotebook();
@@ -275,6 +281,7 @@ export class App implements CellViewHost {
       const state = await ipc.appState();
       this.load(state);
       void this.refreshNotebooks();
+      void this.refreshSettings();
       // Requests made before the UI listened.
       void this.approvalsView.syncPending().then(() => {
         if (this.approvals.waitingCount > 0 && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
@@ -370,6 +377,8 @@ export class App implements CellViewHost {
         this.provisioningEl.hidden = true;
         this.startupErrorEl.hidden = true;
         this.setKernelBase('idle');
+        // A session (re)started: it may use another approval timeout.
+        void this.refreshSettings();
         return;
       case 'stopped':
         this.setKernelBase('dead');
@@ -406,15 +415,18 @@ export class App implements CellViewHost {
         }
         return;
       case 'approval_requested':
+        this.executor.noteApprovalRequested(event.request);
         if (this.approvals.add(event.request) && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
         return;
       case 'approval_decided':
+        this.executor.noteApprovalDecided(event.id, event.decision, event.decided_by);
         this.approvals.remove(event.id);
         return;
       case 'approval_withdrawn':
         this.approvalsView.withdraw(event.id, event.reason);
         return;
       case 'tool_call':
+        this.executor.noteToolCall(event);
         this.approvals.recordCall(event);
         this.auditView.onToolCall();
         return;
@@ -463,7 +475,7 @@ export class App implements CellViewHost {
       void this.save();
       return;
     }
-    if (target?.closest('.menu')) return;
+    if (target?.closest('.menu, dialog')) return;
     if (key === 'Escape' && target && target !== document.body && !this.view.element.contains(target)) {
       // Escape from the toolbar or the side list: back to the notebook, in command mode.
       e.preventDefault();
@@ -680,6 +692,7 @@ export class App implements CellViewHost {
     for (const cell of this.notebook.cells) {
       if (cell.type !== 'code') continue;
       cell.clearOutputs();
+      cell.clearToolCalls();
       cell.setNotice(null);
     }
   }
@@ -687,6 +700,7 @@ export class App implements CellViewHost {
   private clearSelectedOutputs(): void {
     for (const cell of this.editor.selectedCells) {
       cell.clearOutputs();
+      cell.clearToolCalls();
       cell.setNotice(null);
     }
   }
@@ -718,6 +732,7 @@ export class App implements CellViewHost {
       this.executor.cancelAll('The kernel was restarted.');
       this.setKernelBase('idle');
       this.flash('The kernel was restarted.');
+      void this.refreshSettings();
     } catch (err) {
       this.flash(ipc.describeError(ipc.toBackendError(err)));
       this.setKernelBase('dead');
@@ -816,6 +831,20 @@ export class App implements CellViewHost {
     this.messageTimer = setTimeout(() => {
       this.messageEl.textContent = '';
     }, 6000);
+  }
+
+  /** Ask which approval timeout the running session uses (the panel counts down to it). */
+  private async refreshSettings(): Promise<void> {
+    try {
+      this.onSettings(await ipc.appSettings());
+    } catch {
+      // Without them the panel shows no countdown; nothing else depends on them.
+    }
+  }
+
+  private onSettings(settings: AppSettings): void {
+    this.approvalsView.setApprovalTimeout(settings.sessionApprovalTimeoutSecs);
+    this.settingsDialog.update(settings);
   }
 
   private toggleApprovals(): void {
@@ -949,6 +978,7 @@ export class App implements CellViewHost {
     if (state.workspace !== before) {
       this.auditView.invalidate();
       this.approvalsView.refresh();
+      void this.refreshSettings();
     }
   }
 

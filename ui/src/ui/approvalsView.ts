@@ -1,11 +1,13 @@
 /**
- * The Approvals tab: the requests waiting for a decision (oldest first, with their arguments and
- * Approve / Reject / Always…), group actions, the recent decisions of this session, and the
- * rules. Owns its DOM; the state is an ApprovalsModel fed by the session events.
+ * The Approvals tab: the requests waiting for a decision (oldest first, with their arguments,
+ * the time left before they are rejected, and Approve / Reject / Always…), group actions, the
+ * recent decisions of this session (each can become a rule for its arguments), and the rules.
+ * Owns its DOM; the state is an ApprovalsModel fed by the session events.
  */
 import * as ipc from '../ipc';
 import type { ApprovalDecision, ApprovalRequest, ApprovalRules, Rule, ToolCallEvent } from '../ipc';
 import {
+  allowArgumentsRule,
   allowToolRule,
   ApprovalsModel,
   callName,
@@ -17,9 +19,14 @@ import {
   outcomeWords,
   prettyArguments,
   rejectToolRule,
+  sameRule,
+  SHELL_SERVER,
+  SHELL_TOOL,
   timeAgo,
+  describeRule,
   type PendingItem,
 } from '../model/approvals';
+import { describeTimeout } from '../model/settings';
 import { h } from './dom';
 import { RulesView } from './rulesView';
 
@@ -48,9 +55,36 @@ function errorText(err: unknown): string {
 
 const plural = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
+/** What a rule made from a request covers: the tool, or the request's arguments. */
+export type RuleScope = 'allow-tool' | 'reject-tool' | 'allow-arguments';
+
 interface CardActions {
   decide(id: number, decision: ApprovalDecision): void;
-  always(request: ApprovalRequest, decision: 'allow' | 'reject'): void;
+  always(request: ApprovalRequest, scope: RuleScope): void;
+}
+
+const isShell = (server: string, tool: string): boolean => server === SHELL_SERVER && tool === SHELL_TOOL;
+
+/** The link that makes a rule of a call's arguments: "Always allow this command" for a shell command. */
+function argumentsRuleButton(server: string, tool: string, extraClass: string): HTMLButtonElement {
+  const name = callName(server, tool);
+  const shell = isShell(server, tool);
+  return h('button', {
+    class: `link-button always-allow-args ${extraClass}`.trim(),
+    type: 'button',
+    text: shell ? 'Always allow this command' : 'Always allow calls with these arguments',
+    title: shell
+      ? 'Add a rule that allows exactly this shell command from now on'
+      : `Add a rule that allows ${name} when each argument has the value it has here (arguments this call does not have are not checked)`,
+  });
+}
+
+/** "rejected in 48 s unless you decide", or null when there is no timeout or it passed. */
+export function timeLeftWords(askedAt: number, timeoutSecs: number | null, now: number): string | null {
+  if (timeoutSecs === null) return null;
+  const left = Math.ceil((askedAt + timeoutSecs * 1000 - now) / 1000);
+  if (left <= 0) return null;
+  return `rejected in ${describeTimeout(left)} unless you decide`;
 }
 
 /** One waiting request. */
@@ -67,6 +101,7 @@ class RequestCard {
     readonly id: number,
     private readonly request: ApprovalRequest,
     actions: CardActions,
+    private readonly timeoutSecs: () => number | null,
   ) {
     const r = request;
     const name = callName(r.server, r.tool);
@@ -85,10 +120,15 @@ class RequestCard {
     const reject = h('button', { class: 'button button-danger reject', type: 'button', text: 'Reject', 'aria-label': `Reject ${name}` });
     reject.addEventListener('click', () => actions.decide(r.id, 'reject'));
     const alwaysAllow = h('button', { class: 'link-button always-allow', type: 'button', text: 'Always allow this tool', title: `Add a rule that allows every call to ${name}, and approve this one` });
-    alwaysAllow.addEventListener('click', () => actions.always(r, 'allow'));
+    alwaysAllow.addEventListener('click', () => actions.always(r, 'allow-tool'));
+    const allowArgs = allowArgumentsRule(r.server, r.tool, r.arguments) ? argumentsRuleButton(r.server, r.tool, '') : null;
+    if (allowArgs) {
+      allowArgs.title += ', and approve this one';
+      allowArgs.addEventListener('click', () => actions.always(r, 'allow-arguments'));
+    }
     const alwaysReject = h('button', { class: 'link-button always-reject', type: 'button', text: 'Always reject this tool', title: `Add a rule that rejects every call to ${name}, and reject this one` });
-    alwaysReject.addEventListener('click', () => actions.always(r, 'reject'));
-    this.buttons = [approve, reject, alwaysAllow, alwaysReject];
+    alwaysReject.addEventListener('click', () => actions.always(r, 'reject-tool'));
+    this.buttons = [approve, reject, alwaysAllow, ...(allowArgs ? [allowArgs] : []), alwaysReject];
     this.note = h('p', { class: 'approval-note', role: 'status', hidden: true });
     const description = r.server_description?.trim();
     this.element = h(
@@ -100,7 +140,7 @@ class RequestCard {
       this.args,
       this.showAll,
       h('div', { class: 'button-row approval-actions' }, approve, reject),
-      h('div', { class: 'approval-always' }, alwaysAllow, alwaysReject),
+      h('div', { class: 'approval-always' }, allowArgs, alwaysAllow, alwaysReject),
       this.note,
     );
   }
@@ -116,7 +156,8 @@ class RequestCard {
   }
 
   tick(now: number): void {
-    const text = `Asked ${timeAgo(this.request.asked_at, now)}`;
+    const left = this.element.dataset.state === 'withdrawn' ? null : timeLeftWords(this.request.asked_at, this.timeoutSecs(), now);
+    const text = `Asked ${timeAgo(this.request.asked_at, now)}${left ? ` · ${left}` : ''}`;
     if (this.asked.textContent !== text) this.asked.textContent = text;
   }
 
@@ -150,14 +191,26 @@ export class ApprovalsView {
   private visible = false;
   private ticker: ReturnType<typeof setInterval> | null = null;
   private statusTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The running session's approval timeout (s); null while unknown. */
+  private timeoutSecs: number | null = null;
+  private readonly timeoutEl: HTMLElement;
+  private readonly timeoutHint: HTMLElement;
+  /** Recent calls a rule was made from here (by request id): their link says so. */
+  private readonly ruled = new Map<number, string>();
 
   constructor(
     private readonly model: ApprovalsModel,
     private readonly backend: ApprovalsBackend = defaultBackend,
+    /** Open the app's settings (the approval timeout). */
+    private readonly openSettings: (() => void) | null = null,
   ) {
     this.countEl = h('span', { class: 'panel-count' });
     this.heading = h('h3', { id: 'pending-heading', class: 'panel-heading', tabindex: -1 }, h('span', { class: 'panel-heading-text', text: 'Waiting for your decision' }), this.countEl);
-    this.hint = h('p', { class: 'panel-hint', text: 'Code in this notebook wants to use these tools. Nothing runs until you decide.' });
+    this.timeoutEl = h('span', { class: 'approval-timeout-words' });
+    const change = openSettings ? h('button', { id: 'change-approval-timeout', class: 'link-button', type: 'button', text: 'Change', title: 'Change the approval timeout in the settings' }) : null;
+    change?.addEventListener('click', () => this.openSettings?.());
+    this.timeoutHint = h('span', { id: 'approval-timeout-hint', class: 'approval-timeout-hint', hidden: true }, ' ', this.timeoutEl, ' ', change);
+    this.hint = h('p', { class: 'panel-hint' }, 'Code in this notebook wants to use these tools. Nothing runs until you decide.', this.timeoutHint);
     this.groupBar = h('div', { id: 'approval-group-actions', class: 'group-actions', hidden: true });
     this.list = h('ol', { id: 'approval-list', class: 'approval-list', 'aria-labelledby': 'pending-heading' });
     this.empty = h('p', { id: 'approvals-empty', class: 'panel-empty', text: 'Nothing is waiting. When code in the notebook wants to use a tool, it shows up here.' });
@@ -212,6 +265,14 @@ export class ApprovalsView {
     }
   }
 
+  /** The running session's approval timeout (null: unknown): the hint says it, each request counts down to it. */
+  setApprovalTimeout(secs: number | null): void {
+    this.timeoutSecs = secs;
+    this.timeoutHint.hidden = secs === null;
+    this.timeoutEl.textContent = secs === null ? '' : `A call nobody decides within ${describeTimeout(secs)} is rejected.`;
+    this.tick();
+  }
+
   /** A request was withdrawn: it shows why for a moment, then leaves. */
   withdraw(id: number, reason: string): void {
     if (!this.model.withdraw(id, reason)) return;
@@ -235,7 +296,7 @@ export class ApprovalsView {
     items.forEach((item, i) => {
       let card = this.cards.get(item.request.id);
       if (!card) {
-        card = new RequestCard(item.request.id, item.request, { decide: (id, d) => void this.decide(id, d), always: (r, d) => void this.always(r, d) });
+        card = new RequestCard(item.request.id, item.request, { decide: (id, d) => void this.decide(id, d), always: (r, scope) => void this.always(r, scope) }, () => this.timeoutSecs);
         this.cards.set(item.request.id, card);
       }
       card.update(item, now);
@@ -291,10 +352,11 @@ export class ApprovalsView {
     this.groupBar.hidden = buttons.length === 0;
   }
 
-  private renderRecent(): void {
+  private renderRecent(force = false): void {
     const recent = this.model.recent;
-    if (recent === this.shownRecent) return;
+    if (recent === this.shownRecent && !force) return;
     this.shownRecent = recent;
+    for (const id of this.ruled.keys()) if (!recent.some((c) => c.id === id)) this.ruled.delete(id);
     this.recentEmpty.hidden = recent.length > 0;
     this.recentList.hidden = recent.length === 0;
     this.recentList.replaceChildren(
@@ -313,9 +375,20 @@ export class ApprovalsView {
             outcome ? h('span', { class: 'recent-outcome', 'data-outcome': c.outcome?.kind ?? 'none', text: ` · ${outcome}` }) : null,
             duration ? h('span', { class: 'recent-duration', text: ` · ${duration}` }) : null,
           ),
+          this.recentRuleAction(c),
         );
       }),
     );
+  }
+
+  /** Under a recent call a rule did not decide: make a rule of its arguments (or what was made of it). */
+  private recentRuleAction(c: ToolCallEvent): HTMLElement | null {
+    const made = this.ruled.get(c.id);
+    if (made) return h('div', { class: 'recent-rule-made', text: made });
+    if (c.decided_by === 'rule' || !allowArgumentsRule(c.server, c.tool, c.arguments)) return null;
+    const b = argumentsRuleButton(c.server, c.tool, 'recent-allow-args');
+    b.addEventListener('click', () => void this.ruleFromRecent(c, b));
+    return h('div', { class: 'recent-rule-action' }, b);
   }
 
   private syncTicker(): void {
@@ -356,20 +429,44 @@ export class ApprovalsView {
     this.restoreFocus(hadFocus);
   }
 
-  private async always(request: ApprovalRequest, decision: 'allow' | 'reject'): Promise<void> {
+  private async always(request: ApprovalRequest, scope: RuleScope): Promise<void> {
     const name = callName(request.server, request.tool);
-    const rule = decision === 'allow' ? allowToolRule(request.server, request.tool) : rejectToolRule(request.server, request.tool);
+    const rule =
+      scope === 'allow-tool' ? allowToolRule(request.server, request.tool) : scope === 'reject-tool' ? rejectToolRule(request.server, request.tool) : allowArgumentsRule(request.server, request.tool, request.arguments);
+    if (!rule) return;
     const hadFocus = this.focusInRequests();
     this.model.setDeciding([request.id], true);
     try {
       await this.backend.addApprovalRule(rule, request.id);
       this.model.remove(request.id);
-      this.say(decision === 'allow' ? `From now on ${name} runs without asking.` : `From now on ${name} is always rejected.`);
+      this.say(scope === 'allow-tool' ? `From now on ${name} runs without asking.` : scope === 'reject-tool' ? `From now on ${name} is always rejected.` : `Rule added: ${describeRule(rule)}.`);
     } catch (err) {
       this.model.setDeciding([request.id], false);
       this.model.setNote(request.id, `The rule could not be added: ${errorText(err)}`);
     }
     this.restoreFocus(hadFocus);
+    void this.rules.refresh();
+  }
+
+  /** "Always allow calls with these arguments" under a call that already ended: a rule for the next ones. */
+  private async ruleFromRecent(call: ToolCallEvent, button: HTMLButtonElement): Promise<void> {
+    const rule = allowArgumentsRule(call.server, call.tool, call.arguments);
+    if (!rule) return;
+    button.disabled = true;
+    try {
+      // Saying so beats a second copy of the same rule.
+      const current = await this.backend.approvalRules();
+      if (current.rules.some((r) => sameRule(r, rule))) {
+        this.ruled.set(call.id, 'A rule already allows these arguments.');
+      } else {
+        await this.backend.addApprovalRule(rule, null);
+        this.ruled.set(call.id, `Rule added: ${describeRule(rule)}.`);
+      }
+    } catch (err) {
+      this.ruled.delete(call.id);
+      this.say(`The rule could not be added: ${errorText(err)}`);
+    }
+    this.renderRecent(true);
     void this.rules.refresh();
   }
 

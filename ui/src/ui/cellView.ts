@@ -1,5 +1,6 @@
 /**
- * The view of one cell: prompt, editor (or rendered Markdown), outputs, notices and input().
+ * The view of one cell: prompt, editor (or rendered Markdown), outputs, the run's tool calls,
+ * notices and input().
  * Owns its DOM; updates only the parts a model change touches.
  */
 import type { Cell, CellChange } from '../model/cell';
@@ -9,6 +10,7 @@ import { renderMarkdown } from '../render/markdown';
 import { frames } from '../util/frame';
 import { CellEditor } from './editor';
 import { h } from './dom';
+import { ToolCallsView } from './toolCallsView';
 
 export interface CellViewHost {
   /** A click on the cell (not in its editor). */
@@ -55,6 +57,7 @@ export class CellView {
   private readonly outputsEl: HTMLElement;
   private readonly collapsedNote: HTMLButtonElement;
   private readonly noticeEl: HTMLElement;
+  private readonly toolCalls: ToolCallsView;
   private editor: CellEditor | null = null;
   private outputViews: OutputView[] = [];
   private stdinEl: HTMLElement | null = null;
@@ -76,7 +79,8 @@ export class CellView {
     this.collapsedNote = h('button', { class: 'outputs-collapsed', type: 'button', hidden: true, 'aria-label': 'Outputs hidden; show them' });
     this.outputsWrap = h('div', { class: 'outputs-wrap' }, collapser, this.outputsEl, this.collapsedNote);
     this.noticeEl = h('div', { class: 'cell-notice', role: 'alert', hidden: true });
-    this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.noticeEl);
+    this.toolCalls = new ToolCallsView(cell);
+    this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.toolCalls.element, this.noticeEl);
     this.element.dataset.cellId = cell.id;
 
     this.element.addEventListener('mousedown', (e) => {
@@ -168,6 +172,9 @@ export class CellView {
         return;
       case 'pending-clear':
         this.syncPendingClear();
+        return;
+      case 'tool-calls':
+        this.toolCalls.changed();
         return;
       default:
         assertNever(change, 'cell change');

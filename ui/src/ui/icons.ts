@@ -22,6 +22,7 @@ const PATHS = {
   approval: 'M12 3l7 3v5c0 5-3 8.5-7 10-4-1.5-7-5-7-10V6zM8.5 12l2.5 2.5 4.5-5',
   close: 'M6 6l12 12M18 6L6 18',
   export: 'M12 4v11M7 9l5-5 5 5M5 15v5h14v-5',
+  settings: 'M4 6h9M17 6h3M15 4v4M4 12h3M11 12h9M9 10v4M4 18h11M19 18h1M17 16v4',
 } as const;
 
 export type IconName = keyof typeof PATHS;

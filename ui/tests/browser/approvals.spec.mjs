@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launchBrowser, openApp, startServer } from './harness.mjs';
+import { notebook } from './notebooks.mjs';
 
 let server;
 let chromium;
@@ -42,7 +43,9 @@ describe('pending requests', () => {
 
     const card = cards(page).first();
     assert.equal(await card.locator('.approval-title').textContent(), 'github.create_issue wants to run — from cell 3 of analysis.ipynb');
-    assert.match(await card.locator('.approval-asked').textContent(), /^Asked 1[2-4] s ago$/);
+    // The time left before the session's approval timeout (60 s) rejects it.
+    assert.match(await card.locator('.approval-asked').textContent(), /^Asked 1[2-4] s ago · rejected in 4[6-8] s unless you decide$/);
+    assert.equal(await page.locator('#approval-timeout-hint').textContent(), ' A call nobody decides within 60 s is rejected. Change');
     // Arguments: JSON with a 2-space indent, the long value shortened, "Show all" shows it whole.
     const args = card.locator('.approval-args');
     assert.match(await args.textContent(), /^\{\n {2}"owner": "acme",\n/);
@@ -172,6 +175,109 @@ describe('pending requests', () => {
     await page.keyboard.press('Escape');
     await page.keyboard.press('b');
     assert.equal(await page.locator('.cell').count(), 2);
+    await close();
+  });
+});
+
+/** Run cell `i` in place (Ctrl+Enter in command mode). */
+async function runCell(page, i) {
+  await page.locator('.cell').nth(i).locator('.prompt').click();
+  await page.keyboard.press('Control+Enter');
+}
+
+const NO_RULES = { version: 1, rules: [] };
+const waitingCard = (page) => page.locator('#approval-list .approval-request[data-state="waiting"]');
+
+describe('rules made from a request’s arguments', () => {
+  it('"Always allow this command" allows `ls -la` from now on, not `rm -rf`; removing the rule asks again', async () => {
+    const { page, errors, close } = await app({ rules: NO_RULES, notebook: notebook('!ls -la', '!rm -rf build', '!ls -la') });
+    await runCell(page, 0);
+    await waitingCard(page).waitFor();
+    const card = waitingCard(page);
+    assert.deepEqual(await card.locator('.approval-always button').allTextContents(), ['Always allow this command', 'Always allow this tool', 'Always reject this tool']);
+    await card.locator('.always-allow-args').click();
+    await page.waitForFunction(() => document.querySelector('.cell .tool-call')?.dataset.status === 'done');
+    const added = (await calls(page, 'add_approval_rule'))[0];
+    assert.deepEqual(added, { rule: { server: 'ipybox', tool: 'shell', args: { command: { equals: 'ls -la' } }, decision: 'allow', comment: 'added from the approval panel' }, decideId: added.decideId });
+    assert.equal(typeof added.decideId, 'number', 'the request is decided by the new rule');
+    assert.equal(await page.locator('.cell').nth(0).locator('.tool-call-words').textContent(), 'allowed by a rule', 'the cell says a rule decided it');
+    await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent === 'Always allow the shell command “ls -la”');
+
+    // Another command still asks.
+    await runCell(page, 1);
+    await waitingCard(page).waitFor();
+    assert.equal(await waitingCard(page).locator('.approval-args').textContent(), '{\n  "command": "rm -rf build"\n}');
+    await waitingCard(page).locator('.reject').click();
+    await page.waitForFunction(() => document.querySelectorAll('.cell')[1]?.querySelector('.tool-call')?.dataset.decision === 'rejected');
+
+    // The same command again: decided by the rule, nothing waits.
+    await runCell(page, 2);
+    await page.waitForFunction(() => document.querySelectorAll('.cell')[2]?.querySelector('.tool-call')?.dataset.status === 'done');
+    assert.equal(await page.locator('.cell').nth(2).locator('.tool-call-words').textContent(), 'allowed by a rule');
+    assert.equal(await page.locator('#approvals-badge').isHidden(), true);
+
+    // Removed, the command asks again.
+    await page.locator('#rule-list .rule').first().locator('.rule-remove').click();
+    await page.waitForFunction(() => document.querySelectorAll('#rule-list .rule').length === 0);
+    await runCell(page, 2);
+    await waitingCard(page).waitFor();
+    await waitingCard(page).locator('.approve').click();
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('"Always allow calls with these arguments" for an MCP tool: equal values of each argument, listed in words', async () => {
+    const cells = ['call_tool("github", "create_issue", {"owner": "acme", "repo": "site"})', 'call_tool("github", "create_issue", {"owner": "acme", "repo": "docs"})', 'call_tool("github", "create_issue", {"owner": "acme", "repo": "site"})'];
+    const { page, close } = await app({ rules: NO_RULES, notebook: notebook(...cells) });
+    await runCell(page, 0);
+    await waitingCard(page).waitFor();
+    assert.equal(await waitingCard(page).locator('.always-allow-args').textContent(), 'Always allow calls with these arguments');
+    await waitingCard(page).locator('.always-allow-args').click();
+    await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent.startsWith('Always allow github.create_issue when'));
+    assert.equal(await page.locator('#rule-list .rule-text').first().textContent(), 'Always allow github.create_issue when owner is “acme” and repo is “site”');
+    assert.match(await page.locator('#approvals-status').textContent(), /^Rule added: Always allow github\.create_issue when owner is “acme” and repo is “site”\.$/);
+    // Other values ask; the same values do not.
+    await runCell(page, 1);
+    await waitingCard(page).waitFor();
+    await waitingCard(page).locator('.reject').click();
+    await runCell(page, 2);
+    await page.waitForFunction(() => document.querySelectorAll('.cell')[2]?.querySelector('.tool-call')?.dataset.status === 'done');
+    assert.equal(await page.locator('.cell').nth(2).locator('.tool-call-words').textContent(), 'allowed by a rule · OK · 120 ms');
+    await close();
+  });
+
+  it('a call without arguments offers no such rule: it would allow the whole tool', async () => {
+    const { page, close } = await app();
+    await request(page, { id: 61, server: 'github', tool: 'get_me', arguments: {} });
+    await page.waitForSelector('.approval-request[data-request-id="61"]');
+    assert.equal(await page.locator('.approval-request[data-request-id="61"] .always-allow-args').count(), 0);
+    await close();
+  });
+
+  it('a recent call you decided becomes a rule for next time; a second time says a rule exists; rule-decided calls offer none', async () => {
+    const { page, close } = await app({ rules: NO_RULES });
+    await request(page, { id: 71, server: 'weather', tool: 'forecast', arguments: { city: 'Oslo' } });
+    await page.click('.approval-request[data-request-id="71"] .approve');
+    await page.waitForSelector('#recent-calls .recent-call');
+    const first = page.locator('#recent-calls .recent-call').first();
+    assert.equal(await first.locator('.recent-allow-args').textContent(), 'Always allow calls with these arguments');
+    await first.locator('.recent-allow-args').click();
+    await page.waitForFunction(() => document.querySelector('#recent-calls .recent-rule-made')?.textContent === 'Rule added: Always allow weather.forecast when city is “Oslo”.');
+    assert.deepEqual(await calls(page, 'add_approval_rule'), [{ rule: { server: 'weather', tool: 'forecast', args: { city: { equals: 'Oslo' } }, decision: 'allow', comment: 'added from the approval panel' }, decideId: null }]);
+    await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent === 'Always allow weather.forecast when city is “Oslo”');
+
+    // The same arguments decided by hand once more (from before the rule): no second copy.
+    await request(page, { id: 72, server: 'weather', tool: 'forecast', arguments: { city: 'Oslo' } });
+    await page.evaluate(() => window.__mock.decideApproval(72, 'accept'));
+    await page.waitForFunction(() => document.querySelectorAll('#recent-calls .recent-call').length === 2);
+    await page.locator('#recent-calls .recent-call').first().locator('.recent-allow-args').click();
+    await page.waitForFunction(() => document.querySelector('#recent-calls .recent-call .recent-rule-made')?.textContent === 'A rule already allows these arguments.');
+    assert.equal((await calls(page, 'add_approval_rule')).length, 1);
+
+    await request(page, { id: 73, server: 'weather', tool: 'forecast', arguments: { city: 'Lima' } });
+    await page.evaluate(() => window.__mock.decideApproval(73, 'accept', 'rule'));
+    await page.waitForFunction(() => document.querySelectorAll('#recent-calls .recent-call').length === 3);
+    assert.equal(await page.locator('#recent-calls .recent-call').first().locator('.recent-allow-args').count(), 0);
     await close();
   });
 });

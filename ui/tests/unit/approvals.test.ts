@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ApprovalRequest, Rule, ToolCallEvent } from '../../src/ipc';
 import { isSessionEvent } from '../../src/ipc';
 import {
+  allowArgumentsRule,
   allowToolRule,
   ApprovalsModel,
+  argumentKey,
   argumentName,
   decisionWords,
   describeArgMatcher,
@@ -15,11 +17,13 @@ import {
   outcomeWords,
   prettyArguments,
   rejectToolRule,
+  sameRule,
   shortenJson,
   shortenText,
   SHORTEN_AT,
   timeAgo,
 } from '../../src/model/approvals';
+import { timeLeftWords } from '../../src/ui/approvalsView';
 import { asRules } from '../../src/ui/rulesView';
 
 const request = (id: number, over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
@@ -248,5 +252,78 @@ describe('session events', () => {
     expect(isSessionEvent(call(1))).toBe(true);
     expect(isSessionEvent({ type: 'tool_call' })).toBe(false);
     expect(isSessionEvent({ type: 'kernel_idle' })).toBe(true);
+  });
+});
+
+describe('a rule made from a request’s arguments', () => {
+  it('matches the tool and each top-level argument’s exact value', () => {
+    const rule = allowArgumentsRule('github', 'create_issue', { owner: 'acme', repo: 'site', labels: ['data', 'bug'], draft: false, n: 3, meta: { a: null } });
+    expect(rule).toEqual({
+      server: 'github',
+      tool: 'create_issue',
+      args: {
+        owner: { equals: 'acme' },
+        repo: { equals: 'site' },
+        labels: { equals: ['data', 'bug'] },
+        draft: { equals: false },
+        n: { equals: 3 },
+        meta: { equals: { a: null } },
+      },
+      decision: 'allow',
+      comment: 'added from the approval panel',
+    });
+    expect(describeRule(rule as Rule)).toBe(
+      'Always allow github.create_issue when owner is “acme” and repo is “site” and labels is ["data","bug"] and draft is false and n is 3 and meta is {"a":null}',
+    );
+  });
+
+  it('for a shell command: exactly that command, said as such', () => {
+    const ls = allowArgumentsRule('ipybox', 'shell', { command: 'ls -la' });
+    expect(ls).toEqual({ server: 'ipybox', tool: 'shell', args: { command: { equals: 'ls -la' } }, decision: 'allow', comment: 'added from the approval panel' });
+    expect(describeRule(ls as Rule)).toBe('Always allow the shell command “ls -la”');
+    expect(describeRule({ server: 'ipybox', tool: 'shell', args: { command: { equals: 'rm -rf /' } }, decision: 'reject', reason: 'never' })).toBe('Always reject the shell command “rm -rf /” — never');
+    // Other shell rules are said the general way.
+    expect(describeRule({ server: 'ipybox', tool: 'shell', args: { command: { glob: 'ls *' } }, decision: 'allow' })).toBe('Always allow ipybox.shell when command matches ls *');
+  });
+
+  it('keeps its own copy of the values', () => {
+    const args = { labels: ['a'] };
+    const rule = allowArgumentsRule('github', 'create_issue', args);
+    args.labels.push('b');
+    expect(rule?.args?.labels).toEqual({ equals: ['a'] });
+  });
+
+  it('is not offered without arguments: it would allow the whole tool', () => {
+    expect(allowArgumentsRule('github', 'get_me', {})).toBeNull();
+    expect(allowArgumentsRule('github', 'get_me', null)).toBeNull();
+    expect(allowArgumentsRule('github', 'get_me', ['a'])).toBeNull();
+    expect(allowArgumentsRule('github', 'get_me', 'x')).toBeNull();
+  });
+
+  it('an argument whose name could be read as a JSON Pointer is named by one', () => {
+    expect(argumentKey('path')).toBe('path');
+    expect(argumentKey('/etc')).toBe('/~1etc');
+    expect(argumentKey('')).toBe('/');
+    expect(argumentKey('/a~b')).toBe('/~1a~0b');
+    expect(argumentName(argumentKey('/a~b')), 'the rules list says the name as it was').toBe('/a~b');
+    expect(allowArgumentsRule('s', 't', { '/etc': 1, x: 2 })?.args).toEqual({ '/~1etc': { equals: 1 }, x: { equals: 2 } });
+  });
+
+  it('the same rule twice is recognised, whatever the key order or comment', () => {
+    const a = allowArgumentsRule('ipybox', 'shell', { command: 'ls' }) as Rule;
+    expect(sameRule(a, { decision: 'allow', tool: 'shell', server: 'ipybox', args: { command: { equals: 'ls' } }, comment: 'mine' })).toBe(true);
+    expect(sameRule(a, allowArgumentsRule('ipybox', 'shell', { command: 'ls -la' }) as Rule)).toBe(false);
+    expect(sameRule(a, { ...a, decision: 'reject' })).toBe(false);
+    expect(sameRule(allowToolRule('a', 'b'), { server: 'a', tool: 'b', decision: 'allow', args: {} })).toBe(true);
+  });
+});
+
+describe('the time a request has left', () => {
+  it('counts down to the session’s approval timeout', () => {
+    expect(timeLeftWords(0, 60, 12_000)).toBe('rejected in 48 s unless you decide');
+    expect(timeLeftWords(0, 60, 59_001)).toBe('rejected in 1 s unless you decide');
+    expect(timeLeftWords(0, 600, 0)).toBe('rejected in 10 min unless you decide');
+    expect(timeLeftWords(0, 60, 60_000), 'past the deadline: nothing to count').toBeNull();
+    expect(timeLeftWords(0, null, 0), 'timeout unknown').toBeNull();
   });
 });

@@ -34,6 +34,8 @@ interface MockConfig {
   auditCount?: number;
   /** What export_audit_log resolves (default a path; null = the dialog was cancelled). */
   exportPath?: string | null;
+  /** The approval timeout saved in the settings and used by the session (default 60). */
+  approvalTimeoutSecs?: number;
 }
 
 interface ApprovalRequest {
@@ -56,6 +58,10 @@ interface Call {
 type Send = (event: Json) => void;
 
 interface ExecContext {
+  /** The execution's id, as session events name it. */
+  id: string;
+  /** Where the code comes from, as the UI said ("cell 2 of analysis.ipynb"). */
+  origin: string | null;
   code: string;
   count: number;
   send: Send;
@@ -63,6 +69,13 @@ interface ExecContext {
   waitForInput(prompt: string, password?: boolean): Promise<string>;
   sleep(ms: number): Promise<void>;
   cancelled(): boolean;
+  /** A tool call as the backend handles it: rules, else ask (and wait up to the approval timeout). */
+  callTool(server: string, tool: string, args: Json): Promise<ToolVerdict>;
+}
+
+interface ToolVerdict {
+  decision: 'approved' | 'rejected' | 'timed_out';
+  reason: string | null;
 }
 
 type Handler = (ctx: ExecContext) => Promise<'finished' | 'failed' | void>;
@@ -87,6 +100,8 @@ interface MockApi {
   /** The rules as stored now. */
   rules(): Json;
   audit(): Json[];
+  /** The settings as saved, and the session's approval timeout. */
+  settings(): { approvalTimeoutSecs: number; sessionApprovalTimeoutSecs: number | null };
 }
 
 declare global {
@@ -163,9 +178,36 @@ function stream(text: string, name: 'stdout' | 'stderr' = 'stdout'): Json {
   return { type: 'stream', name, text };
 }
 
+/** `call_tool("server", "tool", {json})` and `!command` lines: tool calls through approval. */
+async function toolLines(ctx: ExecContext): Promise<'failed' | null> {
+  for (const line of ctx.code.split('\n')) {
+    const t = /^\s*call_tool\(\s*"([^"]+)"\s*,\s*"([^"]+)"\s*,\s*(\{.*\})\s*\)\s*$/.exec(line);
+    const shell = /^\s*!(.+)$/.exec(line);
+    if (!t && !shell) continue;
+    const [server, tool, args] = t ? [t[1] ?? '', t[2] ?? '', JSON.parse(t[3] ?? '{}') as Json] : ['ipybox', 'shell', { command: (shell?.[1] ?? '').trim() }];
+    const verdict = await ctx.callTool(server, tool, args);
+    if (verdict.decision === 'approved') {
+      ctx.outputs(stream(shell ? `(ran ${String(isRecord(args) ? args.command : '')})\n` : `${server}.${tool} answered\n`));
+      continue;
+    }
+    if (shell) {
+      ctx.outputs({ type: 'error', ename: 'ShellCommandRejected', evalue: `the shell command was not approved: ${verdict.reason ?? 'rejected'} (it did not run)`, traceback: [`ShellCommandRejected: the shell command was not approved: ${verdict.reason ?? 'rejected'} (it did not run)`] });
+    } else {
+      const ename = verdict.decision === 'timed_out' ? 'ApprovalTimeout' : 'ApprovalRejected';
+      ctx.outputs({ type: 'error', ename, evalue: `${server}.${tool}: ${verdict.reason ?? 'rejected'}`, traceback: [`${ename}: ${server}.${tool}: ${verdict.reason ?? 'rejected'}`] });
+    }
+    return 'failed';
+  }
+  return null;
+}
+
 async function demoKernel(ctx: ExecContext): Promise<'finished' | 'failed'> {
   const code = ctx.code;
   let m: RegExpExecArray | null;
+  if (/call_tool\(|^\s*!/m.test(code)) {
+    const failed = await toolLines(ctx);
+    if (failed) return failed;
+  }
   if ((m = /range\((\d+)\)/.exec(code)) && /print/.test(code)) {
     // A fast loop printing n lines (about a million lines a second), delivered as the backend
     // does: one `outputs` event per frame (~16 ms) with everything printed meanwhile.
@@ -244,6 +286,7 @@ async function demoKernel(ctx: ExecContext): Promise<'finished' | 'failed'> {
 
 function execute(args: Record<string, unknown>): string {
   const code = typeof args.code === 'string' ? args.code : '';
+  const origin = typeof args.origin === 'string' ? args.origin : null;
   const chId = channelId(args.onEvent);
   const id = `exec-${++execSeq}`;
   let index = 0;
@@ -262,6 +305,8 @@ function execute(args: Record<string, unknown>): string {
       void emit('session', { type: 'kernel_busy', execution_id: id });
       send({ type: 'started', executionCount: count });
       const ctx: ExecContext = {
+        id,
+        origin,
         code,
         count,
         send,
@@ -274,6 +319,7 @@ function execute(args: Record<string, unknown>): string {
           }),
         sleep,
         cancelled: () => cancelled.has(id),
+        callTool: (server, tool, toolArgs) => callTool(id, origin, server, tool, toolArgs),
       };
       const handler = window.__mock.onExecute ?? demoKernel;
       const result = (await handler(ctx)) ?? 'finished';
@@ -360,14 +406,18 @@ for (const r of config.approvals ?? []) {
   pendingApprovals.push(req);
 }
 
+/** Code waiting for the decision of its tool call, by request id. */
+const waiters = new Map<number, (verdict: ToolVerdict) => void>();
+
 /** Decide a pending request as the backend does: events approval_decided and tool_call, an audit entry. */
-function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: string): boolean {
+function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: string, reason: string | null = null): boolean {
   const i = pendingApprovals.findIndex((r) => r.id === id);
   const r = pendingApprovals[i];
   if (i < 0 || !r) return false;
   pendingApprovals.splice(i, 1);
   void emit('session', { type: 'approval_decided', id, decision, decided_by: decidedBy });
   const approved = decision === 'accept';
+  const why = approved ? null : (reason ?? (decidedBy === 'person' ? 'the person rejected it in the approval dialog' : 'the call was rejected'));
   const call = {
     id,
     server: r.server,
@@ -377,12 +427,105 @@ function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: str
     origin: r.origin,
     decision: approved ? 'approved' : 'rejected',
     decided_by: decidedBy,
+    reason: why,
     outcome: approved ? { kind: 'ok' } : null,
     duration_ms: approved ? 120 : 0,
   };
-  audit.push({ time: Date.now(), workspace, execution_id: r.execution_id, origin: r.origin, server: r.server, tool: r.tool, arguments: r.arguments, decision: call.decision, decided_by: decidedBy, reason: approved ? null : 'rejected', outcome: call.outcome, duration_ms: call.duration_ms });
-  setTimeout(() => void emit('session', { type: 'tool_call', ...call }), 10);
+  audit.push({ time: Date.now(), workspace, execution_id: r.execution_id, origin: r.origin, server: r.server, tool: r.tool, arguments: r.arguments, decision: call.decision, decided_by: decidedBy, reason: why, outcome: call.outcome, duration_ms: call.duration_ms });
+  setTimeout(() => {
+    void emit('session', { type: 'tool_call', ...call });
+    waiters.get(id)?.({ decision: approved ? 'approved' : 'rejected', reason: why });
+    waiters.delete(id);
+  }, 10);
   return true;
+}
+
+// ---- rules, as the backend matches them (docs/approval-rules.md)
+
+function globMatch(pattern: string, text: string): boolean {
+  const re = new RegExp(`^${[...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`, 's');
+  return re.test(text);
+}
+
+function jsonEq(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEq(x, b[i]));
+  if (isRecord(a) && isRecord(b)) return Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && jsonEq(a[k], b[k]));
+  return a === b;
+}
+
+function lookup(args: unknown, key: string): { found: boolean; value: unknown } {
+  if (!key.startsWith('/')) return isRecord(args) && key in args ? { found: true, value: args[key] } : { found: false, value: null };
+  let v: unknown = args;
+  for (const raw of key.slice(1).split('/')) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (isRecord(v) && part in v) v = v[part];
+    else if (Array.isArray(v) && /^\d+$/.test(part) && Number(part) < v.length) v = v[Number(part)];
+    else return { found: false, value: null };
+  }
+  return { found: true, value: v };
+}
+
+function under(prefix: string, path: unknown): boolean {
+  if (typeof path !== 'string' || !path.startsWith('/')) return false;
+  const norm = (p: string): string[] => p.split('/').reduce<string[]>((acc, part) => (part === '' || part === '.' ? acc : part === '..' ? acc.slice(0, -1) : [...acc, part]), []);
+  const a = norm(prefix);
+  const b = norm(path);
+  return a.every((x, i) => b[i] === x);
+}
+
+/** The first matching rule's decision and message, or null (ask). */
+function decideByRules(server: string, tool: string, args: Json): { allow: boolean; message: string } | null {
+  const list = isRecord(rules) && Array.isArray(rules.rules) ? rules.rules : [];
+  for (const [i, rule] of list.entries()) {
+    if (!isRecord(rule) || typeof rule.server !== 'string' || typeof rule.tool !== 'string') continue;
+    if (!globMatch(rule.server, server) || !globMatch(rule.tool, tool)) continue;
+    const conditions = isRecord(rule.args) ? Object.entries(rule.args) : [];
+    const ok = conditions.every(([key, m]) => {
+      const { found, value } = lookup(args, key);
+      if (!found || !isRecord(m)) return false;
+      if ('equals' in m && !jsonEq(m.equals, value)) return false;
+      if (Array.isArray(m.one_of) && !m.one_of.some((x) => jsonEq(x, value))) return false;
+      if (typeof m.glob === 'string' && (typeof value !== 'string' || !globMatch(m.glob, value))) return false;
+      if (typeof m.under === 'string' && !under(m.under, value)) return false;
+      return true;
+    });
+    if (!ok) continue;
+    const allow = rule.decision === 'allow';
+    const reason = typeof rule.reason === 'string' ? `: ${rule.reason}` : '';
+    return { allow, message: `${server}.${tool} is ${allow ? 'allowed' : 'rejected'} by rules[${i}]${allow ? '' : reason}` };
+  }
+  return null;
+}
+
+// ---- settings
+
+const settings = { approvalTimeoutSecs: config.approvalTimeoutSecs ?? 60, sessionApprovalTimeoutSecs: config.approvalTimeoutSecs ?? 60 };
+
+/** A tool call of execution `executionId`: rules first, then a person, within the session's approval timeout. */
+function callTool(executionId: string, origin: string | null, server: string, tool: string, args: Json): Promise<ToolVerdict> {
+  const req = completeRequest({ server, tool, arguments: args, execution_id: executionId, origin, server_description: server === 'ipybox' ? 'a shell command the code runs in its kernel' : `${server} (mock)` });
+  pendingApprovals.push(req);
+  const verdict = new Promise<ToolVerdict>((resolve) => waiters.set(req.id, resolve));
+  void emit('session', { type: 'approval_requested', request: toJson(req) });
+  const byRule = decideByRules(server, tool, args);
+  if (byRule) {
+    setTimeout(() => decidePending(req.id, byRule.allow ? 'accept' : 'reject', 'rule', byRule.allow ? null : byRule.message), 5);
+    return verdict;
+  }
+  const timeoutSecs = settings.sessionApprovalTimeoutSecs ?? 60;
+  const timer = setTimeout(() => {
+    const i = pendingApprovals.findIndex((r) => r.id === req.id);
+    if (i < 0) return;
+    pendingApprovals.splice(i, 1);
+    const reason = `nobody decided within ${timeoutSecs} s`;
+    void emit('session', { type: 'approval_withdrawn', id: req.id, reason: 'nobody decided in time' });
+    const call = { id: req.id, server, tool, arguments: args, execution_id: executionId, origin, decision: 'timed_out', decided_by: 'timeout', reason, outcome: null, duration_ms: 0 };
+    audit.push({ time: Date.now(), workspace, execution_id: executionId, origin, server, tool, arguments: args, decision: 'timed_out', decided_by: 'timeout', reason, outcome: null, duration_ms: 0 });
+    void emit('session', { type: 'tool_call', ...call });
+    waiters.get(req.id)?.({ decision: 'timed_out', reason: `nobody approved the call within ${timeoutSecs} s` });
+    waiters.delete(req.id);
+  }, timeoutSecs * 1000);
+  return verdict.finally(() => clearTimeout(timer));
 }
 
 const RULE_FIELDS = ['server', 'tool', 'args', 'decision', 'reason', 'comment'];
@@ -444,6 +587,14 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'audit_log':
       return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
+    case 'app_settings':
+      return { handled: true, value: { ...settings } };
+    case 'set_app_settings': {
+      const secs = args.approvalTimeoutSecs;
+      if (typeof secs !== 'number' || !Number.isInteger(secs) || secs < 1 || secs > 86400) throw { code: 'InvalidConfig', message: `the approval timeout must be from 1 to 86400 seconds, got ${String(secs)}` };
+      settings.approvalTimeoutSecs = secs;
+      return { handled: true, value: { ...settings } };
+    }
     case 'export_audit_log':
       return { handled: true, value: config.exportPath === undefined ? '/home/ana/Documents/ipybox-audit-weather.jsonl' : config.exportPath };
     default:
@@ -484,6 +635,8 @@ mockIPC(
         return null;
       case 'restart_kernel':
         executionCount = 0;
+        // As the backend: a changed approval timeout takes a fresh session.
+        settings.sessionApprovalTimeoutSecs = settings.approvalTimeoutSecs;
         return null;
       case 'save_notebook':
         await sleep(5);
@@ -564,6 +717,7 @@ window.__mock = {
   approvals: () => pendingApprovals.map((r) => ({ ...r })),
   rules: () => rules,
   audit: () => audit,
+  settings: () => ({ ...settings }),
 };
 
 let scripted = false;

@@ -1,0 +1,99 @@
+// The Settings dialog: the approval timeout, saved by the backend in ipybox's data directory,
+// applied when the kernel restarts, and shown where approvals are decided.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { launchBrowser, openApp, startServer } from './harness.mjs';
+
+let server;
+let chromium;
+
+before(async () => {
+  server = await startServer();
+  chromium = await launchBrowser();
+});
+
+after(async () => {
+  await chromium?.close();
+  await server?.close();
+});
+
+async function app(config = {}, options = {}) {
+  const opened = await openApp(chromium.browser, server.url, { notebook: null, ...config }, options);
+  return { ...opened, close: () => opened.page.close() };
+}
+
+const calls = (page, cmd) => page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
+const statusText = (page) => page.locator('#approval-timeout-status .settings-status-text').textContent();
+
+describe('the approval timeout setting', () => {
+  it('opens from the toolbar with the saved value; refuses what the engine cannot do, saying why', async () => {
+    const { page, errors, close } = await app();
+    await page.click('#open-settings');
+    await page.waitForSelector('#settings-dialog[open]');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout')?.value === '60');
+    assert.equal(await statusText(page), 'The running kernel uses it.');
+    assert.equal(await page.locator('#settings-restart').isHidden(), true);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'approval-timeout', 'the field has the focus');
+
+    for (const [text, why] of [
+      ['never', /always rejected in the end/],
+      ['0', /always rejected in the end/],
+      ['soon', /is not a duration/],
+      ['2 days', /is not a duration/],
+      ['100000', /from 1 second to 86,400 seconds/],
+    ]) {
+      await page.fill('#approval-timeout', text);
+      await page.click('#save-settings');
+      assert.match(await page.locator('#approval-timeout-error').textContent(), why, text);
+      assert.equal(await page.locator('#approval-timeout-error').isVisible(), true);
+    }
+    assert.deepEqual(await calls(page, 'set_app_settings'), [], 'nothing invalid reaches the backend');
+    // Escape closes the dialog (the notebook's own Escape handling stays out of it).
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#settings-dialog:not([open])', { state: 'attached' });
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('a saved timeout applies when the kernel restarts; the dialog and the panel say which one is in force', async () => {
+    const { page, close } = await app();
+    await page.click('#toggle-approvals');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout-hint')?.textContent.includes('within 60 s'));
+
+    await page.click('#open-settings');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout')?.value === '60');
+    await page.fill('#approval-timeout', '2 min');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout-status')?.dataset.pending === 'true');
+    assert.deepEqual(await calls(page, 'set_app_settings'), [{ approvalTimeoutSecs: 120 }]);
+    assert.equal(await page.inputValue('#approval-timeout'), '120');
+    assert.equal(await statusText(page), 'Saved: 2 min. The running kernel still uses 60 s; 2 min applies when the kernel restarts.');
+    assert.equal(await page.locator('#settings-restart').isVisible(), true);
+    assert.match(await page.locator('#approval-timeout-hint').textContent(), /within 60 s/, 'the session still uses the old one');
+
+    // "Restart the kernel now": asked first (the fake dialog says yes), then the new timeout is in force.
+    await page.click('#settings-restart');
+    await page.waitForSelector('#settings-dialog:not([open])', { state: 'attached' });
+    await page.waitForFunction(() => document.querySelector('#approval-timeout-hint')?.textContent.includes('within 2 min'));
+    assert.equal((await calls(page, 'restart_kernel')).length, 1);
+    assert.deepEqual(await page.evaluate(() => window.__mock.settings()), { approvalTimeoutSecs: 120, sessionApprovalTimeoutSecs: 120 });
+
+    await page.click('#open-settings');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout-status .settings-status-text')?.textContent === 'The running kernel uses it.');
+    assert.equal(await page.inputValue('#approval-timeout'), '120');
+    await page.click('#close-settings');
+    await page.waitForSelector('#settings-dialog:not([open])', { state: 'attached' });
+    await close();
+  });
+
+  it('"Change" beside the timeout in the approvals panel opens the settings; a waiting request counts down to it', async () => {
+    const { page, close } = await app({ approvalTimeoutSecs: 30 });
+    await page.evaluate(() => window.__mock.requestApproval({ id: 5, asked_at: Date.now() - 10_000 }));
+    await page.waitForSelector('.approval-request[data-request-id="5"]');
+    assert.match(await page.locator('.approval-request[data-request-id="5"] .approval-asked').textContent(), /rejected in (19|20) s unless you decide$/);
+    await page.click('#change-approval-timeout');
+    await page.waitForSelector('#settings-dialog[open]');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout')?.value === '30');
+    await close();
+  });
+});
