@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 features=(--workspace --no-default-features)
 
-echo "== ui: install, typecheck, build (the desktop build embeds ui/dist), unit tests"
+echo "== ui: install, typecheck, build (the desktop build embeds src-tauri/ui-dist), unit tests"
 ( cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test )
 echo "== cargo fmt --check"
 cargo fmt --all --check

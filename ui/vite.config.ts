@@ -1,12 +1,14 @@
 import { defineConfig } from 'vite';
 
-// The app is loaded by Tauri from its bundled assets, so every URL is relative.
+// The app is loaded by Tauri from its bundled assets, so every URL is relative. The build
+// goes into the Rust crate (src-tauri/ui-dist), which embeds it, so that the published crate
+// holds everything it is built from.
 export default defineConfig({
   base: './',
   clearScreen: false,
   server: { port: 1420, strictPort: true },
   build: {
-    outDir: 'dist',
+    outDir: '../src-tauri/ui-dist',
     target: 'es2021',
     emptyOutDir: true,
     chunkSizeWarningLimit: 1500,

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const DIST = join(ROOT, 'dist');
+export const DIST = join(ROOT, '..', 'src-tauri', 'ui-dist');
 export const MOCK = join(ROOT, 'tests/browser/.build/mock.js');
 export const FIXTURES = join(ROOT, 'tests/fixtures');
 
