@@ -38,6 +38,9 @@ interface ToolButtonSpec {
 }
 
 export class App implements CellViewHost {
+  /** How long a request must wait before it opens the approval panel (a rule decides sooner). */
+  static readonly PANEL_DELAY_MS = 150;
+
   private state: AppState | null = null;
   private notebook: Notebook;
   private editor: NotebookEditor;
@@ -414,10 +417,17 @@ export class App implements CellViewHost {
           this.installOutput.scrollTop = this.installOutput.scrollHeight;
         }
         return;
-      case 'approval_requested':
+      case 'approval_requested': {
         this.executor.noteApprovalRequested(event.request);
-        if (this.approvals.add(event.request) && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
+        if (!this.approvals.add(event.request)) return;
+        // A rule decides right after the request is announced: only a request still waiting
+        // for a person opens the panel.
+        const id = event.request.id;
+        setTimeout(() => {
+          if (this.approvals.item(id)?.state === 'waiting' && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
+        }, App.PANEL_DELAY_MS);
         return;
+      }
       case 'approval_decided':
         this.executor.noteApprovalDecided(event.id, event.decision, event.decided_by);
         this.approvals.remove(event.id);

@@ -52,7 +52,10 @@ describe('the tool calls of a cell', () => {
     assert.equal(await rejected.locator('.tool-call-verdict').textContent(), 'rejected by a rule');
     assert.equal(await rejected.locator('.tool-call-detail').textContent(), ': fx.delete is rejected by rules[1]: deletions are never allowed');
     assert.match(await cell(page, 1).locator('.outputs').textContent(), /ApprovalRejected: fx\.delete: fx\.delete is rejected by rules\[1\]: deletions are never allowed/, 'the code is told the same');
-    // The panel's recent list says the same.
+    // Calls a rule decided do not open the approval panel; its recent list says the same.
+    await page.waitForTimeout(300);
+    assert.equal(await page.locator('#right-panel').isHidden(), true, 'nothing waits for the person');
+    await page.click('#toggle-approvals');
     assert.match(await page.locator('#recent-calls').textContent(), /fx\.echo.*Approved.*by a rule/);
     assert.deepEqual(errors, []);
     await close();
