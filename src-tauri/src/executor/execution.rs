@@ -114,8 +114,6 @@ async fn execute(
         Ok(sent) => sent,
         Err(e) => return (Err(e), true),
     };
-    let mut reply = None;
-    let mut idle = false;
     let mut deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
     // Time spent waiting for approval decisions does not count against the timeout.
     let mut pending = HashSet::new();
@@ -124,9 +122,6 @@ async fn execute(
     let mut asking: Option<(Header, oneshot::Receiver<String>)> = None;
     let mut abort_open = true;
     let stop = loop {
-        if idle && let Some(r) = reply.take() {
-            break Stop::Finished(r);
-        }
         let running_deadline = if pending.is_empty() && asking.is_none() {
             deadline
         } else {
@@ -229,8 +224,7 @@ async fn execute(
                 asking = Some((header, rx));
                 let _ = out.send(Ok(Event::Input(input)));
             }
-            Some(KernelEvent::Reply(r)) => reply = Some(r),
-            Some(KernelEvent::Idle) => idle = true,
+            Some(KernelEvent::Done(reply)) => break Stop::Finished(reply),
             Some(KernelEvent::Died(reason)) => break died(&mut abort, abort_open, reason),
             None => {
                 break died(
@@ -266,7 +260,8 @@ async fn execute(
                 tracing::warn!(error = %e, "interrupting the kernel failed");
             }
             let grace = tokio::time::Instant::now() + ctx.interrupt_grace;
-            while reply.is_none() || !idle {
+            let mut settled = false;
+            while !settled {
                 match tokio::time::timeout_at(grace, events.recv()).await {
                     Ok(Some(KernelEvent::Output(c))) => {
                         // What the code printed while stopping (the KeyboardInterrupt
@@ -279,12 +274,10 @@ async fn execute(
                         collector.push(c);
                     }
                     Ok(Some(KernelEvent::Input { .. })) => {}
-                    Ok(Some(KernelEvent::Reply(r))) => reply = Some(r),
-                    Ok(Some(KernelEvent::Idle)) => idle = true,
+                    Ok(Some(KernelEvent::Done(_))) => settled = true,
                     Ok(Some(KernelEvent::Died(_))) | Ok(None) | Err(_) => break,
                 }
             }
-            let settled = reply.is_some() && idle;
             kernel.forget(&msg_id);
             let error = match stop {
                 Stop::Cancelled(why) => Error::Cancelled {

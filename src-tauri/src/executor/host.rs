@@ -51,24 +51,21 @@ impl KernelSpec {
             ..ExecuteRequest::new(&self.init_code)
         })?;
         let init = async {
-            let (mut reply, mut idle) = (None, false);
-            while reply.is_none() || !idle {
+            let reply = loop {
                 match events.recv().await {
-                    Some(KernelEvent::Reply(r)) => reply = Some(r),
-                    Some(KernelEvent::Idle) => idle = true,
+                    Some(KernelEvent::Done(reply)) => break reply,
                     Some(KernelEvent::Output(_) | KernelEvent::Input { .. }) => {}
                     Some(KernelEvent::Died(reason)) => return Err(reason),
                     None => return Err("connection closed".to_owned()),
                 }
-            }
-            match reply {
-                Some(r) if r.status == ReplyStatus::Ok => Ok(()),
-                Some(r) => Err(format!(
+            };
+            match reply.status {
+                ReplyStatus::Ok => Ok(()),
+                _ => Err(format!(
                     "{}: {}",
-                    r.ename.unwrap_or_default(),
-                    r.evalue.unwrap_or_default()
+                    reply.ename.unwrap_or_default(),
+                    reply.evalue.unwrap_or_default()
                 )),
-                None => Err("no reply".to_owned()),
             }
         };
         let outcome = tokio::time::timeout(self.ready_timeout, init).await;

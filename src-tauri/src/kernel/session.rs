@@ -27,10 +27,10 @@ use crate::error::{Error, Result};
 pub enum KernelEvent {
     /// An iopub message of the request (`stream`, `display_data`, `error`, …).
     Output(Content),
-    /// The shell reply.
-    Reply(ExecuteReply),
-    /// iopub `status: idle`: the kernel sent all output of the request.
-    Idle,
+    /// The request is done: its shell reply and the iopub `status: idle` after its output
+    /// have both arrived. They come on different channels, in either order; only after both
+    /// is all of the request's output in. Nothing follows.
+    Done(ExecuteReply),
     /// A stdin `input_request` of the request: answer with [`KernelSession::input_reply`]
     /// parented to `header`.
     Input {
@@ -251,7 +251,7 @@ async fn run(
     dead: Arc<AtomicBool>,
 ) {
     let (mut sink, mut stream) = socket.split();
-    let mut pending: HashMap<String, mpsc::UnboundedSender<KernelEvent>> = HashMap::new();
+    let mut pending: HashMap<String, Waiting> = HashMap::new();
     let mut ping = tokio::time::interval(PING_INTERVAL);
     ping.tick().await;
     let reason = loop {
@@ -277,7 +277,7 @@ async fn run(
             },
             cmd = commands.recv() => match cmd {
                 Some(Command::Send { msg_id, frame, events }) => {
-                    pending.insert(msg_id, events);
+                    pending.insert(msg_id, Waiting { events, reply: None, idle: false });
                     if let Err(e) = sink.send(WsMessage::text(frame)).await {
                         break format!("sending to the kernel failed: {e}");
                     }
@@ -308,8 +308,8 @@ async fn run(
     };
     dead.store(true, Ordering::Release);
     tracing::debug!(%reason, "kernel session ended");
-    for (_, events) in pending.drain() {
-        let _ = events.send(KernelEvent::Died(reason.clone()));
+    for (_, waiting) in pending.drain() {
+        let _ = waiting.events.send(KernelEvent::Died(reason.clone()));
     }
     // Answer requests that arrive after the end instead of leaving them hanging.
     commands.close();
@@ -326,11 +326,15 @@ async fn run(
     }
 }
 
+/// A request waiting for its messages: the reply and the idle status seen so far.
+struct Waiting {
+    events: mpsc::UnboundedSender<KernelEvent>,
+    reply: Option<ExecuteReply>,
+    idle: bool,
+}
+
 /// Route one frame. Returns `Some(reason)` when the kernel died.
-fn route(
-    text: &str,
-    pending: &mut HashMap<String, mpsc::UnboundedSender<KernelEvent>>,
-) -> Option<String> {
+fn route(text: &str, pending: &mut HashMap<String, Waiting>) -> Option<String> {
     let msg: Incoming = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) => {
@@ -352,11 +356,18 @@ fn route(
         }
     }
     let parent = msg.parent_id()?;
-    let events = pending.get(parent)?;
+    let waiting = pending.get_mut(parent)?;
     let event = match (msg.channel, content) {
-        (_, Content::Status(s)) if s.execution_state == ExecutionState::Idle => KernelEvent::Idle,
+        (_, Content::Status(s)) if s.execution_state == ExecutionState::Idle => {
+            waiting.idle = true;
+            KernelEvent::Done(waiting.reply.take()?)
+        }
         (_, Content::Status(_)) => return None,
-        (_, Content::ExecuteReply(reply)) => KernelEvent::Reply(reply),
+        (_, Content::ExecuteReply(reply)) if waiting.idle => KernelEvent::Done(reply),
+        (_, Content::ExecuteReply(reply)) => {
+            waiting.reply = Some(reply);
+            return None;
+        }
         (_, Content::InputRequest(request)) => KernelEvent::Input {
             header: msg.header.clone(),
             request,
@@ -364,7 +375,8 @@ fn route(
         (_, Content::Unknown) => return None,
         (_, other) => KernelEvent::Output(other),
     };
-    if events.send(event).is_err() {
+    let done = matches!(event, KernelEvent::Done(_));
+    if waiting.events.send(event).is_err() || done {
         pending.remove(parent);
     }
     None
