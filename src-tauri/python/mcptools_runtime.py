@@ -41,8 +41,8 @@ class ApprovalRejected(ToolError):
     """The call was rejected (by a person, a rule, or because nobody could be asked)."""
 
 
-class ApprovalTimeout(ToolError):
-    """Nobody approved the call in time."""
+class ApprovalTimeout(ApprovalRejected):
+    """Nobody approved the call in time: a rejection, so `except ApprovalRejected` catches it."""
 
 
 class ToolServerError(ToolError):

@@ -253,7 +253,9 @@ struct Listener {
 #[derive(Debug)]
 pub struct Approvals {
     listener: Mutex<Option<Listener>>,
-    timeout: Duration,
+    /// The approval timeout in milliseconds, shared with the executor so that it can be
+    /// changed while the session runs.
+    timeout: Arc<AtomicU64>,
     next_id: AtomicU64,
     /// Undecided requests, for [`decide`](Self::decide).
     pending: Mutex<HashMap<u64, Weak<Inner>>>,
@@ -264,12 +266,15 @@ impl Approvals {
     /// Requests time out (and are rejected) after `timeout`.
     #[cfg(test)]
     pub fn new(timeout: Duration) -> Self {
-        Self::with_events(timeout, Events::default())
+        Self::with_events(
+            Arc::new(AtomicU64::new(timeout.as_millis() as u64)),
+            Events::default(),
+        )
     }
 
-    /// Requests time out (and are rejected) after `timeout`; `events` hears of each
-    /// request, decision and withdrawal.
-    pub fn with_events(timeout: Duration, events: Events) -> Self {
+    /// Requests time out (and are rejected) after `timeout` milliseconds, read when each
+    /// request is made; `events` hears of each request, decision and withdrawal.
+    pub fn with_events(timeout: Arc<AtomicU64>, events: Events) -> Self {
         Approvals {
             listener: Mutex::new(None),
             timeout,
@@ -417,7 +422,8 @@ impl Approvals {
                 Refusal::Rejected("the execution ended before the call could be approved".into()),
             ));
         }
-        let outcome = tokio::time::timeout(self.timeout, rx).await;
+        let timeout = Duration::from_millis(self.timeout.load(Ordering::Relaxed));
+        let outcome = tokio::time::timeout(timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
         withdraw.reason = match &outcome {
             Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(ENDED),
@@ -451,7 +457,7 @@ impl Approvals {
                 DecidedBy::Nobody,
                 Refusal::Rejected("the approval request was dropped without a decision".into()),
             ),
-            Err(_) => (DecidedBy::Timeout, Refusal::TimedOut(self.timeout)),
+            Err(_) => (DecidedBy::Timeout, Refusal::TimedOut(timeout)),
         };
         Err(self.refuse(request, by, refusal))
     }

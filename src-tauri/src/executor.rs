@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -165,7 +166,8 @@ struct Config {
     connector: SharedConnector,
     wrapper: Vec<OsString>,
     progress: Progress,
-    approval_timeout: Duration,
+    /// Milliseconds; shared with the session's approvals, so a change applies at once.
+    approval_timeout: Arc<AtomicU64>,
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     mcp_connect_timeout: Duration,
     mcp_call_timeout: Duration,
@@ -199,7 +201,7 @@ impl Default for CodeExecutorBuilder {
                 connector: Arc::new(HostConnector),
                 wrapper: Vec::new(),
                 progress: Progress::Quiet,
-                approval_timeout: Duration::from_secs(60),
+                approval_timeout: Arc::new(AtomicU64::new(60_000)),
                 approval_handler: None,
                 mcp_connect_timeout: Duration::from_secs(30),
                 mcp_call_timeout: crate::tools::sessions::DEFAULT_CALL_TIMEOUT,
@@ -319,7 +321,7 @@ impl CodeExecutorBuilder {
 
     /// Reject a tool call nobody approved within this time (default 60 s).
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
-        self.config.approval_timeout = timeout;
+        self.config.approval_timeout = Arc::new(AtomicU64::new(millis(timeout)));
         self
     }
 
@@ -515,6 +517,20 @@ impl CodeExecutor {
         self.snapshot()
             .approvals
             .is_some_and(|a| a.decide_as(id, decision, by))
+    }
+
+    /// Change the approval timeout (see [`CodeExecutorBuilder::approval_timeout`]) while
+    /// the session runs: requests made from now on wait up to `timeout` for a decision.
+    pub fn set_approval_timeout(&self, timeout: Duration) {
+        self.shared
+            .config
+            .approval_timeout
+            .store(millis(timeout), Ordering::Relaxed);
+    }
+
+    /// The approval timeout requests are made with now.
+    pub fn approval_timeout(&self) -> Duration {
+        Duration::from_millis(self.shared.config.approval_timeout.load(Ordering::Relaxed))
     }
 
     /// The approval requests waiting for a decision, oldest first.
@@ -817,4 +833,9 @@ impl Stream for ExecutionStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)
     }
+}
+
+/// `d` in whole milliseconds, at least 1 (a zero timeout would reject every call unasked).
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }

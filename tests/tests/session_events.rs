@@ -174,6 +174,34 @@ async fn rules_first_then_a_person_who_decides_by_id() {
     assert!(why.is_some_and(|w| w.contains("within 2 s")));
     assert!(e.pending_approvals().is_empty());
 
+    // The approval timeout changed while the session runs applies to the next request.
+    e.set_approval_timeout(Duration::from_secs(1));
+    assert_eq!(e.approval_timeout(), Duration::from_secs(1));
+    let asked = std::time::Instant::now();
+    let err = e
+        .execute(
+            "from mcptools.fx.echo import Params, run\nrun(Params(text='later'))",
+            None,
+        )
+        .await
+        .expect_err("times out sooner");
+    assert!(err.to_string().contains("ApprovalTimeout"), "{err}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(1900),
+        "{:?}",
+        asked.elapsed()
+    );
+    let why = next(&mut events, |ev| match ev {
+        SessionEvent::ToolCall {
+            decision: CallDecision::TimedOut,
+            reason,
+            ..
+        } => Some(reason.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(why.is_some_and(|w| w.contains("within 1 s")));
+
     // Rules replaced while the session runs: now `echo` is allowed without asking.
     handler.set_rules(
         Rules::from_json(

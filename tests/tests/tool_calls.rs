@@ -76,7 +76,8 @@ async fn rejection_and_approval_timeout_raise_in_the_kernel_and_the_tool_does_no
         "the exception names server and tool: {text}"
     );
 
-    let code = "from mcptools._runtime import ApprovalTimeout\ntry:\n    echo.run(echo.Params(text='x'))\nexcept ApprovalTimeout as err:\n    print('timeout:', err)";
+    // A timeout is a rejection: `except ApprovalRejected` catches it too.
+    let code = "from mcptools._runtime import ApprovalRejected, ApprovalTimeout\ntry:\n    echo.run(echo.Params(text='x'))\nexcept ApprovalRejected as err:\n    print('timeout:' if isinstance(err, ApprovalTimeout) else 'other:', err)";
     let t = Instant::now();
     let (r, _) = run_with(&e, code, None, |_| None).await;
     assert!(
