@@ -12,6 +12,7 @@ use futures_util::future::BoxFuture;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 
+use super::settings::LiveSettings;
 use crate::tools::{ApprovalHandler, ApprovalRequest};
 
 /// How much of the arguments the dialog shows; the panel shows them whole.
@@ -27,7 +28,7 @@ pub fn title(request: &ApprovalRequest) -> String {
 }
 
 /// What the dialog says: which tool of which server, asked by what, where the call goes,
-/// with what, and how long it waits (`timeout`, the session's approval timeout).
+/// with what, and how long it waits (`timeout`, the approval timeout in force).
 pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
     let mut args =
         serde_json::to_string_pretty(request.tool_args()).unwrap_or_else(|_| "{}".into());
@@ -69,8 +70,8 @@ pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
 pub struct Asker<R: Runtime> {
     app: AppHandle<R>,
     queue: Arc<Mutex<Queue>>,
-    /// The session's approval timeout, which the dialog mentions.
-    timeout: Duration,
+    /// The app's settings: the dialog says the approval timeout in force when it opens.
+    settings: LiveSettings,
 }
 
 #[derive(Debug, Default)]
@@ -80,12 +81,12 @@ struct Queue {
 }
 
 impl<R: Runtime> Asker<R> {
-    /// Ask in `app`'s window; `timeout` is the session's approval timeout.
-    pub fn new(app: AppHandle<R>, timeout: Duration) -> Arc<Self> {
+    /// Ask in `app`'s window; `settings` tell how long a request waits.
+    pub fn new(app: AppHandle<R>, settings: LiveSettings) -> Arc<Self> {
         Arc::new(Asker {
             app,
             queue: Arc::default(),
-            timeout,
+            settings,
         })
     }
 
@@ -103,7 +104,7 @@ impl<R: Runtime> Asker<R> {
     }
 
     /// Show the next undecided request, unless a dialog is open.
-    fn pump(app: &AppHandle<R>, queue: &Arc<Mutex<Queue>>, timeout: Duration) {
+    fn pump(app: &AppHandle<R>, queue: &Arc<Mutex<Queue>>, settings: &LiveSettings) {
         let next = {
             let mut q = lock(queue);
             if q.showing.is_some() {
@@ -122,7 +123,7 @@ impl<R: Runtime> Asker<R> {
         let Some(request) = next else { return };
         let mut dialog = app
             .dialog()
-            .message(message(&request, timeout))
+            .message(message(&request, settings.get().approval_timeout()))
             .title(title(&request))
             .kind(MessageDialogKind::Warning)
             .buttons(MessageDialogButtons::OkCancelCustom(
@@ -132,7 +133,7 @@ impl<R: Runtime> Asker<R> {
         if let Some(window) = app.get_webview_window("main") {
             dialog = dialog.parent(&window);
         }
-        let (app, queue) = (app.clone(), queue.clone());
+        let (app, queue, settings) = (app.clone(), queue.clone(), settings.clone());
         dialog.show(move |approved| {
             // A request settled elsewhere closed its dialog; deciding it again does nothing.
             if approved {
@@ -141,7 +142,7 @@ impl<R: Runtime> Asker<R> {
                 request.reject_with("the person rejected it in the approval dialog");
             }
             lock(&queue).showing = None;
-            Self::pump(&app, &queue, timeout);
+            Self::pump(&app, &queue, &settings);
         });
     }
 }
@@ -149,7 +150,7 @@ impl<R: Runtime> Asker<R> {
 impl<R: Runtime> ApprovalHandler for Asker<R> {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         lock(&self.queue).waiting.push_back(request);
-        Self::pump(&self.app, &self.queue, self.timeout);
+        Self::pump(&self.app, &self.queue, &self.settings);
         Box::pin(std::future::ready(()))
     }
 }

@@ -92,20 +92,20 @@ pub async fn interrupt(state: State<'_, Desktop>) -> Reply<()> {
     Ok(state.executor()?.interrupt().await?)
 }
 
-/// A fresh kernel; a fresh session when the approval timeout changed since it started.
+/// A fresh kernel in the same session (its MCP servers, rules and settings stay).
 #[tauri::command]
-pub async fn restart_kernel<R: Runtime>(app: AppHandle<R>, state: State<'_, Desktop>) -> Reply<()> {
-    state.restart(&app).await
+pub async fn restart_kernel(state: State<'_, Desktop>) -> Reply<()> {
+    Ok(state.executor()?.reset().await?)
 }
 
-/// The app's settings, and what the running session uses of them.
+/// The app's settings, as saved and in force.
 #[tauri::command]
 pub fn app_settings(state: State<'_, Desktop>) -> AppSettings {
     state.app_settings()
 }
 
-/// Save the approval timeout (1 s to a day) in ipybox's data directory; the kernel takes it
-/// when it restarts.
+/// Save the approval timeout (1 s to a day) in ipybox's data directory and apply it at once:
+/// the running session's next tool call waits that long.
 #[tauri::command]
 pub fn set_app_settings(
     state: State<'_, Desktop>,

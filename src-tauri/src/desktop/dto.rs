@@ -64,11 +64,9 @@ pub struct AppState {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSettings {
-    /// Reject a tool call nobody decided within this many seconds (as saved).
+    /// Reject a tool call nobody decided within this many seconds: as saved, and in force in
+    /// the running session, whose next request waits this long.
     pub approval_timeout_secs: u64,
-    /// The approval timeout the running session uses: it is fixed when a session starts, so
-    /// it differs from the saved one until the kernel restarts. `None` without a session.
-    pub session_approval_timeout_secs: Option<u64>,
 }
 
 /// A step of building the Python environment (first run), for the progress bar.
@@ -157,12 +155,8 @@ mod tests {
     fn settings_keep_the_shape_the_window_reads() {
         let settings = serde_json::to_value(AppSettings {
             approval_timeout_secs: 120,
-            session_approval_timeout_secs: Some(60),
         })
         .expect("json");
-        assert_eq!(
-            settings,
-            serde_json::json!({"approvalTimeoutSecs": 120, "sessionApprovalTimeoutSecs": 60})
-        );
+        assert_eq!(settings, serde_json::json!({"approvalTimeoutSecs": 120}));
     }
 }

@@ -1,18 +1,17 @@
 //! The window's session: one executor on one workspace, its events forwarded to the window,
 //! the input requests and executions the window may answer or cancel, and the app's
-//! settings it starts with.
+//! settings, which a running session follows as soon as they are saved.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tauri::{AppHandle, Emitter, Runtime};
 
 use super::approval::Asker;
 use super::dto::{AppSettings, AppState, DesktopError, KernelStatus, Provisioning};
-use super::settings::{Settings, SettingsFile};
+use super::settings::{LiveSettings, Settings, SettingsFile};
 use crate::audit::WorkspaceState;
 use crate::events::SessionEvent;
 use crate::executor::{CancelHandle, InputRequest};
@@ -37,12 +36,7 @@ struct Session {
     rules: Arc<RulesHandler>,
     /// Where its rules and audit log are kept.
     state: Option<WorkspaceState>,
-    /// Its approval timeout, fixed when it started.
-    approval_timeout: Duration,
 }
-
-/// Tells when a session's kernel is ready, or why it could not start.
-type Ready = tokio::sync::oneshot::Receiver<Result<(), DesktopError>>;
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
 #[derive(Debug, Clone)]
@@ -57,7 +51,9 @@ struct Status {
 pub struct Desktop {
     launch: Launch,
     recent: Option<Recent>,
-    settings: Option<SettingsFile>,
+    settings_file: Option<SettingsFile>,
+    /// As saved (read once, when the app starts), and in force.
+    settings: LiveSettings,
     session: Mutex<Option<Session>>,
     inputs: Mutex<HashMap<u64, InputRequest>>,
     executions: Mutex<HashMap<String, CancelHandle>>,
@@ -67,12 +63,20 @@ pub struct Desktop {
 impl Desktop {
     /// State for `launch`; no session yet.
     pub fn new(launch: Launch) -> Desktop {
+        let settings_file = crate::home::ipybox_home()
+            .ok()
+            .map(|h| SettingsFile::new(&h));
+        let settings = LiveSettings::new(
+            settings_file
+                .as_ref()
+                .map(SettingsFile::load)
+                .unwrap_or_default(),
+        );
         Desktop {
             launch,
             recent: crate::home::ipybox_home().ok().map(|h| Recent::new(&h)),
-            settings: crate::home::ipybox_home()
-                .ok()
-                .map(|h| SettingsFile::new(&h)),
+            settings_file,
+            settings,
             session: Mutex::new(None),
             inputs: Mutex::default(),
             executions: Mutex::default(),
@@ -102,7 +106,7 @@ impl Desktop {
         }
         let needs_start = lock(&self.session).is_none();
         if needs_start {
-            let (session, _) = self.start(app, target.clone());
+            let session = self.start(app, target.clone());
             *lock(&self.session) = Some(session);
         }
         if let Some(recent) = &self.recent
@@ -120,41 +124,11 @@ impl Desktop {
         {
             tracing::warn!("recent workspaces not saved: {e}");
         }
-        let (session, _) = self.start(app, target);
+        let session = self.start(app, target);
         *lock(&self.session) = Some(session);
     }
 
-    /// Restart the kernel. A session's approval timeout is fixed when it starts: when the
-    /// setting changed since, the session is replaced by one on the same workspace (gateway
-    /// and MCP servers too), ready when this returns; otherwise only the kernel is (`reset`).
-    pub async fn restart<R: Runtime>(&self, app: &AppHandle<R>) -> Result<(), DesktopError> {
-        let wanted = self.settings().approval_timeout();
-        let (executor, stale) = {
-            let session = lock(&self.session);
-            let s = session.as_ref().ok_or(Error::NotRunning)?;
-            let stale = s.approval_timeout != wanted;
-            (s.executor.clone(), stale.then(|| s.target.clone()))
-        };
-        let Some(target) = stale else {
-            return Ok(executor.reset().await?);
-        };
-        executor.stop().await?;
-        let (session, ready) = self.start(app, target);
-        let replaced = lock(&self.session).replace(session);
-        // The stopped session goes; so would one a concurrent `open` started meanwhile.
-        if let Some(other) = replaced
-            && other.executor.is_running().await
-            && let Err(e) = other.executor.stop().await
-        {
-            tracing::warn!("stopping the replaced session: {e}");
-        }
-        ready
-            .await
-            .unwrap_or_else(|_| Err(Error::NotRunning.into()))
-    }
-
-    fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> (Session, Ready) {
-        let approval_timeout = self.settings().approval_timeout();
+    fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> Session {
         let state = WorkspaceState::of(&target.workspace)
             .inspect_err(|e| tracing::error!("no audit log or rules for this workspace: {e}"))
             .ok();
@@ -170,13 +144,13 @@ impl Desktop {
                 })
             })
             .unwrap_or_default();
-        let asker = Asker::new(app.clone(), approval_timeout);
+        let asker = Asker::new(app.clone(), self.settings.clone());
         let rules = Arc::new(RulesHandler::new(rules).then(asker.clone()));
         let executor = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(self.launch.sandbox.clone())
             .approval_handler(rules.clone())
-            .approval_timeout(approval_timeout)
+            .approval_timeout(self.settings.get().approval_timeout())
             .build();
         if let Some(state) = &state {
             state
@@ -240,11 +214,9 @@ impl Desktop {
             }
         });
         let (fail_app, fail_status) = (app.clone(), status.clone());
-        let (ready_tx, ready) = tokio::sync::oneshot::channel();
         tauri::async_runtime::spawn(async move {
-            let result = started.await.map_err(DesktopError::from);
-            if let Err(error) = &result {
-                let error = error.clone();
+            if let Err(e) = started.await {
+                let error = DesktopError::from(e);
                 {
                     let mut status = lock(&fail_status);
                     status.kernel = KernelStatus::Dead;
@@ -260,44 +232,35 @@ impl Desktop {
                     }),
                 );
             }
-            let _ = ready_tx.send(result);
         });
-        let session = Session {
+        Session {
             executor,
             target,
             status,
             rules,
             state,
-            approval_timeout,
-        };
-        (session, ready)
-    }
-
-    /// The app's settings as saved (the defaults without a data directory).
-    pub fn settings(&self) -> Settings {
-        self.settings
-            .as_ref()
-            .map(SettingsFile::load)
-            .unwrap_or_default()
-    }
-
-    /// The settings, and what the running session uses of them.
-    pub fn app_settings(&self) -> AppSettings {
-        AppSettings {
-            approval_timeout_secs: self.settings().approval_timeout_secs,
-            session_approval_timeout_secs: lock(&self.session)
-                .as_ref()
-                .map(|s| s.approval_timeout.as_secs()),
         }
     }
 
-    /// Check `settings` and keep them in ipybox's data directory; a session takes them when
-    /// it starts (see [`restart`](Self::restart)).
+    /// The app's settings, as saved and in force (the defaults without a data directory).
+    pub fn app_settings(&self) -> AppSettings {
+        AppSettings {
+            approval_timeout_secs: self.settings.get().approval_timeout_secs,
+        }
+    }
+
+    /// Check `settings`, keep them in ipybox's data directory and put them in force: the
+    /// running session's next approval request waits the new timeout (one already waiting
+    /// keeps its own), with the kernel and its state untouched.
     pub fn set_settings(&self, settings: Settings) -> Result<AppSettings, DesktopError> {
-        self.settings
+        self.settings_file
             .as_ref()
             .ok_or_else(|| Error::config("ipybox has no data directory to keep settings in"))?
             .save(&settings)?;
+        self.settings.set(settings);
+        if let Ok(executor) = self.executor() {
+            executor.set_approval_timeout(settings.approval_timeout());
+        }
         Ok(self.app_settings())
     }
 

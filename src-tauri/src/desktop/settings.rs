@@ -1,8 +1,10 @@
 //! The app's settings (the approval timeout), kept in ipybox's data directory as
-//! `settings.json`. Never in a workspace: its code is untrusted, and a setting it could write
-//! would decide how long the host waits before rejecting the code's own tool calls.
+//! `settings.json` and in force from the moment they are saved. Never in a workspace: its code
+//! is untrusted, and a setting it could write would decide how long the host waits before
+//! rejecting the code's own tool calls.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -35,7 +37,8 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The approval timeout, for [`CodeExecutorBuilder::approval_timeout`](crate::CodeExecutorBuilder::approval_timeout).
+    /// The approval timeout, for [`CodeExecutorBuilder::approval_timeout`](crate::CodeExecutorBuilder::approval_timeout)
+    /// and [`CodeExecutor::set_approval_timeout`](crate::CodeExecutor::set_approval_timeout).
     pub fn approval_timeout(&self) -> Duration {
         Duration::from_secs(self.approval_timeout_secs)
     }
@@ -49,6 +52,34 @@ impl Settings {
             )));
         }
         Ok(())
+    }
+}
+
+/// The settings in force, shared by the app and the parts of a running session that say them
+/// (the approval dialog tells how long it waits).
+#[derive(Debug, Clone, Default)]
+pub struct LiveSettings(Arc<Mutex<Settings>>);
+
+impl LiveSettings {
+    /// In force from the start: `settings`.
+    pub fn new(settings: Settings) -> LiveSettings {
+        LiveSettings(Arc::new(Mutex::new(settings)))
+    }
+
+    /// The settings in force now.
+    pub fn get(&self) -> Settings {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Put `settings` in force.
+    pub fn set(&self, settings: Settings) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = settings;
     }
 }
 
@@ -156,6 +187,20 @@ mod tests {
             assert!(e.to_string().contains("approval timeout"), "{e}");
         }
         assert_eq!(file.load(), two_minutes, "a refused value changes nothing");
+    }
+
+    #[test]
+    fn settings_put_in_force_reach_every_holder() {
+        let app = LiveSettings::new(Settings::default());
+        let dialog = app.clone();
+        app.set(Settings {
+            approval_timeout_secs: 2,
+        });
+        assert_eq!(
+            dialog.get().approval_timeout(),
+            Duration::from_secs(2),
+            "the approval dialog of a running session says the new timeout"
+        );
     }
 
     #[test]
