@@ -96,7 +96,12 @@ def _post(server: str, tool: str, args: dict) -> dict:
             data = response.read()
             status = response.status
             break
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+        except (
+            http.client.RemoteDisconnected,
+            http.client.ImproperConnectionState,
+            BrokenPipeError,
+            ConnectionResetError,
+        ) as e:
             # A kept-alive connection the server has closed: reconnect once.
             conn.close()
             _local.conn = None
@@ -106,6 +111,12 @@ def _post(server: str, tool: str, args: dict) -> dict:
             conn.close()
             _local.conn = None
             raise ToolServerError(server, tool, f"cannot reach ipybox's tool server: {e}") from None
+        except BaseException:
+            # Interrupted mid-call (KeyboardInterrupt while waiting for an approval): the
+            # connection is halfway through a request, so the next call starts a fresh one.
+            conn.close()
+            _local.conn = None
+            raise
     try:
         payload = json.loads(data)
     except ValueError:

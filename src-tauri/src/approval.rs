@@ -160,6 +160,12 @@ impl ApprovalRequest {
         }
     }
 
+    /// Is `other` this very request (not merely one with the same id, which another
+    /// session may also use)?
+    pub fn same(&self, other: &ApprovalRequest) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Has a decision been made (or the request been withdrawn)?
     pub fn is_decided(&self) -> bool {
         self.0
@@ -462,6 +468,108 @@ impl Approvals {
         Err(self.refuse(request, by, refusal))
     }
 
+    /// Ask for approval of a call made by another process's code (an agent's kernel under
+    /// `ipybox mcp --approval desktop`): it is pending here like this session's own calls
+    /// (listed, decided by id, withdrawn when nobody decides in time), and `handler`
+    /// decides it. A refusal is reported to listeners here; an approved call by whoever
+    /// learns its outcome ([`report`](Self::report)). Returns the request, which
+    /// [`ApprovalRequest::decide_as`] withdraws (its asker went away).
+    pub fn request_external(
+        self: &Arc<Self>,
+        call: ExternalCall,
+        handler: Option<Arc<dyn ApprovalHandler>>,
+    ) -> (ApprovalRequest, ExternalWait) {
+        let (tx, rx) = oneshot::channel();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let request = ApprovalRequest(Arc::new(Inner {
+            id,
+            server_name: call.server,
+            tool_name: call.tool,
+            tool_args: call.arguments,
+            server: call.server_description,
+            execution_id: None,
+            origin: Some(call.origin),
+            asked_at_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or_default(),
+            decision: Mutex::new(Some(tx)),
+        }));
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(id, Arc::downgrade(&request.0));
+        }
+        self.events.send(SessionEvent::ApprovalRequested {
+            request: request.clone(),
+        });
+        if let Some(handler) = handler {
+            tokio::spawn(handler.handle(request.clone()));
+        }
+        let approvals = self.clone();
+        let asked = request.clone();
+        let wait = Box::pin(async move {
+            let mut withdraw = Withdraw {
+                approvals: &approvals,
+                id,
+                reason: Some(ASKER_GONE),
+            };
+            let timeout = Duration::from_millis(approvals.timeout.load(Ordering::Relaxed));
+            let outcome = tokio::time::timeout(timeout, rx).await;
+            withdraw.reason = match &outcome {
+                Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(ASKER_GONE),
+                Ok(Ok(verdict)) => {
+                    approvals.events.send(SessionEvent::ApprovalDecided {
+                        id,
+                        decision: verdict.decision,
+                        decided_by: verdict.by,
+                    });
+                    None
+                }
+                Ok(Err(_)) => Some("nobody could decide the request"),
+                Err(_) => Some("nobody decided in time"),
+            };
+            drop(withdraw);
+            let (by, refusal) = match outcome {
+                Ok(Ok(Verdict {
+                    decision: Decision::Accept,
+                    by,
+                    ..
+                })) => return Ok(Approved { request: asked, by }),
+                Ok(Ok(Verdict {
+                    decision: Decision::Reject,
+                    reason,
+                    by,
+                })) => (
+                    by,
+                    Refusal::Rejected(reason.unwrap_or_else(|| "the call was rejected".into())),
+                ),
+                Ok(Err(_)) => (
+                    DecidedBy::Nobody,
+                    Refusal::Rejected("the approval request was dropped without a decision".into()),
+                ),
+                Err(_) => (DecidedBy::Timeout, Refusal::TimedOut(timeout)),
+            };
+            Err((by, approvals.refuse(asked, by, refusal)))
+        });
+        (request, wait)
+    }
+
+    /// Tell listeners how an approved call made elsewhere ended (the audit log, a panel).
+    pub fn report(
+        &self,
+        approved: Approved,
+        outcome: Option<crate::events::CallOutcome>,
+        duration_ms: u64,
+    ) {
+        self.events.send(SessionEvent::ToolCall {
+            request: approved.request,
+            decision: CallDecision::Approved,
+            decided_by: approved.by,
+            reason: None,
+            outcome,
+            duration_ms,
+        });
+    }
+
     /// Tell listeners that `request` was refused, and why.
     fn refuse(&self, request: ApprovalRequest, by: DecidedBy, refusal: Refusal) -> Refusal {
         let (decision, reason) = match &refusal {
@@ -514,6 +622,27 @@ pub struct ListenGuard {
 
 /// Why a request is withdrawn when its execution ends.
 const ENDED: &str = "the execution that made the call ended";
+
+/// Why a request made elsewhere is withdrawn when its asker goes away.
+const ASKER_GONE: &str = "the agent that made the call stopped waiting for it";
+
+/// Waits for the decision on an external call: the approval, or who refused it and why.
+pub type ExternalWait = BoxFuture<'static, Result<Approved, (DecidedBy, Refusal)>>;
+
+/// A tool call made by another process's code, to be approved here.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct ExternalCall {
+    /// The registered server's name.
+    pub server: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments, as they will be sent.
+    pub arguments: serde_json::Value,
+    /// What the server is (its command line or URL, secrets masked).
+    pub server_description: String,
+    /// Who made the call, in words ("agent session 4f2a, via ipybox mcp").
+    pub origin: String,
+}
 
 fn lock_listener_id(approvals: &Approvals) -> Option<String> {
     approvals

@@ -533,6 +533,29 @@ impl CodeExecutor {
         Duration::from_millis(self.shared.config.approval_timeout.load(Ordering::Relaxed))
     }
 
+    /// Have a call made by another process's code (an agent under `ipybox mcp --approval
+    /// desktop`) approved in this session, by its approval handler, its panel and its
+    /// audit log; `None` when the session is not running.
+    pub(crate) fn request_external(
+        &self,
+        call: crate::approval::ExternalCall,
+    ) -> Option<(ApprovalRequest, crate::approval::ExternalWait)> {
+        let approvals = self.snapshot().approvals?;
+        Some(approvals.request_external(call, self.shared.config.approval_handler.clone()))
+    }
+
+    /// Tell this session's listeners how an approved external call ended.
+    pub(crate) fn report_external(
+        &self,
+        approved: crate::approval::Approved,
+        outcome: Option<crate::CallOutcome>,
+        duration_ms: u64,
+    ) {
+        if let Some(approvals) = self.snapshot().approvals {
+            approvals.report(approved, outcome, duration_ms);
+        }
+    }
+
     /// The approval requests waiting for a decision, oldest first.
     pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
         self.snapshot()

@@ -53,6 +53,7 @@ mod executor;
 mod fsutil;
 mod home;
 mod kernel;
+mod link;
 mod mcp;
 mod mcp_server;
 mod process;
@@ -85,6 +86,9 @@ pub use tools::{
     RuleDecision, Rules, RulesHandler,
 };
 
+// Agents' calls approved in the desktop app (`ipybox mcp --approval desktop`).
+pub use link::{DesktopApproval, LinkPaths, LinkServer};
+
 // The sandbox.
 pub use sandbox::{
     PolicyProblem, SandboxOptions, SandboxPolicy, Severity, ShippedProfile, Srt, shipped_profiles,
@@ -101,7 +105,7 @@ pub mod setup {
 /// ipybox itself as an MCP server (`ipybox mcp`).
 pub mod server {
     pub use crate::mcp_server::{
-        DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, FixedAddresses, HttpOptions,
+        DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, FixedAddresses, HttpOptions, Listener,
         McpServerConfig, serve_http, serve_stdio,
     };
 }

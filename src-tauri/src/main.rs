@@ -153,9 +153,11 @@ struct McpArgs {
           default_value_t = ipybox::server::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs())]
     session_idle_timeout: u64,
     /// Who approves the MCP tool calls executed code makes: `auto` (approve all, the
-    /// default), `reject` (reject all) or `rules` (the --rules file; a call no rule matches
-    /// is rejected; see docs/approval-rules.md). There is no terminal to `ask` on.
-    /// `--approval rules FILE` works too.
+    /// default), `reject` (reject all), `rules` (the --rules file; a call no rule matches
+    /// is rejected; see docs/approval-rules.md) or `desktop` (a person, in the ipybox app
+    /// open on the workspace, with its rules; rejected when no app is open). There is no
+    /// terminal to `ask` on. `--approval rules FILE` works too. Every call goes into the
+    /// workspace's audit log (`ipybox audit`).
     #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"])]
     approval: Vec<String>,
     /// The approval rules file (implies --approval rules).
@@ -317,6 +319,8 @@ enum Approval {
     /// Decide by a rules file; a call no rule matches is asked on the terminal where there is
     /// one (`exec`), rejected otherwise (`mcp`).
     Rules(PathBuf),
+    /// Ask the ipybox app open on the workspace: its dialog, rules and audit log (`mcp`).
+    Desktop,
 }
 
 impl Approval {
@@ -340,7 +344,10 @@ impl Approval {
             ("ask", None) => Approval::Ask,
             ("auto" | "all", None) => Approval::Auto,
             ("reject" | "none", None) => Approval::Reject,
-            (other, None) => bail!("--approval takes ask, auto, reject or rules, not {other:?}"),
+            ("desktop", None) => Approval::Desktop,
+            (other, None) => {
+                bail!("--approval takes ask, auto, reject, rules or desktop, not {other:?}")
+            }
         })
     }
 }
@@ -523,19 +530,45 @@ async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCod
 }
 
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
-    use ipybox::server::{HttpOptions, McpServerConfig, serve_http, serve_stdio};
-    let approval: std::sync::Arc<dyn ipybox::ApprovalHandler> = match Approval::parse(
+    use ipybox::server::{HttpOptions, Listener, McpServerConfig, serve_http, serve_stdio};
+    use std::sync::Arc;
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir()?,
+    };
+    let mut desktop = None;
+    let approval: Arc<dyn ipybox::ApprovalHandler> = match Approval::parse(
         &args.approval,
         args.rules.as_ref(),
         "auto",
     )? {
-        Approval::Auto => std::sync::Arc::new(ipybox::AutoApprove),
-        Approval::Reject => std::sync::Arc::new(ipybox::RejectAll),
-        Approval::Rules(file) => std::sync::Arc::new(ipybox::RulesHandler::load(file)?),
+        Approval::Auto => Arc::new(ipybox::AutoApprove),
+        Approval::Reject => Arc::new(ipybox::RejectAll),
+        Approval::Rules(file) => Arc::new(ipybox::RulesHandler::load(file)?),
+        Approval::Desktop => {
+            let agent = format!("ipybox mcp (pid {})", std::process::id());
+            let handler = ipybox::DesktopApproval::new(&workspace, agent)?;
+            desktop = Some(handler.clone());
+            Arc::new(handler)
+        }
         Approval::Ask => bail!(
-            "`ipybox mcp` has no terminal to ask on (its stdin and stdout carry the protocol): use --approval auto, reject or `rules FILE`"
+            "`ipybox mcp` has no terminal to ask on (its stdin and stdout carry the protocol): use --approval auto, reject, desktop or `rules FILE`"
         ),
     };
+    // Every tool call goes into the workspace's audit log; with --approval desktop the app
+    // records the calls it decided, and this process the rest.
+    let audit = ipybox::WorkspaceState::of(&workspace)?.audit_log();
+    let audited = workspace.clone();
+    let listener = Listener(Arc::new(move |event: ipybox::SessionEvent| {
+        if desktop.as_ref().is_some_and(|d| d.forward(&event)) {
+            return;
+        }
+        if let Some(entry) = ipybox::AuditEntry::from_event(&event, &audited)
+            && let Err(e) = audit.append(&entry)
+        {
+            tracing::error!("the audit log missed a tool call: {e}");
+        }
+    }));
     if let Some(policy) = &args.sandbox.sandbox_config
         && !policy.exists()
     {
@@ -546,10 +579,6 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             policy.display()
         );
     }
-    let workspace = match &args.workspace {
-        Some(w) => w.clone(),
-        None => std::env::current_dir()?,
-    };
     let config = McpServerConfig {
         workspace,
         approval,
@@ -557,6 +586,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         sandbox: args.sandbox.options()?,
         gateway_log_level: args.log_level.map(|l| l.levels().1.to_owned()),
         fixed: args.fixed_addresses(),
+        listener: Some(listener),
     };
     match &args.http {
         None => serve_stdio(config).await?,
@@ -755,6 +785,11 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         .filter(|t| !t.is_zero())
         .context("--approval-timeout must be a positive number of seconds")?;
     let approval = Approval::parse(args.approval.as_slice(), args.rules.as_ref(), "ask")?;
+    if approval == Approval::Desktop {
+        bail!(
+            "`ipybox exec` asks on the terminal; the app approves the calls of `ipybox mcp --approval desktop`"
+        );
+    }
     let rules = match &approval {
         Approval::Rules(file) => Some(ipybox::Rules::load(file)?),
         _ => None,
@@ -790,7 +825,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 use ipybox::{DecidedBy, Decision};
                 let (decision, by) = match &approval {
                     Approval::Auto => (Decision::Accept, DecidedBy::Policy),
-                    Approval::Reject => (Decision::Reject, DecidedBy::Policy),
+                    Approval::Reject | Approval::Desktop => (Decision::Reject, DecidedBy::Policy),
                     Approval::Ask => (
                         answer(terminal.ask(&request, approval_timeout).await),
                         DecidedBy::Person,

@@ -88,6 +88,18 @@ pub struct McpServerConfig {
     pub gateway_log_level: Option<String>,
     /// Fixed addresses for a stdio server's gateway and tool server.
     pub fixed: FixedAddresses,
+    /// Hears every event of every session's kernel (an audit log).
+    pub listener: Option<Listener>,
+}
+
+/// A function that hears session events.
+#[derive(Clone)]
+pub struct Listener(pub Arc<dyn Fn(crate::SessionEvent) + Send + Sync>);
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Listener")
+    }
 }
 
 /// Options of [`serve_http`].
@@ -194,7 +206,23 @@ impl Workspace {
                 builder = builder.tool_listener(listener);
             }
         }
-        Ok(builder.build())
+        let executor = builder.build();
+        if let Some(Listener(listener)) = c.listener.clone() {
+            let mut events = executor.subscribe();
+            tokio::spawn(async move {
+                use tokio::sync::broadcast::error::RecvError;
+                loop {
+                    match events.recv().await {
+                        Ok(event) => listener(event),
+                        Err(RecvError::Lagged(n)) => {
+                            tracing::warn!(missed = n, "a session-event listener fell behind");
+                        }
+                        Err(RecvError::Closed) => break,
+                    }
+                }
+            });
+        }
+        Ok(executor)
     }
 }
 
@@ -267,6 +295,15 @@ impl Session {
 
     fn ended(&self) -> Option<String> {
         self.ended.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// Where this session's code comes from, in words: "agent session 4f2a9c1e" over
+    /// Streamable HTTP, "agent" over stdio.
+    fn origin(&self) -> String {
+        match self.mcp_id() {
+            Some(id) => format!("agent session {}", id.chars().take(8).collect::<String>()),
+            None => "agent".to_owned(),
+        }
     }
 
     fn mcp_id(&self) -> Option<SessionId> {
@@ -545,6 +582,7 @@ async fn run_cell(
     executor: &CodeExecutor,
     code: &str,
     timeout: Option<Duration>,
+    origin: String,
 ) -> (String, Result<crate::executor::CodeExecutionResult>) {
     use crate::executor::{Event, Output, StreamOptions};
     use futures_util::StreamExt;
@@ -554,6 +592,7 @@ async fn run_cell(
             timeout,
             outputs: true,
             input: false,
+            origin: Some(origin),
             ..Default::default()
         },
     );
@@ -696,7 +735,7 @@ impl IpyboxMcpServer {
             return failure(TOOL, e);
         }
         let timeout = (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout.min(1e9)));
-        let (text, outcome) = run_cell(&session.executor, &p.code, timeout).await;
+        let (text, outcome) = run_cell(&session.executor, &p.code, timeout, session.origin()).await;
         match outcome {
             Ok(result) => {
                 let mut output = text;

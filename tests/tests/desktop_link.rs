@@ -1,0 +1,355 @@
+//! The desktop link: an agent's calls (`ipybox mcp --approval desktop`) are approved in the
+//! session of the app open on the workspace, decided there and recorded there; with no app
+//! they are rejected with a message saying so; a process that does not know the app's
+//! secret can neither pose as the app nor answer a request, and an agent cannot answer one.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use hmac::{Hmac, Mac};
+use ipybox::{
+    ApprovalHandler, ApprovalRequest, CallDecision, CallOutcome, CodeExecutor, DecidedBy, Decision,
+    DesktopApproval, LinkPaths, ServerParams, SessionEvent,
+};
+use ipybox_tests::workspace;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::broadcast;
+
+/// Leaves every request to whoever decides it by id (the app's panel, here the test).
+#[derive(Debug)]
+struct Person;
+
+impl ApprovalHandler for Person {
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            while !request.is_decided() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    }
+}
+
+fn fixture() -> ServerParams {
+    ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    }))
+    .unwrap()
+}
+
+fn paths(dir: &std::path::Path) -> LinkPaths {
+    LinkPaths {
+        socket: dir.join("run/link.sock"),
+        secret: dir.join("state/link.secret"),
+    }
+}
+
+/// The next event matching `pick`, within 30 s.
+async fn next<T>(
+    rx: &mut broadcast::Receiver<SessionEvent>,
+    mut pick: impl FnMut(&SessionEvent) -> Option<T>,
+) -> T {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(t) = pick(&rx.recv().await.unwrap()) {
+                return t;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the event did not come within 30 s"))
+}
+
+/// The agent: a session whose calls the app decides; its call events go through `forward`
+/// as `ipybox mcp` passes them, and those the app does not record come back here.
+async fn agent(
+    ws: &std::path::Path,
+    link: &DesktopApproval,
+) -> (CodeExecutor, broadcast::Receiver<SessionEvent>) {
+    let e = CodeExecutor::builder()
+        .working_dir(ws)
+        .approval_handler(Arc::new(link.clone()))
+        .approval_timeout(Duration::from_secs(20))
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let (tx, rx) = broadcast::channel(64);
+    let mut events = e.subscribe();
+    let link = link.clone();
+    tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            if matches!(event, SessionEvent::ToolCall { .. }) && !link.forward(&event) {
+                let _ = tx.send(event);
+            }
+        }
+    });
+    (e, rx)
+}
+
+const CALL: &str =
+    "from mcptools.fx.echo import Params, run\nprint(run(Params(text='through the app')))";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_decides_an_agents_calls_and_records_them() {
+    let (app_ws, agent_ws, dir) = (workspace(), workspace(), workspace());
+    let app = CodeExecutor::builder()
+        .working_dir(app_ws.path())
+        .approval_handler(Arc::new(Person))
+        .build();
+    app.start().await.unwrap();
+    let server = ipybox::LinkServer::serve_at(paths(dir.path()), app.clone())
+        .await
+        .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&server.paths().socket), 0o600);
+    assert_eq!(mode(server.paths().socket.parent().unwrap()), 0o700);
+    assert_eq!(mode(&server.paths().secret), 0o600);
+    // A second app on the same workspace is refused, and the first keeps its link.
+    let again = ipybox::LinkServer::serve_at(paths(dir.path()), app.clone()).await;
+    assert!(
+        again
+            .unwrap_err()
+            .to_string()
+            .contains("another ipybox app")
+    );
+
+    let link = DesktopApproval::at(paths(dir.path()), agent_ws.path(), "test agent");
+    let (agent, mut unrecorded) = agent(agent_ws.path(), &link).await;
+    let mut seen = app.subscribe();
+
+    // Approved in the app: the call runs, and its outcome is recorded by the app.
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.execute(CALL, None).await }
+    });
+    let request = next(&mut seen, |ev| match ev {
+        SessionEvent::ApprovalRequested { request } => Some(request.clone()),
+        _ => None,
+    })
+    .await;
+    assert_eq!((request.server_name(), request.tool_name()), ("fx", "echo"));
+    assert_eq!(request.tool_args()["text"], "through the app");
+    assert!(
+        request.origin().unwrap().contains("via test agent"),
+        "{:?}",
+        request.origin()
+    );
+    assert_eq!(app.pending_approvals().len(), 1, "the app's panel lists it");
+    assert!(app.decide(request.id(), Decision::Accept));
+    let r = run.await.unwrap().unwrap();
+    assert_eq!(r.text.as_deref(), Some("through the app"));
+    let (by, outcome) = next(&mut seen, |ev| match ev {
+        SessionEvent::ToolCall {
+            decision: CallDecision::Approved,
+            decided_by,
+            outcome,
+            ..
+        } => Some((*decided_by, outcome.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!((by, outcome), (DecidedBy::Person, Some(CallOutcome::Ok)));
+
+    // Rejected in the app: the agent's code gets the reason; the app recorded the refusal.
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.execute(CALL, None).await }
+    });
+    let request = next(&mut seen, |ev| match ev {
+        SessionEvent::ApprovalRequested { request } => Some(request.clone()),
+        _ => None,
+    })
+    .await;
+    let rejected = ipybox_tests::wait_for(Duration::from_secs(5), || {
+        app.decide_as(request.id(), Decision::Reject, DecidedBy::Batch)
+    });
+    assert!(rejected);
+    let err = run.await.unwrap().expect_err("rejected");
+    assert!(err.to_string().contains("ApprovalRejected"), "{err}");
+    let by = next(&mut seen, |ev| match ev {
+        SessionEvent::ToolCall {
+            decision: CallDecision::Rejected,
+            decided_by,
+            ..
+        } => Some(*decided_by),
+        _ => None,
+    })
+    .await;
+    assert_eq!(by, DecidedBy::Batch);
+    assert!(
+        unrecorded.try_recv().is_err(),
+        "the agent records nothing the app decided"
+    );
+
+    // An interrupted execution withdraws its request in the app.
+    let stream = agent.stream(CALL, Default::default());
+    let request = next(&mut seen, |ev| match ev {
+        SessionEvent::ApprovalRequested { request } => Some(request.clone()),
+        _ => None,
+    })
+    .await;
+    drop(stream);
+    let withdrawn = next(&mut seen, |ev| match ev {
+        SessionEvent::ApprovalWithdrawn { id, .. } => Some(*id),
+        _ => None,
+    })
+    .await;
+    assert_eq!(withdrawn, request.id());
+    assert!(ipybox_tests::wait_for(Duration::from_secs(5), || app
+        .pending_approvals()
+        .is_empty()));
+
+    // The app closes: the socket and secret go, and the agent's next call is rejected.
+    drop(server);
+    assert!(!paths(dir.path()).socket.exists() && !paths(dir.path()).secret.exists());
+    let err = agent.execute(CALL, None).await.expect_err("no app");
+    assert!(
+        err.to_string().contains("no ipybox app approves calls"),
+        "{err}"
+    );
+    let by = next(&mut unrecorded, |ev| match ev {
+        SessionEvent::ToolCall { decided_by, .. } => Some(*decided_by),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        by,
+        DecidedBy::Nobody,
+        "the agent records what no app decided"
+    );
+    agent.stop().await.unwrap();
+    app.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_app_or_a_fake_one_calls_are_rejected() {
+    let (agent_ws, dir) = (workspace(), workspace());
+    let paths = paths(dir.path());
+    let link = DesktopApproval::at(paths.clone(), agent_ws.path(), "test agent");
+    let (agent, _unrecorded) = agent(agent_ws.path(), &link).await;
+    let err = agent.execute(CALL, None).await.expect_err("no app");
+    let text = err.to_string();
+    assert!(
+        text.contains("no ipybox app approves calls") && text.contains("is not open"),
+        "{text}"
+    );
+
+    // Something that listens on the app's socket without its secret (to approve the calls
+    // itself) is found out before it can answer.
+    std::fs::create_dir_all(paths.socket.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(paths.secret.parent().unwrap()).unwrap();
+    std::fs::write(&paths.secret, "the real app's secret").unwrap();
+    let fake = tokio::net::UnixListener::bind(&paths.socket).unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = fake.accept().await {
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let _hello = lines.next_line().await;
+            let _ = write
+                .write_all(b"{\"type\":\"welcome\",\"nonce\":\"n\",\"proof\":\"00\"}\n{\"type\":\"ready\"}\n{\"type\":\"decided\",\"id\":1,\"decision\":\"accept\",\"decided_by\":\"person\",\"reason\":null}\n")
+                .await;
+            let _ = lines.next_line().await;
+        }
+    });
+    let err = agent.execute(CALL, None).await.expect_err("fake app");
+    assert!(
+        err.to_string().contains("does not know the app's secret"),
+        "{err}"
+    );
+    agent.stop().await.unwrap();
+}
+
+fn proof(secret: &[u8], role: &str, first: &str, second: &str) -> String {
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret).unwrap();
+    for part in [role, "\n", first, "\n", second] {
+        mac.update(part.as_bytes());
+    }
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Code that knows the secret (unsandboxed kernel code can read the user's files) gets to
+/// *ask* — but an agent's side has no way to answer: a `decided` from it ends its link and
+/// withdraws its requests; nothing it sends approves anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_cannot_answer_a_request() {
+    let (app_ws, dir) = (workspace(), workspace());
+    let app = CodeExecutor::builder()
+        .working_dir(app_ws.path())
+        .approval_handler(Arc::new(Person))
+        .build();
+    app.start().await.unwrap();
+    let paths = paths(dir.path());
+    let _server = ipybox::LinkServer::serve_at(paths.clone(), app.clone())
+        .await
+        .unwrap();
+    let mut seen = app.subscribe();
+    let secret = std::fs::read(&paths.secret).unwrap();
+    let stream = UnixStream::connect(&paths.socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    write
+        .write_all(
+            b"{\"type\":\"hello\",\"version\":1,\"nonce\":\"mine\",\"agent\":\"kernel code\"}\n",
+        )
+        .await
+        .unwrap();
+    let welcome: serde_json::Value =
+        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    let theirs = welcome["nonce"].as_str().unwrap().to_owned();
+    let answer =
+        serde_json::json!({"type": "proof", "proof": proof(&secret, "agent", &theirs, "mine")});
+    write
+        .write_all(format!("{answer}\n").as_bytes())
+        .await
+        .unwrap();
+    assert!(lines.next_line().await.unwrap().unwrap().contains("ready"));
+    let ask = serde_json::json!({"type": "ask", "id": 7, "server": "fx", "tool": "delete_everything",
+        "arguments": {}, "server_description": "fixture", "origin": "kernel code"});
+    write
+        .write_all(format!("{ask}\n").as_bytes())
+        .await
+        .unwrap();
+    let request = next(&mut seen, |ev| match ev {
+        SessionEvent::ApprovalRequested { request } => Some(request.clone()),
+        _ => None,
+    })
+    .await;
+    let forged = serde_json::json!({"type": "decided", "id": 7, "decision": "accept",
+        "decided_by": "person", "reason": null});
+    write
+        .write_all(format!("{forged}\n").as_bytes())
+        .await
+        .unwrap();
+    let (decision, by) = next(&mut seen, |ev| match ev {
+        SessionEvent::ToolCall {
+            decision,
+            decided_by,
+            ..
+        } => Some((*decision, *decided_by)),
+        SessionEvent::ApprovalDecided {
+            decision: Decision::Accept,
+            ..
+        } => {
+            panic!("a request was approved by its asker")
+        }
+        _ => None,
+    })
+    .await;
+    assert_eq!((decision, by), (CallDecision::Rejected, DecidedBy::Nobody));
+    assert!(request.is_decided());
+    assert!(app.pending_approvals().is_empty());
+    assert!(
+        lines.next_line().await.map(|l| l.is_none()).unwrap_or(true),
+        "the link is closed"
+    );
+    app.stop().await.unwrap();
+}
