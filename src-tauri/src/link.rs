@@ -179,14 +179,29 @@ impl Wire {
 pub struct LinkServer {
     paths: LinkPaths,
     task: tokio::task::JoinHandle<()>,
+    /// The socket's device and inode, and the secret: what is removed is only what is
+    /// still this server's (a newer app on the workspace may have replaced both).
+    socket_id: (u64, u64),
+    secret: String,
 }
 
 impl Drop for LinkServer {
     fn drop(&mut self) {
         self.task.abort();
-        let _ = std::fs::remove_file(&self.paths.socket);
-        let _ = std::fs::remove_file(&self.paths.secret);
+        if file_id(&self.paths.socket) == Some(self.socket_id) {
+            let _ = std::fs::remove_file(&self.paths.socket);
+        }
+        if std::fs::read(&self.paths.secret).is_ok_and(|s| s == self.secret.as_bytes()) {
+            let _ = std::fs::remove_file(&self.paths.secret);
+        }
     }
+}
+
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 impl LinkServer {
@@ -233,6 +248,8 @@ async fn serve_at(paths: LinkPaths, executor: CodeExecutor) -> Result<LinkServer
         UnixListener::bind(&paths.socket).map_err(|e| io("listening on", &paths.socket, e))?;
     set_mode(&paths.socket, 0o600).map_err(|e| io("securing", &paths.socket, e))?;
     tracing::debug!(socket = %paths.socket.display(), "desktop link listening");
+    let socket_id = file_id(&paths.socket).unwrap_or_default();
+    let kept = secret.clone();
     let secret: Arc<[u8]> = secret.into_bytes().into();
     // The connections live in the listening task: stopping it ends them all.
     let task = tokio::spawn(async move {
@@ -253,7 +270,12 @@ async fn serve_at(paths: LinkPaths, executor: CodeExecutor) -> Result<LinkServer
             }
         }
     });
-    Ok(LinkServer { paths, task })
+    Ok(LinkServer {
+        paths,
+        task,
+        socket_id,
+        secret: kept,
+    })
 }
 
 fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {

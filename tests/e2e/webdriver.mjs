@@ -267,3 +267,26 @@ export async function quitAll(apps, t) {
     await app.quit();
   }
 }
+
+/** A workspace with the fixture MCP server registered as `fx` and a notebook of `cells`. */
+export function fixtureWorkspace(...cells) {
+  const dir = workspace({ 'test.ipynb': notebook(...cells) });
+  const fixture = join(ROOT, 'target', 'debug', 'ipybox-fixture-mcp');
+  const reg = spawnSync(APP, ['register', 'fx', '--workspace', dir, '--params',
+    JSON.stringify({ command: fixture, args: ['stdio'] })], { encoding: 'utf8' });
+  if (reg.status !== 0) throw new Error(`registering the fixture server failed: ${reg.stderr}`);
+  return dir;
+}
+
+/** The workspace's audit log, as `ipybox audit --json` prints it. */
+export function auditLog(dir) {
+  const out = spawnSync(APP, ['audit', '--workspace', dir, '--json'], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`ipybox audit failed: ${out.stderr}`);
+  return out.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** Is a window titled `title` open? */
+export function windowOpen(title) {
+  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return spawnSync('xdotool', ['search', '--name', `^${escaped}$`], { encoding: 'utf8' }).stdout.trim() !== '';
+}

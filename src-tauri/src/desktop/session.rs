@@ -36,6 +36,10 @@ struct Session {
     rules: Arc<RulesHandler>,
     /// Where its rules and audit log are kept.
     state: Option<WorkspaceState>,
+    /// Where agents on this workspace (`ipybox mcp --approval desktop`) ask for approval,
+    /// once the kernel runs; dropping the session closes it.
+    #[allow(dead_code, reason = "held for its lifetime, never read")]
+    link: Arc<Mutex<Option<crate::LinkServer>>>,
 }
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
@@ -214,8 +218,22 @@ impl Desktop {
             }
         });
         let (fail_app, fail_status) = (app.clone(), status.clone());
+        let link: Arc<Mutex<Option<crate::LinkServer>>> = Arc::default();
+        let (link_slot, link_executor) = (Arc::downgrade(&link), executor.clone());
+        let link_workspace = target.workspace.clone();
         tauri::async_runtime::spawn(async move {
-            if let Err(e) = started.await {
+            let started = started.await;
+            if started.is_ok() {
+                // Agents' calls are approved here once there is a session to approve them in.
+                match crate::LinkServer::serve(&link_workspace, link_executor).await {
+                    Ok(server) => match link_slot.upgrade() {
+                        Some(slot) => *lock(&slot) = Some(server),
+                        None => drop(server),
+                    },
+                    Err(e) => tracing::warn!("agents cannot ask this window for approval: {e}"),
+                }
+            }
+            if let Err(e) = started {
                 let error = DesktopError::from(e);
                 {
                     let mut status = lock(&fail_status);
@@ -239,6 +257,7 @@ impl Desktop {
             status,
             rules,
             state,
+            link,
         }
     }
 
