@@ -134,10 +134,8 @@ export interface ToolCallEvent {
 
 /** The app's settings (kept in ipybox's data directory, never in a workspace). */
 export interface AppSettings {
-  /** A tool call nobody decides within this many seconds is rejected. */
+  /** A tool call nobody decides within this many seconds is rejected: as saved, and in force (the running session's next request waits this long). */
   approvalTimeoutSecs: number;
-  /** What the running session uses: fixed when it started, so it differs until the kernel restarts. Null without a session. */
-  sessionApprovalTimeoutSecs: number | null;
 }
 
 /** The workspace's approval rules, as in the rules file (docs/approval-rules.md). */
@@ -405,12 +403,12 @@ export function addApprovalRule(rule: Rule, decideId: number | null): Promise<vo
   return call<void>('add_approval_rule', { rule, decideId });
 }
 
-/** The app's settings, and what the running session uses of them. */
+/** The app's settings, as saved and in force. */
 export function appSettings(): Promise<AppSettings> {
   return call<AppSettings>('app_settings');
 }
 
-/** Save the approval timeout (checked by the backend: 1 s to a day); it applies from the next kernel restart. */
+/** Save the approval timeout (checked by the backend: 1 s to a day); it applies at once, to the running session's next request. */
 export function setAppSettings(approvalTimeoutSecs: number): Promise<AppSettings> {
   return call<AppSettings>('set_app_settings', { approvalTimeoutSecs });
 }

@@ -63,13 +63,12 @@ export function describeTimeout(secs: number): string {
   return parts.join(' ');
 }
 
-/** Whether the running session uses the saved timeout, in words for the dialog. */
-export function timeoutStatus(settings: AppSettings): { pending: boolean; text: string } {
-  const saved = settings.approvalTimeoutSecs;
-  const session = settings.sessionApprovalTimeoutSecs;
-  if (session === null) return { pending: false, text: 'It applies when the kernel starts.' };
-  if (session === saved) return { pending: false, text: 'The running kernel uses it.' };
-  return { pending: true, text: `The running kernel still uses ${describeTimeout(session)}; ${describeTimeout(saved)} applies when the kernel restarts.` };
+/** What the dialog says of the timeout in force: `saved` when the person just saved it. */
+export function timeoutStatus(settings: AppSettings, saved: boolean): string {
+  const t = describeTimeout(settings.approvalTimeoutSecs);
+  return saved
+    ? `Saved: ${t}, in force now. The next tool call waits up to ${t}; calls already waiting keep their time.`
+    : `In force: the next tool call waits up to ${t}.`;
 }
 
 /** The backend's answer, checked (a malformed one is null). */
@@ -78,6 +77,5 @@ export function asAppSettings(value: unknown): AppSettings | null {
   const v = value as Record<string, unknown>;
   const whole = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x > 0;
   if (!whole(v.approvalTimeoutSecs)) return null;
-  if (v.sessionApprovalTimeoutSecs !== null && !whole(v.sessionApprovalTimeoutSecs)) return null;
-  return { approvalTimeoutSecs: v.approvalTimeoutSecs, sessionApprovalTimeoutSecs: v.sessionApprovalTimeoutSecs };
+  return { approvalTimeoutSecs: v.approvalTimeoutSecs };
 }

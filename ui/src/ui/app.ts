@@ -158,7 +158,7 @@ export class App implements CellViewHost {
     this.approvalsButton.appendChild(this.approvalsBadge);
     this.approvalsButton.setAttribute('aria-controls', 'right-panel');
     this.approvalsButton.setAttribute('aria-expanded', 'false');
-    this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s), restartKernel: () => void this.restart() });
+    this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s) });
     const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', onClick: () => void this.settingsDialog.open() });
     settingsButton.setAttribute('aria-haspopup', 'dialog');
     const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
@@ -380,8 +380,6 @@ export class App implements CellViewHost {
         this.provisioningEl.hidden = true;
         this.startupErrorEl.hidden = true;
         this.setKernelBase('idle');
-        // A session (re)started: it may use another approval timeout.
-        void this.refreshSettings();
         return;
       case 'stopped':
         this.setKernelBase('dead');
@@ -742,7 +740,6 @@ export class App implements CellViewHost {
       this.executor.cancelAll('The kernel was restarted.');
       this.setKernelBase('idle');
       this.flash('The kernel was restarted.');
-      void this.refreshSettings();
     } catch (err) {
       this.flash(ipc.describeError(ipc.toBackendError(err)));
       this.setKernelBase('dead');
@@ -843,7 +840,7 @@ export class App implements CellViewHost {
     }, 6000);
   }
 
-  /** Ask which approval timeout the running session uses (the panel counts down to it). */
+  /** Ask for the approval timeout in force (the panel counts down to it). */
   private async refreshSettings(): Promise<void> {
     try {
       this.onSettings(await ipc.appSettings());
@@ -853,8 +850,7 @@ export class App implements CellViewHost {
   }
 
   private onSettings(settings: AppSettings): void {
-    this.approvalsView.setApprovalTimeout(settings.sessionApprovalTimeoutSecs);
-    this.settingsDialog.update(settings);
+    this.approvalsView.setApprovalTimeout(settings.approvalTimeoutSecs);
   }
 
   private toggleApprovals(): void {
@@ -988,7 +984,6 @@ export class App implements CellViewHost {
     if (state.workspace !== before) {
       this.auditView.invalidate();
       this.approvalsView.refresh();
-      void this.refreshSettings();
     }
   }
 

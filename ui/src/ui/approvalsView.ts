@@ -96,12 +96,14 @@ class RequestCard {
   private readonly asked: HTMLElement;
   private readonly note: HTMLElement;
   private readonly buttons: HTMLButtonElement[];
+  private timeoutSecs: number | null = null;
 
   constructor(
     readonly id: number,
     private readonly request: ApprovalRequest,
     actions: CardActions,
-    private readonly timeoutSecs: () => number | null,
+    /** The approval timeout in force (s); null while unknown. */
+    private readonly timeoutInForce: () => number | null,
   ) {
     const r = request;
     const name = callName(r.server, r.tool);
@@ -156,7 +158,9 @@ class RequestCard {
   }
 
   tick(now: number): void {
-    const left = this.element.dataset.state === 'withdrawn' ? null : timeLeftWords(this.request.asked_at, this.timeoutSecs(), now);
+    // A request waits the timeout in force when it was asked; a later change is for the next ones.
+    this.timeoutSecs ??= this.timeoutInForce();
+    const left = this.element.dataset.state === 'withdrawn' ? null : timeLeftWords(this.request.asked_at, this.timeoutSecs, now);
     const text = `Asked ${timeAgo(this.request.asked_at, now)}${left ? ` · ${left}` : ''}`;
     if (this.asked.textContent !== text) this.asked.textContent = text;
   }
@@ -191,7 +195,7 @@ export class ApprovalsView {
   private visible = false;
   private ticker: ReturnType<typeof setInterval> | null = null;
   private statusTimer: ReturnType<typeof setTimeout> | null = null;
-  /** The running session's approval timeout (s); null while unknown. */
+  /** The approval timeout in force (s); null while unknown. */
   private timeoutSecs: number | null = null;
   private readonly timeoutEl: HTMLElement;
   private readonly timeoutHint: HTMLElement;
@@ -265,7 +269,7 @@ export class ApprovalsView {
     }
   }
 
-  /** The running session's approval timeout (null: unknown): the hint says it, each request counts down to it. */
+  /** The approval timeout in force (null: unknown): the hint says it, and each request asked from now on counts down to it. */
   setApprovalTimeout(secs: number | null): void {
     this.timeoutSecs = secs;
     this.timeoutHint.hidden = secs === null;

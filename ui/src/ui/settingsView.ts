@@ -1,11 +1,10 @@
 /**
  * The Settings dialog (toolbar ⚙): the approval timeout. Saved in ipybox's data directory by
- * the backend; the dialog says whether the running kernel uses it yet, and offers the restart
- * that applies it.
+ * the backend and in force at once: the running session's next tool call waits that long.
  */
 import * as ipc from '../ipc';
 import type { AppSettings } from '../ipc';
-import { DEFAULT_APPROVAL_TIMEOUT_SECS, describeTimeout, parseTimeoutInput, timeoutStatus } from '../model/settings';
+import { DEFAULT_APPROVAL_TIMEOUT_SECS, parseTimeoutInput, timeoutStatus } from '../model/settings';
 import { h } from './dom';
 
 export interface SettingsBackend {
@@ -21,8 +20,6 @@ const defaultBackend: SettingsBackend = {
 export interface SettingsHost {
   /** The settings were read or saved. */
   onSettings(settings: AppSettings): void;
-  /** "Restart the kernel now" (the host asks first). */
-  restartKernel(): void;
 }
 
 export class SettingsDialog {
@@ -30,8 +27,6 @@ export class SettingsDialog {
   private readonly input: HTMLInputElement;
   private readonly error: HTMLElement;
   private readonly status: HTMLElement;
-  private readonly statusText: HTMLElement;
-  private readonly restart: HTMLButtonElement;
   private readonly save: HTMLButtonElement;
   private settings: AppSettings | null = null;
   private saved = false;
@@ -50,13 +45,7 @@ export class SettingsDialog {
       'aria-describedby': 'approval-timeout-help approval-timeout-error approval-timeout-status',
     });
     this.error = h('p', { id: 'approval-timeout-error', class: 'field-error', role: 'alert', hidden: true });
-    this.statusText = h('span', { class: 'settings-status-text' });
-    this.restart = h('button', { id: 'settings-restart', class: 'link-button', type: 'button', text: 'Restart the kernel now', hidden: true });
-    this.restart.addEventListener('click', () => {
-      this.close();
-      this.host.restartKernel();
-    });
-    this.status = h('p', { id: 'approval-timeout-status', class: 'field-status', role: 'status', 'aria-live': 'polite' }, this.statusText, ' ', this.restart);
+    this.status = h('p', { id: 'approval-timeout-status', class: 'field-status', role: 'status', 'aria-live': 'polite' });
     this.save = h('button', { id: 'save-settings', class: 'button', type: 'submit', text: 'Save' });
     const close = h('button', { id: 'close-settings', class: 'button button-secondary', type: 'button', text: 'Close' });
     close.addEventListener('click', () => this.close());
@@ -99,8 +88,7 @@ export class SettingsDialog {
   async open(): Promise<void> {
     this.error.hidden = true;
     this.saved = false;
-    this.statusText.textContent = '';
-    this.restart.hidden = true;
+    this.status.textContent = '';
     if (!this.element.open) this.element.showModal();
     this.input.focus();
     try {
@@ -115,25 +103,11 @@ export class SettingsDialog {
     if (this.element.open) this.element.close();
   }
 
-  /** The settings changed elsewhere (e.g. the kernel restarted): the status follows. */
-  update(settings: AppSettings): void {
-    if (this.element.open) this.showStatus(settings);
-  }
-
   private show(settings: AppSettings): void {
     this.settings = settings;
     this.input.value = String(settings.approvalTimeoutSecs);
-    this.showStatus(settings);
+    this.status.textContent = timeoutStatus(settings, this.saved);
     this.host.onSettings(settings);
-  }
-
-  private showStatus(settings: AppSettings): void {
-    this.settings = settings;
-    const s = timeoutStatus(settings);
-    const prefix = this.saved ? `Saved: ${describeTimeout(settings.approvalTimeoutSecs)}. ` : '';
-    this.statusText.textContent = prefix + s.text;
-    this.status.dataset.pending = String(s.pending);
-    this.restart.hidden = !s.pending;
   }
 
   private showError(text: string): void {

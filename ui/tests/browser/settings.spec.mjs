@@ -1,5 +1,5 @@
 // The Settings dialog: the approval timeout, saved by the backend in ipybox's data directory,
-// applied when the kernel restarts, and shown where approvals are decided.
+// in force at once, and shown where approvals are decided.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { launchBrowser, openApp, startServer } from './harness.mjs';
@@ -23,7 +23,7 @@ async function app(config = {}, options = {}) {
 }
 
 const calls = (page, cmd) => page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
-const statusText = (page) => page.locator('#approval-timeout-status .settings-status-text').textContent();
+const statusText = (page) => page.locator('#approval-timeout-status').textContent();
 
 describe('the approval timeout setting', () => {
   it('opens from the toolbar with the saved value; refuses what the engine cannot do, saying why', async () => {
@@ -31,8 +31,7 @@ describe('the approval timeout setting', () => {
     await page.click('#open-settings');
     await page.waitForSelector('#settings-dialog[open]');
     await page.waitForFunction(() => document.querySelector('#approval-timeout')?.value === '60');
-    assert.equal(await statusText(page), 'The running kernel uses it.');
-    assert.equal(await page.locator('#settings-restart').isHidden(), true);
+    assert.equal(await statusText(page), 'In force: the next tool call waits up to 60 s.');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'approval-timeout', 'the field has the focus');
 
     for (const [text, why] of [
@@ -55,34 +54,40 @@ describe('the approval timeout setting', () => {
     await close();
   });
 
-  it('a saved timeout applies when the kernel restarts; the dialog and the panel say which one is in force', async () => {
+  it('a saved timeout is in force at once, with no restart; a request already waiting keeps its own countdown', async () => {
     const { page, close } = await app();
     await page.click('#toggle-approvals');
     await page.waitForFunction(() => document.querySelector('#approval-timeout-hint')?.textContent.includes('within 60 s'));
+    await page.evaluate(() => window.__mock.requestApproval({ id: 9, asked_at: Date.now() - 10_000 }));
+    const left = (id) => page.locator(`.approval-request[data-request-id="${id}"] .approval-asked`).textContent();
+    await page.waitForSelector('.approval-request[data-request-id="9"]');
+    assert.match(await left(9), /rejected in (49|50) s unless you decide$/);
 
     await page.click('#open-settings');
     await page.waitForFunction(() => document.querySelector('#approval-timeout')?.value === '60');
+    assert.equal(await statusText(page), 'In force: the next tool call waits up to 60 s.');
     await page.fill('#approval-timeout', '2 min');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('#approval-timeout-status')?.dataset.pending === 'true');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout-status')?.textContent.startsWith('Saved'));
     assert.deepEqual(await calls(page, 'set_app_settings'), [{ approvalTimeoutSecs: 120 }]);
     assert.equal(await page.inputValue('#approval-timeout'), '120');
-    assert.equal(await statusText(page), 'Saved: 2 min. The running kernel still uses 60 s; 2 min applies when the kernel restarts.');
-    assert.equal(await page.locator('#settings-restart').isVisible(), true);
-    assert.match(await page.locator('#approval-timeout-hint').textContent(), /within 60 s/, 'the session still uses the old one');
-
-    // "Restart the kernel now": asked first (the fake dialog says yes), then the new timeout is in force.
-    await page.click('#settings-restart');
-    await page.waitForSelector('#settings-dialog:not([open])', { state: 'attached' });
-    await page.waitForFunction(() => document.querySelector('#approval-timeout-hint')?.textContent.includes('within 2 min'));
-    assert.equal((await calls(page, 'restart_kernel')).length, 1);
-    assert.deepEqual(await page.evaluate(() => window.__mock.settings()), { approvalTimeoutSecs: 120, sessionApprovalTimeoutSecs: 120 });
-
-    await page.click('#open-settings');
-    await page.waitForFunction(() => document.querySelector('#approval-timeout-status .settings-status-text')?.textContent === 'The running kernel uses it.');
-    assert.equal(await page.inputValue('#approval-timeout'), '120');
+    assert.equal(await statusText(page), 'Saved: 2 min, in force now. The next tool call waits up to 2 min; calls already waiting keep their time.');
+    assert.equal(await page.locator('#settings-restart').count(), 0, 'nothing to restart');
+    assert.match(await page.locator('#approval-timeout-hint').textContent(), /within 2 min is rejected/, 'the panel says the new timeout at once');
+    assert.deepEqual(await calls(page, 'restart_kernel'), [], 'the kernel (and its state) is left alone');
+    assert.deepEqual(await page.evaluate(() => window.__mock.settings()), { approvalTimeoutSecs: 120 });
     await page.click('#close-settings');
     await page.waitForSelector('#settings-dialog:not([open])', { state: 'attached' });
+
+    // The engine gave request 9 the timeout in force when it was asked; the next one gets 2 min.
+    assert.match(await left(9), /rejected in (4\d|50) s unless you decide$/, 'the request keeps the 60 s it was asked with');
+    await page.evaluate(() => window.__mock.requestApproval({ id: 10, asked_at: Date.now() }));
+    await page.waitForSelector('.approval-request[data-request-id="10"]');
+    assert.match(await left(10), /rejected in (2 min|1 min 59 s) unless you decide$/);
+
+    await page.click('#open-settings');
+    await page.waitForFunction(() => document.querySelector('#approval-timeout-status')?.textContent === 'In force: the next tool call waits up to 2 min.');
+    assert.equal(await page.inputValue('#approval-timeout'), '120');
     await close();
   });
 

@@ -319,7 +319,7 @@ describe('a rule made from a request’s arguments', () => {
 });
 
 describe('the time a request has left', () => {
-  it('counts down to the session’s approval timeout', () => {
+  it('counts down to the approval timeout in force when it was asked', () => {
     expect(timeLeftWords(0, 60, 12_000)).toBe('rejected in 48 s unless you decide');
     expect(timeLeftWords(0, 60, 59_001)).toBe('rejected in 1 s unless you decide');
     expect(timeLeftWords(0, 600, 0)).toBe('rejected in 10 min unless you decide');

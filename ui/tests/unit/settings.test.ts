@@ -46,21 +46,17 @@ describe('the approval timeout field', () => {
     expect(describeTimeout(86_400)).toBe('24 h');
   });
 
-  it('tells whether the running kernel uses the saved timeout yet', () => {
-    expect(timeoutStatus({ approvalTimeoutSecs: 60, sessionApprovalTimeoutSecs: 60 })).toEqual({ pending: false, text: 'The running kernel uses it.' });
-    expect(timeoutStatus({ approvalTimeoutSecs: 120, sessionApprovalTimeoutSecs: 60 })).toEqual({
-      pending: true,
-      text: 'The running kernel still uses 60 s; 2 min applies when the kernel restarts.',
-    });
-    expect(timeoutStatus({ approvalTimeoutSecs: 120, sessionApprovalTimeoutSecs: null })).toEqual({ pending: false, text: 'It applies when the kernel starts.' });
+  it('says the timeout is in force at once, and that calls already waiting keep theirs', () => {
+    expect(timeoutStatus({ approvalTimeoutSecs: 60 }, false)).toBe('In force: the next tool call waits up to 60 s.');
+    expect(timeoutStatus({ approvalTimeoutSecs: 120 }, true)).toBe('Saved: 2 min, in force now. The next tool call waits up to 2 min; calls already waiting keep their time.');
   });
 
   it('checks the backend’s settings', () => {
-    expect(asAppSettings({ approvalTimeoutSecs: 90, sessionApprovalTimeoutSecs: 60 })).toEqual({ approvalTimeoutSecs: 90, sessionApprovalTimeoutSecs: 60 });
-    expect(asAppSettings({ approvalTimeoutSecs: 90, sessionApprovalTimeoutSecs: null })).toEqual({ approvalTimeoutSecs: 90, sessionApprovalTimeoutSecs: null });
-    expect(asAppSettings({ approvalTimeoutSecs: 0, sessionApprovalTimeoutSecs: null })).toBeNull();
-    expect(asAppSettings({ approvalTimeoutSecs: '60', sessionApprovalTimeoutSecs: 60 })).toBeNull();
-    expect(asAppSettings({ approvalTimeoutSecs: 60 })).toBeNull();
+    expect(asAppSettings({ approvalTimeoutSecs: 90 })).toEqual({ approvalTimeoutSecs: 90 });
+    expect(asAppSettings({ approvalTimeoutSecs: 90, theme: 'dark' }), 'fields of a later backend are dropped').toEqual({ approvalTimeoutSecs: 90 });
+    expect(asAppSettings({ approvalTimeoutSecs: 0 })).toBeNull();
+    expect(asAppSettings({ approvalTimeoutSecs: '60' })).toBeNull();
+    expect(asAppSettings({})).toBeNull();
     expect(asAppSettings(null)).toBeNull();
   });
 });

@@ -34,7 +34,7 @@ interface MockConfig {
   auditCount?: number;
   /** What export_audit_log resolves (default a path; null = the dialog was cancelled). */
   exportPath?: string | null;
-  /** The approval timeout saved in the settings and used by the session (default 60). */
+  /** The approval timeout saved in the settings, in force (default 60). */
   approvalTimeoutSecs?: number;
 }
 
@@ -100,8 +100,8 @@ interface MockApi {
   /** The rules as stored now. */
   rules(): Json;
   audit(): Json[];
-  /** The settings as saved, and the session's approval timeout. */
-  settings(): { approvalTimeoutSecs: number; sessionApprovalTimeoutSecs: number | null };
+  /** The settings as saved and in force. */
+  settings(): { approvalTimeoutSecs: number };
 }
 
 declare global {
@@ -499,9 +499,9 @@ function decideByRules(server: string, tool: string, args: Json): { allow: boole
 
 // ---- settings
 
-const settings = { approvalTimeoutSecs: config.approvalTimeoutSecs ?? 60, sessionApprovalTimeoutSecs: config.approvalTimeoutSecs ?? 60 };
+const settings = { approvalTimeoutSecs: config.approvalTimeoutSecs ?? 60 };
 
-/** A tool call of execution `executionId`: rules first, then a person, within the session's approval timeout. */
+/** A tool call of execution `executionId`: rules first, then a person, within the approval timeout in force when it is asked (as the backend: a later change is for the next calls). */
 function callTool(executionId: string, origin: string | null, server: string, tool: string, args: Json): Promise<ToolVerdict> {
   const req = completeRequest({ server, tool, arguments: args, execution_id: executionId, origin, server_description: server === 'ipybox' ? 'a shell command the code runs in its kernel' : `${server} (mock)` });
   pendingApprovals.push(req);
@@ -512,7 +512,7 @@ function callTool(executionId: string, origin: string | null, server: string, to
     setTimeout(() => decidePending(req.id, byRule.allow ? 'accept' : 'reject', 'rule', byRule.allow ? null : byRule.message), 5);
     return verdict;
   }
-  const timeoutSecs = settings.sessionApprovalTimeoutSecs ?? 60;
+  const timeoutSecs = settings.approvalTimeoutSecs;
   const timer = setTimeout(() => {
     const i = pendingApprovals.findIndex((r) => r.id === req.id);
     if (i < 0) return;
@@ -635,8 +635,6 @@ mockIPC(
         return null;
       case 'restart_kernel':
         executionCount = 0;
-        // As the backend: a changed approval timeout takes a fresh session.
-        settings.sessionApprovalTimeoutSecs = settings.approvalTimeoutSecs;
         return null;
       case 'save_notebook':
         await sleep(5);
