@@ -126,7 +126,8 @@ describe('the tool calls of a cell', () => {
     assert.ok(saved.includes('fx.echo answered'), 'the outputs are saved');
     assert.ok(!saved.includes('allowed by a rule') && !saved.includes('tool-call'), 'the call list is not');
     await page.click('#clear-outputs');
-    assert.equal(await cell(page, 0).locator('.cell-tool-calls').isHidden(), true);
+    // The list is redrawn at the next frame.
+    await cell(page, 0).locator('.cell-tool-calls').waitFor({ state: 'hidden', timeout: 2000 });
     await close();
   });
 
