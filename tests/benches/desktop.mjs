@@ -2,12 +2,14 @@
 //   launch → window drawn and a cell editable; launch → first cell's result;
 //   warm `print(1)` from keypress to output painted (median of 20);
 //   100,000 printed lines: longest main-thread stall while streaming, time to final render;
-//   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots.
+//   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots;
+//   a tool call to its native approval dialog on screen (median of 10), and an agent's call
+//   (`ipybox mcp --approval desktop`) to its dialog.
 // Run: bash scripts/bench-desktop.sh
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, workspace, notebook } from '../e2e/webdriver.mjs';
+import { App, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 10) / 10;
@@ -152,6 +154,30 @@ if (!only || only === 'memory') {
   await new Promise((r) => setTimeout(r, 1000));
   const m = appMemory(dir);
   results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), processes: m.processes };
+  await app.quit();
+}
+
+if (!only || only === 'dialog') {
+  // From the moment the engine asked (the request's asked_at) to the dialog mapped on screen.
+  const title = '^Approve tool call — fx.echo$';
+  const dir = fixtureWorkspace('from mcptools.fx.echo import Params, run\nprint(run(Params(text="x")))');
+  const app = await App.launch(['open', join(dir, 'test.ipynb')], { env });
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const invoke = (command) => app.execute('return window.__TAURI_INTERNALS__.invoke(arguments[0], {});', command);
+  const latencies = [];
+  for (let k = 0; k < 11; k++) {
+    await app.execute('window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", ctrlKey: true, bubbles: true})); return true;');
+    let seen;
+    for (const deadline = Date.now() + 30000; Date.now() < deadline;) {
+      if (spawnSync('xdotool', ['search', '--onlyvisible', '--name', title], { encoding: 'utf8' }).stdout.trim()) { seen = Date.now(); break; }
+    }
+    const [request] = await invoke('approvals_pending');
+    if (k > 0 && seen && request) latencies.push(seen - request.asked_at);
+    answerDialog('Approve tool call — fx.echo', 'Return');
+    await app.until('the cell', () => app.execute('return document.querySelector(".cell").dataset.state === "done";'), 30000);
+  }
+  results.tool_call_to_dialog_visible_ms = { median: median(latencies), min: Math.min(...latencies), max: Math.max(...latencies), n: latencies.length };
   await app.quit();
 }
 
