@@ -26,13 +26,20 @@ export const Keys = {
 
 async function call(method, path, body) {
   // Creating a session right after the last one closed can meet a driver still tearing
-  // WebKitWebDriver down; that request is safe to repeat.
-  const retries = method === 'POST' && path === '/session' ? 3 : 0;
+  // WebKitWebDriver down; that request is safe to repeat. A launch that never answers (seen
+  // once in a while under load) is ended and tried again.
+  const newSession = method === 'POST' && path === '/session';
+  const retries = newSession ? 3 : 0;
   for (let attempt = 0; ; attempt++) {
     try {
       return await callOnce(method, path, body);
     } catch (e) {
-      if (attempt >= retries || !(e instanceof TypeError)) throw e;
+      const hung = e?.name === 'TimeoutError';
+      if (attempt >= retries || !(e instanceof TypeError || (newSession && hung))) throw e;
+      if (hung) {
+        process.stdout.write(`# the app's launch did not answer within 60 s; trying again\n`);
+        spawnSync('pkill', ['-KILL', '-f', `${APP} open`]);
+      }
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
