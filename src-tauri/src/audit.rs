@@ -155,17 +155,8 @@ impl AuditLog {
         let mut line = serde_json::to_vec(entry)
             .map_err(|e| Error::config("cannot write an audit entry").because(e))?;
         line.push(b'\n');
-        if let Some(dir) = self.path.parent() {
-            crate::fsutil::create_private_dir(dir)?;
-        }
-        let mut options = std::fs::OpenOptions::new();
-        options.create(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options
-            .open(&self.path)
-            .map_err(|e| Error::io(format!("opening the audit log {}", self.path.display()), e))?;
-        file.write_all(&line)
+        self.open()?
+            .write_all(&line)
             .map_err(|e| Error::io(format!("writing the audit log {}", self.path.display()), e))
     }
 
@@ -192,22 +183,52 @@ impl AuditLog {
     }
 
     /// Append every tool call `events` reports, for `workspace`, until the session's events
-    /// end. A write that fails is logged and the next one tried.
+    /// end. One writer keeps the file open and writes what has come in together, off the
+    /// calls' path; a write that fails is logged, and the file opened again for the next.
     pub fn record(
         self,
         workspace: PathBuf,
         mut events: broadcast::Receiver<SessionEvent>,
     ) -> tokio::task::JoinHandle<()> {
+        let (lines, mut waiting) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::task::spawn_blocking(move || {
+            let mut file = None;
+            let mut batch = Vec::new();
+            while let Some(line) = waiting.blocking_recv() {
+                batch.clear();
+                batch.extend_from_slice(&line);
+                while let Ok(more) = waiting.try_recv() {
+                    batch.extend_from_slice(&more);
+                }
+                let written = match file.as_mut() {
+                    Some(f) => std::io::Write::write_all(f, &batch).map_err(|e| {
+                        Error::io(format!("writing the audit log {}", self.path.display()), e)
+                    }),
+                    None => self.open().and_then(|mut f| {
+                        let w = std::io::Write::write_all(&mut f, &batch).map_err(|e| {
+                            Error::io(format!("writing the audit log {}", self.path.display()), e)
+                        });
+                        file = Some(f);
+                        w
+                    }),
+                };
+                if let Err(e) = written {
+                    tracing::error!("the audit log missed tool calls: {e}");
+                    file = None;
+                }
+            }
+        });
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
                     Ok(event) => {
                         if let Some(entry) = AuditEntry::from_event(&event, &workspace) {
-                            let log = self.clone();
-                            let written =
-                                tokio::task::spawn_blocking(move || log.append(&entry)).await;
-                            if let Ok(Err(e)) = written {
-                                tracing::error!("the audit log missed a tool call: {e}");
+                            match serde_json::to_vec(&entry) {
+                                Ok(mut line) => {
+                                    line.push(b'\n');
+                                    let _ = lines.send(line);
+                                }
+                                Err(e) => tracing::error!("cannot write an audit entry: {e}"),
                             }
                         }
                     }
@@ -217,7 +238,23 @@ impl AuditLog {
                     Err(broadcast::error::RecvError::Closed) => break,
                 }
             }
+            drop(lines);
+            let _ = writer.await;
         })
+    }
+
+    /// The file, opened for appending (created private to the user).
+    fn open(&self) -> Result<std::fs::File> {
+        if let Some(dir) = self.path.parent() {
+            crate::fsutil::create_private_dir(dir)?;
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options
+            .open(&self.path)
+            .map_err(|e| Error::io(format!("opening the audit log {}", self.path.display()), e))
     }
 }
 
