@@ -410,7 +410,7 @@ impl Approvals {
         }
         // Until it is settled, a request that goes away (its call's connection closed when
         // the execution ended) is withdrawn for its listeners.
-        let mut withdraw = Withdraw {
+        let withdraw = Withdraw {
             approvals: self,
             id,
             reason: Some(ENDED),
@@ -431,11 +431,28 @@ impl Approvals {
         let timeout = Duration::from_millis(self.timeout.load(Ordering::Relaxed));
         let outcome = tokio::time::timeout(timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
+        self.conclude(request, withdraw, outcome, timeout, ENDED)
+            .map_err(|(_, refusal)| refusal)
+    }
+
+    /// The end of a wait for a decision: listeners hear of the decision, or of the request's
+    /// withdrawal (`gone`: why, when nobody is left to decide); a refusal is reported.
+    fn conclude(
+        &self,
+        request: ApprovalRequest,
+        mut withdraw: Withdraw<'_>,
+        outcome: std::result::Result<
+            std::result::Result<Verdict, oneshot::error::RecvError>,
+            tokio::time::error::Elapsed,
+        >,
+        timeout: Duration,
+        gone: &'static str,
+    ) -> Result<Approved, (DecidedBy, Refusal)> {
         withdraw.reason = match &outcome {
-            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(ENDED),
+            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(gone),
             Ok(Ok(verdict)) => {
                 self.events.send(SessionEvent::ApprovalDecided {
-                    id,
+                    id: request.id(),
                     decision: verdict.decision,
                     decided_by: verdict.by,
                 });
@@ -465,7 +482,7 @@ impl Approvals {
             ),
             Err(_) => (DecidedBy::Timeout, Refusal::TimedOut(timeout)),
         };
-        Err(self.refuse(request, by, refusal))
+        Err((by, self.refuse(request, by, refusal)))
     }
 
     /// Ask for approval of a call made by another process's code (an agent's kernel under
@@ -507,48 +524,14 @@ impl Approvals {
         let approvals = self.clone();
         let asked = request.clone();
         let wait = Box::pin(async move {
-            let mut withdraw = Withdraw {
+            let withdraw = Withdraw {
                 approvals: &approvals,
                 id,
                 reason: Some(ASKER_GONE),
             };
             let timeout = Duration::from_millis(approvals.timeout.load(Ordering::Relaxed));
             let outcome = tokio::time::timeout(timeout, rx).await;
-            withdraw.reason = match &outcome {
-                Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(ASKER_GONE),
-                Ok(Ok(verdict)) => {
-                    approvals.events.send(SessionEvent::ApprovalDecided {
-                        id,
-                        decision: verdict.decision,
-                        decided_by: verdict.by,
-                    });
-                    None
-                }
-                Ok(Err(_)) => Some("nobody could decide the request"),
-                Err(_) => Some("nobody decided in time"),
-            };
-            drop(withdraw);
-            let (by, refusal) = match outcome {
-                Ok(Ok(Verdict {
-                    decision: Decision::Accept,
-                    by,
-                    ..
-                })) => return Ok(Approved { request: asked, by }),
-                Ok(Ok(Verdict {
-                    decision: Decision::Reject,
-                    reason,
-                    by,
-                })) => (
-                    by,
-                    Refusal::Rejected(reason.unwrap_or_else(|| "the call was rejected".into())),
-                ),
-                Ok(Err(_)) => (
-                    DecidedBy::Nobody,
-                    Refusal::Rejected("the approval request was dropped without a decision".into()),
-                ),
-                Err(_) => (DecidedBy::Timeout, Refusal::TimedOut(timeout)),
-            };
-            Err((by, approvals.refuse(asked, by, refusal)))
+            approvals.conclude(asked, withdraw, outcome, timeout, ASKER_GONE)
         });
         (request, wait)
     }

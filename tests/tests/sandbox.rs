@@ -722,3 +722,26 @@ fn the_cli_returns_after_its_sandbox_is_gone() {
         "processes (or zombies) left when exec returned: {left:?}"
     );
 }
+
+/// The desktop link (where `ipybox mcp --approval desktop` asks the app open on the
+/// workspace): sandboxed code can neither read its secret nor open a Unix socket to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandboxed_code_cannot_reach_the_desktop_link() {
+    let ws = workspace();
+    let app = CodeExecutor::builder().working_dir(ws.path()).build();
+    let link = ipybox::LinkServer::serve(ws.path(), app).await.unwrap();
+    let (secret, socket) = (link.paths().secret.clone(), link.paths().socket.clone());
+    assert!(secret.exists() && socket.exists());
+    let e = sandboxed(ws.path(), None).await;
+    let code = format!(
+        "{PROBE}\nimport socket\nprobe('secret', lambda: open({:?}).read())\n\
+         def connect():\n    s = socket.socket(socket.AF_UNIX)\n    s.connect({:?})\n    return s.recv(10)\n\
+         probe('socket', connect)",
+        secret.to_str().unwrap(),
+        socket.to_str().unwrap()
+    );
+    let out = run(&e, &code).await;
+    assert_blocked(&out, "secret", "Error");
+    assert_blocked(&out, "socket", "Operation not permitted");
+    e.stop().await.unwrap();
+}
