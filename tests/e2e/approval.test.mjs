@@ -1,11 +1,13 @@
 // Approval in the real app under Xvfb: one native dialog at a time, answered with xdotool;
 // a withdrawn request closes its dialog; fifty pending calls approved at once; a rule that
-// stops the dialogs; a shell command rejected; every call in the workspace's audit log.
+// stops the dialogs; a shell command rejected; the approval timeout from Settings in force at
+// once; "Always allow this command" for one command only; every call in the workspace's audit
+// log and in its cell.
 // Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, settled, quitAll } from './webdriver.mjs';
 
@@ -173,4 +175,116 @@ test('a rejected `!touch` leaves no marker', async () => {
   const [entry] = audit(ws);
   assert.deepEqual([entry.server, entry.tool, entry.decision], ['ipybox', 'shell', 'rejected']);
   assert.equal(entry.arguments.command, `touch ${marker}`);
+});
+
+/** ipybox's data directory, as the app finds it. */
+const IPYBOX_HOME = process.env.IPYBOX_HOME
+  || join(process.env.XDG_DATA_HOME || join(process.env.HOME, '.local', 'share'), 'ipybox');
+
+test('the approval timeout set in Settings applies at once; a call nobody answers is rejected, in the cell and the audit log', async () => {
+  const ws = fixtureWorkspace('x = 41', [
+    'from mcptools._runtime import ApprovalRejected, ApprovalTimeout',
+    'from mcptools.fx.echo import Params, run',
+    'try:',
+    '    print(run(Params(text="late")))',
+    'except (ApprovalRejected, ApprovalTimeout) as e:',
+    '    print("refused:", type(e).__name__, e)',
+    'print("x + 1 =", x + 1)',
+  ].join('\n'));
+  const app = await open(ws);
+  const before = await invoke(app, 'app_settings');
+  try {
+    await app.press(Keys.Shift, Keys.Enter);
+    await settled(app, 0);
+
+    // The Settings dialog, as a person would use it.
+    await app.click('#open-settings');
+    await app.until('the saved timeout in the field', () => app.execute('return document.querySelector("#approval-timeout")?.value === arguments[0];', String(before.approvalTimeoutSecs)));
+    await app.click('#approval-timeout');
+    await app.press(Keys.Control, 'a');
+    await app.type('2');
+    await app.press(Keys.Enter);
+    const status = await app.until('the saved status', () => app.execute('const s = document.querySelector("#approval-timeout-status")?.textContent ?? ""; return s.startsWith("Saved") ? s : null;'), 10000);
+    assert.equal(status, 'Saved: 2 s, in force now. The next tool call waits up to 2 s; calls already waiting keep their time.');
+    assert.deepEqual(await invoke(app, 'app_settings'), { approvalTimeoutSecs: 2 }, 'saved and in force: one value');
+    await app.click('#close-settings');
+    await app.until('the Settings to close', () => app.execute('return !document.querySelector("#settings-dialog")?.open;'));
+
+    // No restart: the next cell runs in the same kernel, and its call waits 2 s.
+    await app.click('.cell[data-cell-id="cell-1"] .prompt');
+    await app.press(Keys.Shift, Keys.Enter);
+    const title = 'Approve tool call — fx.echo';
+    spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${title}$`]);
+    assert.ok(dialogOpen(title), 'the dialog asks');
+    const shown = Date.now();
+    await app.until('the dialog to close itself at the timeout', async () => !dialogOpen(title), 10000);
+    assert.ok(Date.now() - shown < 8000, `closed after ${Date.now() - shown} ms, at the new timeout, not the old one`);
+    const c = await settled(app, 1);
+    assert.match(c.output, /refused: ApprovalTimeout .*within 2 s/);
+    assert.match(c.output, /^x \+ 1 = 42$/m, 'the kernel kept its state: nothing restarted');
+    const row = await app.until('the cell\'s tool-call row', () => app.execute('return document.querySelectorAll(".cell")[1].querySelector(".tool-call")?.textContent;'));
+    assert.match(row, /fx\.echo.*rejected — timed out: nobody decided within 2 s/);
+    const entries = await app.until('the audit entry', async () => {
+      const e = audit(ws);
+      return e.length === 1 ? e : null;
+    });
+    assert.deepEqual([entries[0].tool, entries[0].decision, entries[0].decided_by], ['echo', 'timed_out', 'timeout']);
+
+    // Kept in ipybox's data directory, never in the workspace.
+    assert.equal(JSON.parse(readFileSync(join(IPYBOX_HOME, 'settings.json'), 'utf8')).approval_timeout_secs, 2);
+    const inWorkspace = spawnSync('grep', ['-rl', '--exclude-dir=__pycache__', 'approval_timeout_secs', ws], { encoding: 'utf8' }).stdout.trim();
+    assert.equal(inWorkspace, '', 'the setting is not in the workspace');
+    assert.equal(spawnSync('find', [ws, '-name', 'settings.json'], { encoding: 'utf8' }).stdout.trim(), '', 'no settings file in the workspace');
+  } finally {
+    await invoke(app, 'set_app_settings', { approvalTimeoutSecs: before.approvalTimeoutSecs });
+  }
+});
+
+test('"Always allow this command" allows `echo one` only; the cells say how each call was decided', async () => {
+  const ws = fixtureWorkspace('!echo one', '!echo two', '!echo one');
+  const app = await open(ws);
+  const title = 'Approve tool call — ipybox.shell';
+  const row = (i) => app.execute('return document.querySelectorAll(".cell")[arguments[0]].querySelector(".tool-call")?.textContent ?? null;', i);
+
+  await app.press(Keys.Shift, Keys.Enter);
+  spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${title}$`]);
+  assert.ok(dialogOpen(title), 'the first `echo one` asks');
+  const button = '.approval-request[data-state="waiting"] .always-allow-args';
+  await app.until('the request in the panel, its button drawn', () => app.execute(
+    'const b = document.querySelector(arguments[0]); const r = b?.getBoundingClientRect(); return !!b && !b.disabled && r.width > 0 && r.height > 0;', button));
+  assert.equal(await app.text(button), 'Always allow this command');
+  // Just after the panel opens WebKitWebDriver may still call the button not interactable.
+  await app.until('the click to land', async () => {
+    await app.click(button);
+    return true;
+  }, 10000);
+  await app.until('its dialog to close itself', async () => !dialogOpen(title), 10000);
+  assert.match((await settled(app, 0)).output, /^one$/m);
+  assert.deepEqual((await invoke(app, 'approval_rules')).rules, [
+    { server: 'ipybox', tool: 'shell', args: { command: { equals: 'echo one' } }, decision: 'allow', comment: 'added from the approval panel' },
+  ]);
+  assert.match(await app.until('cell 1\'s row', () => row(0)), /ipybox\.shell echo one.*allowed by a rule/);
+
+  await app.click('.cell[data-cell-id="cell-1"] .prompt');
+  await app.press(Keys.Shift, Keys.Enter);
+  answerDialog(title, 'Escape');
+  const second = await settled(app, 1);
+  assert.doesNotMatch(second.output, /^two$/m, 'the command did not run');
+  assert.match(await app.until('cell 2\'s row', () => row(1)), /ipybox\.shell echo two.*rejected by you/);
+
+  await app.click('.cell[data-cell-id="cell-2"] .prompt');
+  await app.press(Keys.Shift, Keys.Enter);
+  assert.match((await settled(app, 2)).output, /^one$/m);
+  assert.ok(!dialogOpen(title), 'the rule decided it: no dialog');
+  assert.match(await app.until('cell 3\'s row', () => row(2)), /ipybox\.shell echo one.*allowed by a rule/);
+
+  const entries = await app.until('three audit entries', async () => {
+    const e = audit(ws);
+    return e.length === 3 ? e : null;
+  });
+  assert.deepEqual(entries.map((e) => [e.arguments.command, e.decision, e.decided_by]), [
+    ['echo one', 'approved', 'rule'],
+    ['echo two', 'rejected', 'person'],
+    ['echo one', 'approved', 'rule'],
+  ]);
 });
