@@ -2,26 +2,10 @@
 // rules and audit log (tests/browser/mock/tauri-mock.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { launchBrowser, openApp, startServer } from './harness.mjs';
+import { useApp } from './harness.mjs';
 import { notebook } from './notebooks.mjs';
 
-let server;
-let chromium;
-
-before(async () => {
-  server = await startServer();
-  chromium = await launchBrowser();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
-
-async function app(config = {}, options = {}) {
-  const opened = await openApp(chromium.browser, server.url, { notebook: null, ...config }, options);
-  return { ...opened, close: () => opened.page.close() };
-}
+const { app } = useApp({ before, after }, { notebook: null });
 
 const calls = (page, cmd) => page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
 const request = (page, r = {}) => page.evaluate((req) => window.__mock.requestApproval(req), r);

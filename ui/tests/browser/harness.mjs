@@ -98,3 +98,25 @@ export async function openApp(browser /* a browser context */, serverUrl, config
   await page.waitForSelector('body[data-ready="true"]', { timeout: 10000 });
   return { page, outsideRequests, errors };
 }
+
+/** For a spec file: serve the built UI and launch Chromium before its tests, close both
+ *  after; returns `app(config, options)`, which opens the app in a new page (config over
+ *  `defaults`) with a `close()`. */
+export function useApp(hooks, defaults = {}) {
+  let server;
+  let chromium;
+  hooks.before(async () => {
+    server = await startServer();
+    chromium = await launchBrowser();
+  });
+  hooks.after(async () => {
+    await chromium?.close();
+    await server?.close();
+  });
+  return {
+    async app(config = {}, options = {}) {
+      const opened = await openApp(chromium.browser, server.url, { ...defaults, ...config }, options);
+      return { ...opened, close: () => opened.page.close() };
+    },
+  };
+}

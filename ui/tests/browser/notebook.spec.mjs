@@ -2,25 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Ajv from 'ajv-draft-04';
-import { fixture, launchBrowser, openApp, startServer } from './harness.mjs';
+import { fixture, useApp } from './harness.mjs';
 
-let server;
-let chromium;
-
-before(async () => {
-  server = await startServer();
-  chromium = await launchBrowser();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
-
-async function app(config = {}, options = {}) {
-  const opened = await openApp(chromium.browser, server.url, config, options);
-  return { ...opened, close: () => opened.page.close() };
-}
+const { app } = useApp({ before, after });
 
 /** Type code into the selected cell (Enter → edit mode), then leave it in edit mode. */
 async function typeInto(page, code) {

@@ -1,23 +1,12 @@
 // A cell printing 100,000 lines must leave the window responsive.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { launchBrowser, openApp, startServer } from './harness.mjs';
+import { useApp } from './harness.mjs';
 
-let server;
-let chromium;
-
-before(async () => {
-  server = await startServer();
-  chromium = await launchBrowser();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
+const { app } = useApp({ before, after }, { notebook: null });
 
 it('100,000 streamed lines: rAF ping stays under 100 ms, rendering finishes under 1 s', async () => {
-  const { page } = await openApp(chromium.browser, server.url, { notebook: null });
+  const { page } = await app();
   await page.keyboard.press('Enter');
   await page.keyboard.insertText('for i in range(100000):\n    print(f"line {i}")');
   await page.keyboard.press('Escape');
@@ -92,7 +81,7 @@ it('100,000 streamed lines: rAF ping stays under 100 ms, rendering finishes unde
 });
 
 it('audit log of 1,000 entries: each keystroke in the search updates the table within 50 ms', async () => {
-  const { page } = await openApp(chromium.browser, server.url, { notebook: null, auditCount: 1000 });
+  const { page } = await app({ auditCount: 1000 });
   await page.click('#toggle-approvals');
   await page.click('#side-tab-audit');
   await page.waitForSelector('#audit-table tbody tr');

@@ -3,26 +3,10 @@
 // timeout). Session state: never saved, gone when the cell runs again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { launchBrowser, openApp, startServer } from './harness.mjs';
+import { useApp } from './harness.mjs';
 import { notebook } from './notebooks.mjs';
 
-let server;
-let chromium;
-
-before(async () => {
-  server = await startServer();
-  chromium = await launchBrowser();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
-
-async function app(config = {}, options = {}) {
-  const opened = await openApp(chromium.browser, server.url, config, options);
-  return { ...opened, close: () => opened.page.close() };
-}
+const { app } = useApp({ before, after });
 
 const cell = (page, i) => page.locator('.cell').nth(i);
 const callsOf = (page, i) => cell(page, i).locator('.cell-tool-calls .tool-call');
