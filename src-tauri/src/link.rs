@@ -633,13 +633,36 @@ impl DesktopApproval {
     }
 
     async fn ask(&self, request: ApprovalRequest) {
-        let connection = match self.connection().await {
-            Ok(c) => c,
-            Err(why) => {
-                request.decide_as(Decision::Reject, DecidedBy::Nobody, Some(why));
-                return;
+        // A link found closed only once the call is on it (the app quit a moment ago) is
+        // tried once more, afresh: the new attempt finds the app, or says there is none.
+        for attempt in 0..2 {
+            let connection = match self.connection().await {
+                Ok(c) => c,
+                Err(why) => {
+                    request.decide_as(Decision::Reject, DecidedBy::Nobody, Some(why));
+                    return;
+                }
+            };
+            match self.ask_on(&connection, &request).await {
+                AskEnd::Settled => return,
+                AskEnd::LinkClosed if attempt == 0 => {
+                    connection.closed.store(true, Ordering::Release);
+                }
+                AskEnd::LinkClosed => {
+                    request.decide_as(
+                        Decision::Reject,
+                        DecidedBy::Nobody,
+                        Some("the ipybox app closed before the call was decided".into()),
+                    );
+                    return;
+                }
             }
-        };
+        }
+    }
+
+    /// Ask the app on `connection` and wait for its decision, or for the request to be
+    /// withdrawn here.
+    async fn ask_on(&self, connection: &Connection, request: &ApprovalRequest) -> AskEnd {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         if let Ok(mut w) = connection.waiting.lock() {
@@ -653,12 +676,7 @@ impl DesktopApproval {
             origin: request.origin().unwrap_or("an agent").to_owned(),
         };
         if connection.to_app.send(Message::Ask { id, call }).is_err() {
-            request.decide_as(
-                Decision::Reject,
-                DecidedBy::Nobody,
-                Some(self.no_app("the app closed the link")),
-            );
-            return;
+            return AskEnd::LinkClosed;
         }
         let gave_up = async {
             while !request.is_decided() {
@@ -672,21 +690,27 @@ impl DesktopApproval {
                         d.push((request.clone(), id, decision == Decision::Accept));
                     }
                     request.decide_as(decision, decided_by, reason);
+                    AskEnd::Settled
                 }
-                _ => request.decide_as(
-                    Decision::Reject,
-                    DecidedBy::Nobody,
-                    Some("the ipybox app closed before the call was decided".into()),
-                ),
+                _ => AskEnd::LinkClosed,
             },
             () = gave_up => {
                 if let Ok(mut w) = connection.waiting.lock() {
                     w.remove(&id);
                 }
                 let _ = connection.to_app.send(Message::Withdraw { id });
+                AskEnd::Settled
             }
         }
     }
+}
+
+/// How asking on one link ended.
+enum AskEnd {
+    /// Decided by the app, or withdrawn here.
+    Settled,
+    /// The link closed before an answer came.
+    LinkClosed,
 }
 
 impl ApprovalHandler for DesktopApproval {
