@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, settled, quitAll } from './webdriver.mjs';
+import { App, Keys, ROOT, SHOTS, workspace, answerDialog, auditLog, fixtureWorkspace, settled, quitAll, windowOpen } from './webdriver.mjs';
 
 /** Keep a screenshot for the docs with IPYBOX_UPDATE_SCREENSHOTS=1. */
 function forDocs(shot, name) {
@@ -18,17 +18,6 @@ function forDocs(shot, name) {
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
-
-const FIXTURE = join(ROOT, 'target', 'debug', 'ipybox-fixture-mcp');
-
-/** A workspace with the fixture MCP server registered as `fx` and a notebook of `cells`. */
-function fixtureWorkspace(...cells) {
-  const dir = workspace({ 'test.ipynb': notebook(...cells) });
-  const reg = spawnSync(APP, ['register', 'fx', '--workspace', dir, '--params',
-    JSON.stringify({ command: FIXTURE, args: ['stdio'] })], { encoding: 'utf8' });
-  assert.equal(reg.status, 0, reg.stderr);
-  return dir;
-}
 
 async function open(dir) {
   const app = await App.launch(['open', join(dir, 'test.ipynb')]);
@@ -40,18 +29,6 @@ async function open(dir) {
 /** Call a backend command from the page, as the window does. */
 function invoke(app, command, args = {}) {
   return app.execute('return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]);', command, args);
-}
-
-function audit(dir) {
-  const out = spawnSync(APP, ['audit', '--workspace', dir, '--json'], { encoding: 'utf8' });
-  assert.equal(out.status, 0, out.stderr);
-  return out.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
-
-/** Is a window titled `title` open? */
-function dialogOpen(title) {
-  const found = spawnSync('xdotool', ['search', '--name', `^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`], { encoding: 'utf8' });
-  return found.stdout.trim() !== '';
 }
 
 const tryCall = (body) => [
@@ -89,7 +66,7 @@ test('Approve runs the tool (its marker file exists), Reject does not; both are 
   assert.ok(!existsSync(rejectedMarker), 'rejected: the tool did not run');
 
   const entries = await app.until('two audit entries', async () => {
-    const e = audit(ws);
+    const e = auditLog(ws);
     return e.length === 2 ? e : null;
   });
   assert.deepEqual(entries.map((e) => [e.tool, e.decision, e.decided_by]), [
@@ -107,9 +84,9 @@ test('a withdrawn request closes its dialog', async () => {
   await app.press(Keys.Shift, Keys.Enter);
   const title = 'Approve tool call — fx.echo';
   spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${title}$`]);
-  assert.ok(dialogOpen(title), 'the dialog is open');
+  assert.ok(windowOpen(title), 'the dialog is open');
   await invoke(app, 'interrupt');
-  await app.until('the dialog to close itself', async () => !dialogOpen(title), 10000);
+  await app.until('the dialog to close itself', async () => !windowOpen(title), 10000);
   const c = await settled(app, 0);
   assert.doesNotMatch(c.output, /^hi$/m, 'the call did not run');
 });
@@ -134,9 +111,9 @@ test('fifty pending calls: one dialog, approved all at once, fifty audit entries
   await app.click('.approve-group[data-server="fx"][data-tool="echo"]');
   const c = await settled(app, 0);
   assert.match(c.output, /50 calls ran/);
-  await app.until('the open dialog to close itself', async () => !dialogOpen(title), 10000);
+  await app.until('the open dialog to close itself', async () => !windowOpen(title), 10000);
   const entries = await app.until('fifty audit entries', async () => {
-    const e = audit(ws);
+    const e = auditLog(ws);
     return e.length === 50 ? e : null;
   });
   assert.ok(entries.every((e) => e.decision === 'approved' && e.decided_by === 'batch'));
@@ -155,8 +132,8 @@ test('an "always allow" rule stops the dialogs; its file is out of the workspace
   await app.press(Keys.Shift, Keys.Enter);
   const c = await settled(app, 0);
   assert.match(c.output, /by rule/);
-  assert.ok(!dialogOpen('Approve tool call — fx.echo'), 'no dialog');
-  const [entry] = audit(ws);
+  assert.ok(!windowOpen('Approve tool call — fx.echo'), 'no dialog');
+  const [entry] = auditLog(ws);
   assert.equal(entry.decided_by, 'rule');
   const found = spawnSync('grep', ['-rl', '"decision": "allow"', ws], { encoding: 'utf8' });
   assert.equal(found.stdout.trim(), '', 'the rules are not in the workspace');
@@ -172,7 +149,7 @@ test('a rejected `!touch` leaves no marker', async () => {
   const c = await settled(app, 0);
   assert.match(c.output, /rejected:/);
   assert.ok(!existsSync(marker), 'the command did not run');
-  const [entry] = audit(ws);
+  const [entry] = auditLog(ws);
   assert.deepEqual([entry.server, entry.tool, entry.decision], ['ipybox', 'shell', 'rejected']);
   assert.equal(entry.arguments.command, `touch ${marker}`);
 });
@@ -215,9 +192,9 @@ test('the approval timeout set in Settings applies at once; a call nobody answer
     await app.press(Keys.Shift, Keys.Enter);
     const title = 'Approve tool call — fx.echo';
     spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${title}$`]);
-    assert.ok(dialogOpen(title), 'the dialog asks');
+    assert.ok(windowOpen(title), 'the dialog asks');
     const shown = Date.now();
-    await app.until('the dialog to close itself at the timeout', async () => !dialogOpen(title), 10000);
+    await app.until('the dialog to close itself at the timeout', async () => !windowOpen(title), 10000);
     assert.ok(Date.now() - shown < 8000, `closed after ${Date.now() - shown} ms, at the new timeout, not the old one`);
     const c = await settled(app, 1);
     assert.match(c.output, /refused: ApprovalTimeout .*within 2 s/);
@@ -225,7 +202,7 @@ test('the approval timeout set in Settings applies at once; a call nobody answer
     const row = await app.until('the cell\'s tool-call row', () => app.execute('return document.querySelectorAll(".cell")[1].querySelector(".tool-call")?.textContent;'));
     assert.match(row, /fx\.echo.*rejected — timed out: nobody decided within 2 s/);
     const entries = await app.until('the audit entry', async () => {
-      const e = audit(ws);
+      const e = auditLog(ws);
       return e.length === 1 ? e : null;
     });
     assert.deepEqual([entries[0].tool, entries[0].decision, entries[0].decided_by], ['echo', 'timed_out', 'timeout']);
@@ -248,7 +225,7 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
 
   await app.press(Keys.Shift, Keys.Enter);
   spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${title}$`]);
-  assert.ok(dialogOpen(title), 'the first `echo one` asks');
+  assert.ok(windowOpen(title), 'the first `echo one` asks');
   const button = '.approval-request[data-state="waiting"] .always-allow-args';
   await app.until('the request in the panel, its button drawn', () => app.execute(
     'const b = document.querySelector(arguments[0]); const r = b?.getBoundingClientRect(); return !!b && !b.disabled && r.width > 0 && r.height > 0;', button));
@@ -258,7 +235,7 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
     await app.click(button);
     return true;
   }, 10000);
-  await app.until('its dialog to close itself', async () => !dialogOpen(title), 10000);
+  await app.until('its dialog to close itself', async () => !windowOpen(title), 10000);
   assert.match((await settled(app, 0)).output, /^one$/m);
   assert.deepEqual((await invoke(app, 'approval_rules')).rules, [
     { server: 'ipybox', tool: 'shell', args: { command: { equals: 'echo one' } }, decision: 'allow', comment: 'added from the approval panel' },
@@ -275,11 +252,11 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
   await app.click('.cell[data-cell-id="cell-2"] .prompt');
   await app.press(Keys.Shift, Keys.Enter);
   assert.match((await settled(app, 2)).output, /^one$/m);
-  assert.ok(!dialogOpen(title), 'the rule decided it: no dialog');
+  assert.ok(!windowOpen(title), 'the rule decided it: no dialog');
   assert.match(await app.until('cell 3\'s row', () => row(2)), /ipybox\.shell echo one.*allowed by a rule/);
 
   const entries = await app.until('three audit entries', async () => {
-    const e = audit(ws);
+    const e = auditLog(ws);
     return e.length === 3 ? e : null;
   });
   assert.deepEqual(entries.map((e) => [e.arguments.command, e.decision, e.decided_by]), [
