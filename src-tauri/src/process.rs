@@ -1,11 +1,13 @@
 //! Child processes that never outlive ipybox.
 //!
 //! Every long-lived child (the Kernel Gateway or srt running it, stdio MCP servers) is
-//! started here: in its own process group, with `PR_SET_PDEATHSIG` so the kernel signals it
-//! when ipybox dies (Linux; other systems have no such signal), from one thread that lives as long as the process (the death signal fires when the
-//! *thread* that forked the child exits, so spawning from a short-lived runtime thread
-//! would kill the child early). Stopping sends SIGTERM to the whole tree, then SIGKILL after
-//! a timeout.
+//! started here, and the programs ipybox runs briefly on its own behalf (pip, npm, `node
+//! --version`) are made here ([`host_command`]), in a neutral directory. A long-lived child
+//! gets its own process group and `PR_SET_PDEATHSIG`, so the kernel signals it when ipybox
+//! dies (Linux; other systems have no such signal), and is forked from one thread that lives
+//! as long as the process (the death signal fires when the *thread* that forked the child
+//! exits, so spawning from a short-lived runtime thread would kill the child early).
+//! Stopping sends SIGTERM to the whole tree, then SIGKILL after a timeout.
 
 use std::collections::{HashMap, HashSet};
 use std::io;

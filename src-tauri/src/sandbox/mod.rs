@@ -230,7 +230,7 @@ pub fn parse_node_version(s: &str) -> Option<(u32, u32)> {
 }
 
 fn node_version(node: &Path) -> Option<(u32, u32)> {
-    std::process::Command::new(node)
+    crate::process::host_command(node)
         .arg("--version")
         .output()
         .ok()
@@ -349,7 +349,7 @@ pub fn install_srt() -> Result<Srt> {
         })?;
         packages.push(format!("{pkg}@{BUNDLED_NODE_VERSION}"));
     }
-    let status = std::process::Command::new(&npm)
+    let status = crate::process::host_command(&npm)
         .args([
             "install",
             "--no-audit",
