@@ -119,16 +119,16 @@ pub const SHELL_SERVER: &str = "ipybox";
 
 /// A server name becomes a Python package name (`mcptools.<name>`): it must be a valid,
 /// non-keyword identifier.
-pub fn check_server_name(name: &str) -> crate::Result<()> {
+pub fn check_server_name(name: &str) -> crate::error::Result<()> {
     if name == SHELL_SERVER {
-        return Err(crate::Error::config(format!(
+        return Err(crate::error::Error::config(format!(
             "{name:?} cannot be a server name: ipybox uses it for the approval of shell commands (ipybox.shell)"
         )));
     }
     if is_valid_identifier(name) && !name.starts_with('_') {
         Ok(())
     } else {
-        Err(crate::Error::config(format!(
+        Err(crate::error::Error::config(format!(
             "{name:?} cannot be a server name: it becomes the Python package mcptools.{name}, so it must be a valid identifier (letters, digits, underscores; not starting with a digit or underscore; not a Python keyword)"
         )))
     }

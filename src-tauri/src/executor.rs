@@ -508,12 +508,12 @@ impl CodeExecutor {
     /// Decide the pending approval request `id` from anywhere (a dialog, a panel, another
     /// process's channel); `false` when it is not pending (decided, withdrawn, unknown).
     pub fn decide(&self, id: u64, decision: Decision) -> bool {
-        self.decide_as(id, decision, crate::DecidedBy::Person)
+        self.decide_as(id, decision, crate::events::DecidedBy::Person)
     }
 
     /// [`decide`](Self::decide), saying who or what decided (a batch, a rule made from the
     /// request) for listeners and the audit log.
-    pub fn decide_as(&self, id: u64, decision: Decision, by: crate::DecidedBy) -> bool {
+    pub fn decide_as(&self, id: u64, decision: Decision, by: crate::events::DecidedBy) -> bool {
         self.snapshot()
             .approvals
             .is_some_and(|a| a.decide_as(id, decision, by))
@@ -548,7 +548,7 @@ impl CodeExecutor {
     pub(crate) fn report_external(
         &self,
         approved: crate::approval::Approved,
-        outcome: Option<crate::CallOutcome>,
+        outcome: Option<crate::events::CallOutcome>,
         duration_ms: u64,
     ) {
         if let Some(approvals) = self.snapshot().approvals {

@@ -178,12 +178,12 @@ impl Dir {
 }
 
 /// Create `dir` (and its parents), the last one readable and writable by the user only.
-pub(crate) fn create_private_dir(dir: &Path) -> crate::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> crate::error::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder
         .create(dir)
-        .map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))
+        .map_err(|e| crate::error::Error::io(format!("creating {}", dir.display()), e))
 }

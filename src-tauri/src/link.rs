@@ -29,10 +29,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::approval::{ApprovalHandler, ApprovalRequest, Decision};
 use crate::approval::{Approved, ExternalCall, Refusal};
 use crate::error::{Error, Result};
 use crate::events::{CallOutcome, DecidedBy, SessionEvent};
-use crate::{ApprovalHandler, ApprovalRequest, CodeExecutor, Decision};
+use crate::executor::CodeExecutor;
 
 /// The protocol's version; a peer with another one is refused with a message saying so.
 const VERSION: u32 = 1;

@@ -94,7 +94,7 @@ pub struct McpServerConfig {
 
 /// A function that hears session events.
 #[derive(Clone)]
-pub struct Listener(pub Arc<dyn Fn(crate::SessionEvent) + Send + Sync>);
+pub struct Listener(pub Arc<dyn Fn(crate::events::SessionEvent) + Send + Sync>);
 
 impl std::fmt::Debug for Listener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

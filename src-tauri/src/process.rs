@@ -31,7 +31,7 @@ pub fn neutral_dir() -> &'static Path {
         let made = crate::home::ipybox_home().and_then(|home| {
             let dir = home.join("empty");
             std::fs::create_dir_all(&dir)
-                .map_err(|e| crate::Error::io(format!("creating {}", dir.display()), e))?;
+                .map_err(|e| crate::error::Error::io(format!("creating {}", dir.display()), e))?;
             Ok(dir)
         });
         match made {

@@ -11,11 +11,13 @@ use super::dto::{AppSettings, AppState, DesktopError, ExecEvent};
 use super::session::Desktop;
 use super::settings::Settings;
 use crate::audit::AuditEntry;
+use crate::error::Error;
+use crate::events::DecidedBy;
 use crate::executor::frames::{FRAME, Framed, in_frames};
+use crate::executor::{Event, StreamOptions};
 use crate::tools::rules::{Rule, RuleDecision};
 use crate::tools::{ApprovalRequest, Decision, Rules};
 use crate::workspace::{self, Target};
-use crate::{DecidedBy, Error, Event, StreamOptions};
 
 type Reply<T> = Result<T, DesktopError>;
 

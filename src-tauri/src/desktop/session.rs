@@ -13,17 +13,18 @@ use super::approval::Asker;
 use super::dto::{AppSettings, AppState, DesktopError, KernelStatus, Provisioning};
 use super::settings::{LiveSettings, Settings, SettingsFile};
 use crate::audit::WorkspaceState;
+use crate::error::Error;
 use crate::events::SessionEvent;
+use crate::executor::CodeExecutor;
 use crate::executor::{CancelHandle, InputRequest};
 use crate::tools::{Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
-use crate::{CodeExecutor, Error};
 
 /// How the app was asked to run.
 #[derive(Debug, Clone, Default)]
 pub struct Launch {
     /// Run kernels in the sandbox, with this policy.
-    pub sandbox: Option<crate::SandboxOptions>,
+    pub sandbox: Option<crate::sandbox::SandboxOptions>,
 }
 
 /// One workspace's executor and what the window shows of it.
@@ -39,7 +40,7 @@ struct Session {
     /// Where agents on this workspace (`ipybox mcp --approval desktop`) ask for approval,
     /// once the kernel runs; dropping the session closes it.
     #[allow(dead_code, reason = "held for its lifetime, never read")]
-    link: Arc<Mutex<Option<crate::LinkServer>>>,
+    link: Arc<Mutex<Option<crate::link::LinkServer>>>,
 }
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
@@ -218,14 +219,14 @@ impl Desktop {
             }
         });
         let (fail_app, fail_status) = (app.clone(), status.clone());
-        let link: Arc<Mutex<Option<crate::LinkServer>>> = Arc::default();
+        let link: Arc<Mutex<Option<crate::link::LinkServer>>> = Arc::default();
         let (link_slot, link_executor) = (Arc::downgrade(&link), executor.clone());
         let link_workspace = target.workspace.clone();
         tauri::async_runtime::spawn(async move {
             let started = started.await;
             if started.is_ok() {
                 // Agents' calls are approved here once there is a session to approve them in.
-                match crate::LinkServer::serve(&link_workspace, link_executor).await {
+                match crate::link::LinkServer::serve(&link_workspace, link_executor).await {
                     Ok(server) => match link_slot.upgrade() {
                         Some(slot) => *lock(&slot) = Some(server),
                         None => drop(server),

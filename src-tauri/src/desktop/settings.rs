@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Error;
+use crate::error::Error;
 use crate::workspace::save_atomic;
 
 /// The approval timeout when none is set, as in the Python ipybox.

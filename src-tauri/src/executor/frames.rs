@@ -116,7 +116,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StreamName;
+    use crate::executor::StreamName;
 
     fn line(name: StreamName, text: &str) -> Result<Event> {
         Ok(Event::Output(Output::Stream {

@@ -685,7 +685,11 @@ mod tests {
             "/home/u/.local/share/ipybox/x",
         ] {
             let err = check_workspace(Path::new(bad), data, home).expect_err(bad);
-            assert_eq!(err.code(), crate::ErrorCode::SandboxUnavailable, "{bad}");
+            assert_eq!(
+                err.code(),
+                crate::error::ErrorCode::SandboxUnavailable,
+                "{bad}"
+            );
         }
         assert!(check_workspace(Path::new("/home/u/project"), data, home).is_ok());
     }
@@ -709,6 +713,6 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("ipybox setup --sandbox"), "{msg}");
         assert!(msg.contains(SRT_VERSION), "{msg}");
-        assert_eq!(err.code(), crate::ErrorCode::SandboxUnavailable);
+        assert_eq!(err.code(), crate::error::ErrorCode::SandboxUnavailable);
     }
 }

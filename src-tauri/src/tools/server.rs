@@ -113,7 +113,7 @@ impl ToolServer {
     }
 
     /// The variables `${VAR}`s in server parameters resolve from in this session.
-    pub fn variables(&self) -> crate::Result<crate::mcp::params::Variables> {
+    pub fn variables(&self) -> crate::error::Result<crate::mcp::params::Variables> {
         self.sessions.variables()
     }
 

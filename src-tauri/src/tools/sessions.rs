@@ -107,7 +107,7 @@ impl Sessions {
                     server: name.to_owned(),
                 });
                 watch(name.to_owned(), Arc::downgrade(&conn), self.events.clone());
-                Ok::<_, crate::Error>(conn)
+                Ok::<_, crate::error::Error>(conn)
             })
             .await?
             .clone();
