@@ -69,7 +69,14 @@ def _approve_shell_commands():
     class ShellCommandRejected(PermissionError):
         """A shell command was not approved; it did not run."""
 
+    def show_rejection(shell, etype, value, tb, tb_offset=None):
+        # The reason, not the approval hook's code: a person reads this in the notebook.
+        shell._showtraceback(etype, value, [f"{etype.__name__}: {value}"])
+
+    shell.set_custom_exc((ShellCommandRejected,), show_rejection)
+
     def approve(command):
+        __tracebackhide__ = True  # a rejection points at the cell's line, not here
         addr = os.environ.get("IPYBOX_TOOL_SERVER", "")
         host, _, port = addr.rpartition(":")
         if not host:
@@ -102,11 +109,13 @@ def _approve_shell_commands():
     original_getoutput = shell.getoutput
 
     def system(cmd):
+        __tracebackhide__ = True  # a rejection points at the cell's line, not here
         expanded = shell.var_expand(cmd, depth=1)
         approve(expanded)
         return original_system(literal(expanded))
 
     def getoutput(cmd, split=True, depth=0):
+        __tracebackhide__ = True  # a rejection points at the cell's line, not here
         expanded = shell.var_expand(cmd, depth=depth + 1)
         approve(expanded)
         return original_getoutput(literal(expanded), split=split, depth=0)
@@ -128,6 +137,7 @@ def _approve_shell_commands():
         original_shebang = script_magics.shebang
 
         def shebang(line, cell):
+            __tracebackhide__ = True  # a rejection points at the cell's line, not here
             approve(f"%%script {line}\n{cell}")
             return original_shebang(line, cell)
 

@@ -83,6 +83,7 @@ def _address() -> tuple[str, int, str]:
 
 
 def _post(server: str, tool: str, args: dict) -> dict:
+    __tracebackhide__ = True  # errors point at the caller's line
     host, port, token = _address()
     body = json.dumps({"server": server, "tool": tool, "args": args}).encode()
     headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
@@ -140,6 +141,7 @@ def _text(content: list) -> str:
 
 def call_tool(server: str, tool: str, args: dict) -> Any:
     """Call a tool; return its structured content if it has any, else its text."""
+    __tracebackhide__ = True  # errors point at the caller's line
     payload = _post(server, tool, args)
     if "structured" in payload:
         return payload["structured"]
@@ -168,5 +170,6 @@ def _block(raw: dict) -> ContentBlock:
 
 def call_tool_blocks(server: str, tool: str, args: dict) -> list[ContentBlock]:
     """Call a tool; return every content block it returned."""
+    __tracebackhide__ = True  # errors point at the caller's line
     payload = _post(server, tool, args)
     return [_block(b) for b in payload.get("content") or [] if isinstance(b, dict)]

@@ -238,7 +238,10 @@ fn approval_modes_are_one_vocabulary() {
     let (ok, err) = run(&["mcp", "--approval", "rules"]);
     assert!(!ok && err.contains("needs the rules file"), "{err}");
     let (ok, err) = run(&["exec", "--approval", "sometimes", "print(1)"]);
-    assert!(!ok && err.contains("ask, auto, reject or rules"), "{err}");
+    assert!(
+        !ok && err.contains("ask, auto, reject, rules or desktop"),
+        "{err}"
+    );
     let (ok, err) = run(&[
         "exec",
         "--approval",
