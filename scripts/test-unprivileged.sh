@@ -33,6 +33,13 @@ as_user() {
     NPM_CONFIG_USERCONFIG="$home/.npmrc" NPM_CONFIG_CACHE="$home/.npm" \
     PATH="$bin:/usr/local/bin:/usr/bin:/bin" "$@"
 }
+# srt (0.0.78) leaves its multiplexer socket in /tmp (srt-mux-PID-N.sock); one left by a
+# process of root whose pid the user's srt gets now would keep that srt from starting.
+for sock in /tmp/srt-mux-*-*.sock; do
+  [ -S "$sock" ] || continue
+  pid=${sock#/tmp/srt-mux-}; pid=${pid%%-*}
+  kill -0 "$pid" 2>/dev/null || rm -f "$sock"
+done
 echo "== as $user: ipybox setup --sandbox"
 as_user target/debug/ipybox setup --sandbox
 echo "== as $user: untrusted-workspace tests"

@@ -576,10 +576,12 @@ impl Enclosure for SandboxLaunch {
         Box::pin(async move {
             #[cfg(target_os = "linux")]
             {
+                let srt_pid = child.id();
                 let helper = attach(child, self, timeout, log).await?;
                 Ok(Arc::new(Sandboxed {
                     helper,
                     guard: self.guard.clone(),
+                    srt_pid,
                 }) as Arc<dyn Enclosed>)
             }
             #[cfg(not(target_os = "linux"))]
@@ -608,6 +610,8 @@ struct Sandboxed {
     helper: Arc<NetnsHelper>,
     #[allow(dead_code, reason = "held, not read: dropping it releases the guards")]
     guard: Option<Arc<placeholders::Guard>>,
+    /// srt's process id, which names the socket it leaves behind.
+    srt_pid: u32,
 }
 
 #[cfg(target_os = "linux")]
@@ -622,6 +626,28 @@ impl Enclosed for Sandboxed {
 
     fn close_and_wait(&self, timeout: Duration) {
         self.helper.close_and_wait(timeout);
+        remove_mux_sockets(self.srt_pid);
+    }
+}
+
+/// srt leaves its multiplexer socket (`srt-mux-PID-N.sock`) in the temporary directory
+/// when it ends. They pile up, and a later srt whose pid matches a stale one fails to
+/// start (`EADDRINUSE`): remove those of the srt that ran this sandbox once it is gone.
+#[cfg(target_os = "linux")]
+fn remove_mux_sockets(srt_pid: u32) {
+    let prefix = format!("srt-mux-{srt_pid}-");
+    let dir = std::env::var_os("TMPDIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(&prefix) && name.ends_with(".sock") {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
