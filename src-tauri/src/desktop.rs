@@ -7,6 +7,7 @@
 mod approval;
 mod commands;
 pub mod dto;
+mod endpoint;
 mod session;
 mod settings;
 
@@ -76,6 +77,8 @@ pub fn run(
             commands::export_audit_log,
             commands::app_settings,
             commands::set_app_settings,
+            commands::mcp_endpoint,
+            commands::set_mcp_endpoint,
         ])
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.

@@ -22,7 +22,9 @@
 //! - `desktop` (feature `desktop`): the Tauri app, commands of a few lines over the
 //!   executor, the notebook window, native approval dialogs; `workspace`: what it opens and
 //!   saves.
-//! - `mcp_server`: ipybox itself as an MCP server (`ipybox mcp`).
+//! - `mcp_server`: ipybox itself as an MCP server (`ipybox mcp`); `link`: its agents'
+//!   calls approved by the app over a private socket, `relay`: by the app in-process (the
+//!   app's own MCP endpoint).
 //! - `executor`: [`CodeExecutor`], a handle to one actor task (`executor/actor.rs`) that
 //!   owns the session's hosts (`executor/host.rs`: a gateway, its tool-server listener, its
 //!   kernels; with a sandbox one per kernel) and runs executions (`executor/execution.rs`)
@@ -59,6 +61,8 @@ mod mcp_server;
 mod process;
 mod pyenv;
 mod registry;
+#[cfg(feature = "desktop")]
+mod relay;
 mod sandbox;
 mod tools;
 #[cfg(feature = "desktop")]
@@ -105,8 +109,8 @@ pub mod setup {
 /// ipybox itself as an MCP server (`ipybox mcp`).
 pub mod server {
     pub use crate::mcp_server::{
-        DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, FixedAddresses, HttpOptions, Listener,
-        McpServerConfig, serve_http, serve_stdio,
+        ActivityListener, AgentActivity, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+        FixedAddresses, HttpOptions, Listener, McpServerConfig, serve_http, serve_stdio,
     };
 }
 

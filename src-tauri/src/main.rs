@@ -587,6 +587,8 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         gateway_log_level: args.log_level.map(|l| l.levels().1.to_owned()),
         fixed: args.fixed_addresses(),
         listener: Some(listener),
+        activity: None,
+        approval_timeout: None,
     };
     match &args.http {
         None => serve_stdio(config).await?,

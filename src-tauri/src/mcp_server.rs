@@ -47,6 +47,10 @@ use crate::mcp::ServerParams;
 use crate::mcp::params::Variables;
 use crate::tools::ApprovalHandler;
 
+mod activity;
+
+pub use activity::{ActivityListener, AgentActivity};
+
 /// Prefix of environment variables passed to the kernel (without the prefix).
 pub const KERNEL_ENV_PREFIX: &str = "KERNEL_ENV_";
 
@@ -90,6 +94,11 @@ pub struct McpServerConfig {
     pub fixed: FixedAddresses,
     /// Hears every event of every session's kernel (an audit log).
     pub listener: Option<Listener>,
+    /// Hears the cells every session runs, with their output (a window showing them).
+    pub activity: Option<ActivityListener>,
+    /// How long a tool call waits for its approval (`None`: the executor's default). An
+    /// approval handler that asks elsewhere, under a timeout of its own, wants it long.
+    pub approval_timeout: Option<Duration>,
 }
 
 /// A function that hears session events.
@@ -181,6 +190,9 @@ impl Workspace {
         if let Some(p) = &c.python {
             builder = builder.python(p);
         }
+        if let Some(t) = c.approval_timeout {
+            builder = builder.approval_timeout(t);
+        }
         if let Some(level) = &c.gateway_log_level {
             builder = builder.log_level(level);
         }
@@ -229,6 +241,8 @@ impl Workspace {
 /// One MCP session's kernel.
 #[derive(Debug)]
 struct Session {
+    /// Numbers sessions for [`AgentActivity`].
+    serial: u64,
     executor: CodeExecutor,
     /// [`Workspace::registrations`] as this session's tool server knows them.
     synced: AtomicU64,
@@ -268,7 +282,9 @@ impl Session {
                 tracing::error!(error = %e, "starting the kernel failed; the next call retries");
             }
         });
+        static SERIAL: AtomicU64 = AtomicU64::new(1);
         Arc::new(Session {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
             executor,
             synced: AtomicU64::new(0),
             activity: Mutex::new(Activity {
@@ -378,6 +394,12 @@ impl Pool {
             return false;
         }
         tracing::info!(reason = %why, "MCP session ended; stopping its kernel");
+        if let Some(activity) = &self.workspace.config.activity {
+            activity.tell(AgentActivity::SessionEnded {
+                session: session.serial,
+                reason: why.clone(),
+            });
+        }
         if let Ok(mut ended) = session.ended.lock() {
             *ended = Some(why);
         }
@@ -579,29 +601,55 @@ fn truncate_output(text: &str, max: usize) -> String {
 /// `text/plain` of what it displayed (images' too), in order, stripped. The engine's own
 /// text leaves an image's `text/plain` out.
 async fn run_cell(
-    executor: &CodeExecutor,
+    session: &Session,
     code: &str,
     timeout: Option<Duration>,
-    origin: String,
+    activity: Option<&ActivityListener>,
 ) -> (String, Result<crate::executor::CodeExecutionResult>) {
     use crate::executor::{Event, Output, StreamOptions};
     use futures_util::StreamExt;
-    let mut stream = executor.stream(
+    let origin = session.origin();
+    let mut stream = session.executor.stream(
         code,
         StreamOptions {
             timeout,
             outputs: true,
             input: false,
-            origin: Some(origin),
+            origin: Some(origin.clone()),
             ..Default::default()
         },
     );
+    let execution_id = stream.id().to_owned();
+    let tell = |what: AgentActivity| {
+        if let Some(listener) = activity {
+            listener.tell(what);
+        }
+    };
+    tell(AgentActivity::CellQueued {
+        session: session.serial,
+        name: origin,
+        execution_id: execution_id.clone(),
+        code: code.to_owned(),
+    });
     let mut text = String::new();
     let mut outcome = Err(Error::KernelDied {
         reason: "the execution ended without a result".into(),
         output: Box::default(),
     });
     while let Some(event) = stream.next().await {
+        match &event {
+            Ok(Event::Started { execution_count }) => tell(AgentActivity::CellStarted {
+                session: session.serial,
+                execution_id: execution_id.clone(),
+                execution_count: *execution_count,
+            }),
+            Ok(Event::Output(output)) => tell(AgentActivity::CellOutput {
+                session: session.serial,
+                execution_id: execution_id.clone(),
+                output: output.clone(),
+            }),
+            _ => {}
+        }
         match event {
             Ok(Event::Output(Output::Stream { text: t, .. })) => text.push_str(&t),
             Ok(Event::Output(
@@ -624,6 +672,14 @@ async fn run_cell(
             }
         }
     }
+    tell(AgentActivity::CellFinished {
+        session: session.serial,
+        execution_id,
+        error: match &outcome {
+            Ok(_) | Err(Error::CodeExecution { .. }) => None,
+            Err(e) => Some(e.to_string()),
+        },
+    });
     // Python's str.strip(): Unicode whitespace, and the separators \x1c-\x1f.
     let trimmed = text.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c));
     (trimmed.to_owned(), outcome)
@@ -735,7 +791,13 @@ impl IpyboxMcpServer {
             return failure(TOOL, e);
         }
         let timeout = (p.timeout > 0.0).then(|| Duration::from_secs_f64(p.timeout.min(1e9)));
-        let (text, outcome) = run_cell(&session.executor, &p.code, timeout, session.origin()).await;
+        let (text, outcome) = run_cell(
+            session,
+            &p.code,
+            timeout,
+            self.workspace.config.activity.as_ref(),
+        )
+        .await;
         match outcome {
             Ok(result) => {
                 let mut output = text;
@@ -817,7 +879,14 @@ impl IpyboxMcpServer {
             return failure(TOOL, e);
         }
         match session.executor.reset().await {
-            Ok(()) => CallToolResult::success(Vec::new()),
+            Ok(()) => {
+                if let Some(activity) = &self.workspace.config.activity {
+                    activity.tell(AgentActivity::KernelReset {
+                        session: session.serial,
+                    });
+                }
+                CallToolResult::success(Vec::new())
+            }
             Err(e) => failure(TOOL, e),
         }
     }

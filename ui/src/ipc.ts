@@ -423,6 +423,42 @@ export function exportAuditLog(): Promise<string | null> {
   return call<string | null>('export_audit_log');
 }
 
+// ---- the app's own MCP endpoint, and what agents do through it
+
+/** The app's MCP endpoint for agents (Streamable HTTP on 127.0.0.1 with a bearer token). */
+export interface McpEndpointState {
+  enabled: boolean;
+  url: string | null;
+  token: string | null;
+  /** Why it could not serve. */
+  error: string | null;
+}
+
+/** One step of an agent's session, as the backend reports it (in batches, on `agent` events). */
+export type AgentActivity =
+  | { type: 'cell_queued'; session: number; name: string; execution_id: string; code: string }
+  | { type: 'cell_started'; session: number; execution_id: string; execution_count: number | null }
+  | { type: 'cell_output'; session: number; execution_id: string; output: IopubOutput }
+  | { type: 'cell_finished'; session: number; execution_id: string; error: string | null }
+  | { type: 'kernel_reset'; session: number }
+  | { type: 'session_ended'; session: number; reason: string };
+
+export function mcpEndpoint(): Promise<McpEndpointState> {
+  return call<McpEndpointState>('mcp_endpoint');
+}
+
+/** Serve agents (or stop: their sessions end); `newToken` replaces the token. */
+export function setMcpEndpoint(enabled: boolean, newToken = false): Promise<McpEndpointState> {
+  return call<McpEndpointState>('set_mcp_endpoint', { enabled, newToken });
+}
+
+/** Agents' activity, a frame's worth per call. */
+export function onAgentActivity(handler: (batch: AgentActivity[]) => void): Promise<UnlistenFn> {
+  return listen<AgentActivity[]>('agent', (event) => {
+    if (Array.isArray(event.payload)) handler(event.payload);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Events, window and dialogs
 

@@ -7,7 +7,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
-use super::dto::{AppSettings, AppState, DesktopError, ExecEvent};
+use super::dto::{AppSettings, AppState, DesktopError, ExecEvent, McpEndpointState};
 use super::session::Desktop;
 use super::settings::Settings;
 use crate::audit::AuditEntry;
@@ -209,6 +209,25 @@ pub fn set_title<R: Runtime>(app: AppHandle<R>, title: String) -> Reply<()> {
             .map_err(|e| Error::config("cannot set the window title").because(e))?;
     }
     Ok(())
+}
+
+/// The app's own MCP endpoint for agents.
+#[tauri::command]
+pub async fn mcp_endpoint(state: State<'_, Desktop>) -> Reply<McpEndpointState> {
+    state.endpoint().await
+}
+
+/// Serve agents over MCP on this workspace (or stop); `new_token` replaces the token.
+#[tauri::command]
+pub async fn set_mcp_endpoint<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, Desktop>,
+    enabled: bool,
+    new_token: Option<bool>,
+) -> Reply<McpEndpointState> {
+    state
+        .set_endpoint(&app, enabled, new_token.unwrap_or(false))
+        .await
 }
 
 /// The tool calls waiting for a decision, oldest first.

@@ -69,6 +69,20 @@ pub struct AppSettings {
     pub approval_timeout_secs: u64,
 }
 
+/// The app's own MCP endpoint for agents, as the window shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpEndpointState {
+    /// Serving now.
+    pub enabled: bool,
+    /// `http://127.0.0.1:PORT/mcp`, while serving.
+    pub url: Option<String>,
+    /// The bearer token agents send, while serving.
+    pub token: Option<String>,
+    /// Why it could not serve, when it could not.
+    pub error: Option<String>,
+}
+
 /// A step of building the Python environment (first run), for the progress bar.
 #[derive(Debug, Clone, Serialize)]
 pub struct Provisioning {

@@ -10,7 +10,10 @@ use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Emitter, Runtime};
 
 use super::approval::Asker;
-use super::dto::{AppSettings, AppState, DesktopError, KernelStatus, Provisioning};
+use super::dto::{
+    AppSettings, AppState, DesktopError, KernelStatus, McpEndpointState, Provisioning,
+};
+use super::endpoint::{Endpoint, Saved, Serve};
 use super::settings::{LiveSettings, Settings, SettingsFile};
 use crate::audit::WorkspaceState;
 use crate::error::Error;
@@ -41,6 +44,17 @@ struct Session {
     /// once the kernel runs; dropping the session closes it.
     #[allow(dead_code, reason = "held for its lifetime, never read")]
     link: Arc<Mutex<Option<crate::link::LinkServer>>>,
+    /// The app's own MCP endpoint for agents, when it serves one.
+    endpoint: Arc<tokio::sync::Mutex<EndpointSlot>>,
+    /// The sandbox its kernels run in (agents' kernels run in the same).
+    sandbox: Option<crate::sandbox::SandboxOptions>,
+}
+
+/// The endpoint as it is: serving, or why it could not.
+#[derive(Debug, Default)]
+struct EndpointSlot {
+    running: Option<Endpoint>,
+    error: Option<String>,
 }
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
@@ -107,6 +121,7 @@ impl Desktop {
             }
         };
         if let Some(old) = old {
+            old.stop_endpoint().await;
             old.executor.stop().await?;
         }
         let needs_start = lock(&self.session).is_none();
@@ -222,9 +237,30 @@ impl Desktop {
         let link: Arc<Mutex<Option<crate::link::LinkServer>>> = Arc::default();
         let (link_slot, link_executor) = (Arc::downgrade(&link), executor.clone());
         let link_workspace = target.workspace.clone();
+        let endpoint: Arc<tokio::sync::Mutex<EndpointSlot>> = Arc::default();
+        let sandbox = self.launch.sandbox.clone();
+        let serve_later = {
+            let (app, slot) = (app.clone(), Arc::downgrade(&endpoint));
+            let (workspace, approver) = (target.workspace.clone(), executor.clone());
+            let (sandbox, state) = (sandbox.clone(), state.clone());
+            async move {
+                let Some(state) = state else { return };
+                let saved = Saved::load(state.dir());
+                if !saved.enabled {
+                    return;
+                }
+                let Some(slot) = slot.upgrade() else { return };
+                let mut slot = slot.lock().await;
+                serve(
+                    &mut slot, &app, &workspace, approver, sandbox, &state, saved,
+                )
+                .await;
+            }
+        };
         tauri::async_runtime::spawn(async move {
             let started = started.await;
             if started.is_ok() {
+                serve_later.await;
                 // Agents' calls are approved here once there is a session to approve them in.
                 match crate::link::LinkServer::serve(&link_workspace, link_executor).await {
                     Ok(server) => match link_slot.upgrade() {
@@ -259,7 +295,67 @@ impl Desktop {
             rules,
             state,
             link,
+            endpoint,
+            sandbox,
         }
+    }
+
+    /// The app's own MCP endpoint for agents, as it is now.
+    pub async fn endpoint(&self) -> Result<McpEndpointState, DesktopError> {
+        let slot = self.endpoint_slot()?;
+        let slot = slot.lock().await;
+        Ok(endpoint_state(&slot))
+    }
+
+    /// Serve agents over MCP on this workspace, or stop (agents' sessions end, their
+    /// kernels stop); `new_token`: serve with a new token (configurations with the old one
+    /// stop working). Kept for the next time the workspace opens.
+    pub async fn set_endpoint<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        enabled: bool,
+        new_token: bool,
+    ) -> Result<McpEndpointState, DesktopError> {
+        let (slot, workspace, approver, sandbox, state) = {
+            let session = lock(&self.session);
+            let s = session.as_ref().ok_or(Error::NotRunning)?;
+            let state = s
+                .state
+                .clone()
+                .ok_or_else(|| Error::config("this workspace has no place in ipybox's data directory for its endpoint's settings"))?;
+            (
+                s.endpoint.clone(),
+                s.target.workspace.clone(),
+                s.executor.clone(),
+                s.sandbox.clone(),
+                state,
+            )
+        };
+        let mut slot = slot.lock().await;
+        if let Some(running) = slot.running.take() {
+            running.stop().await;
+        }
+        slot.error = None;
+        let mut saved = Saved::load(state.dir());
+        saved.enabled = enabled;
+        if new_token {
+            saved.token = None;
+        }
+        state.create()?;
+        if enabled {
+            serve(&mut slot, app, &workspace, approver, sandbox, &state, saved).await;
+        } else {
+            saved.save(state.dir())?;
+        }
+        Ok(endpoint_state(&slot))
+    }
+
+    fn endpoint_slot(&self) -> Result<Arc<tokio::sync::Mutex<EndpointSlot>>, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .endpoint
+            .clone())
     }
 
     /// The app's settings, as saved and in force (the defaults without a data directory).
@@ -407,11 +503,61 @@ impl Desktop {
     /// Stop the session (the app is closing): kernels, gateway, MCP servers.
     pub async fn shutdown(&self) {
         let session = lock(&self.session).take();
-        if let Some(session) = session
-            && let Err(e) = session.executor.stop().await
-        {
-            tracing::warn!("stopping the session: {e}");
+        if let Some(session) = session {
+            session.stop_endpoint().await;
+            if let Err(e) = session.executor.stop().await {
+                tracing::warn!("stopping the session: {e}");
+            }
         }
+    }
+}
+
+impl Session {
+    /// Stop serving agents: their sessions end, their kernels stop.
+    async fn stop_endpoint(&self) {
+        let running = self.endpoint.lock().await.running.take();
+        if let Some(running) = running {
+            running.stop().await;
+        }
+    }
+}
+
+/// Start serving into `slot` (which is empty), and keep what it served with; a failure is
+/// kept in the slot for the window to show.
+async fn serve<R: Runtime>(
+    slot: &mut EndpointSlot,
+    app: &AppHandle<R>,
+    workspace: &std::path::Path,
+    approver: CodeExecutor,
+    sandbox: Option<crate::sandbox::SandboxOptions>,
+    state: &WorkspaceState,
+    saved: Saved,
+) {
+    let serve = Serve {
+        app,
+        workspace,
+        approver,
+        sandbox,
+        audit: Some(state.audit_log()),
+    };
+    match Endpoint::start(serve, &saved).await {
+        Ok((endpoint, kept)) => {
+            if let Err(e) = kept.save(state.dir()) {
+                tracing::warn!("the MCP endpoint's settings were not kept: {e}");
+            }
+            tracing::info!(url = %endpoint.url, "serving agents over MCP");
+            slot.running = Some(endpoint);
+        }
+        Err(e) => slot.error = Some(e.to_string()),
+    }
+}
+
+fn endpoint_state(slot: &EndpointSlot) -> McpEndpointState {
+    McpEndpointState {
+        enabled: slot.running.is_some(),
+        url: slot.running.as_ref().map(|e| e.url.clone()),
+        token: slot.running.as_ref().map(|e| e.token.clone()),
+        error: slot.error.clone(),
     }
 }
 

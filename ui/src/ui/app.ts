@@ -15,6 +15,9 @@ import { baseName } from '../model/text';
 import { KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
 import { Executor } from '../runtime/executor';
 import { ApprovalsModel } from '../model/approvals';
+import { AgentSessions } from '../model/agents';
+import { DocumentTabs } from './agentsView';
+import { EndpointDialog } from './endpointDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
 import type { CellView, CellViewHost } from './cellView';
@@ -89,6 +92,10 @@ export class App implements CellViewHost {
   private readonly approvalsButton: HTMLButtonElement;
   private readonly approvalsBadge: HTMLElement;
   private readonly settingsDialog: SettingsDialog;
+  private readonly agents = new AgentSessions();
+  private readonly docTabs: DocumentTabs;
+  private readonly endpointDialog: EndpointDialog;
+  private readonly agentsButton: HTMLButtonElement;
 
   /** An executor whose runs name their cell ("cell 3 of analysis.ipynb") for approvals and the audit log. */
   private newExecutor(nb: Notebook): Executor {
@@ -159,6 +166,9 @@ export class App implements CellViewHost {
     this.approvalsButton.setAttribute('aria-controls', 'right-panel');
     this.approvalsButton.setAttribute('aria-expanded', 'false');
     this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s) });
+    this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.agentsButton.classList.toggle('serving', e.enabled) });
+    this.agentsButton = btn({ id: 'open-agents', icon: 'agent', label: 'Let agents use this workspace over MCP', text: 'Agents', onClick: () => void this.endpointDialog.open() });
+    this.agentsButton.setAttribute('aria-haspopup', 'dialog');
     const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', onClick: () => void this.settingsDialog.open() });
     settingsButton.setAttribute('aria-haspopup', 'dialog');
     const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
@@ -189,6 +199,7 @@ export class App implements CellViewHost {
       h('div', { class: 'toolbar-spacer' }),
       this.saveStatusEl,
       this.kernelEl,
+      this.agentsButton,
       this.approvalsButton,
       settingsButton,
     );
@@ -237,7 +248,11 @@ export class App implements CellViewHost {
 
     // ---- main
     this.scroller = h('main', { class: 'notebook-scroller', id: 'notebook-scroller', 'aria-label': 'Notebook' }, this.view.element);
-    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.scroller);
+    this.docTabs = new DocumentTabs(this.agents, (notebookShown) => {
+      this.scroller.hidden = !notebookShown;
+      if (notebookShown) this.focusActiveCell();
+    });
+    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.docTabs.strip, this.scroller, this.docTabs.pane);
     // ---- right side panel (tabs; later also MCP servers and Sandbox policy)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
@@ -256,7 +271,7 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.sandboxEl, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element);
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element, this.endpointDialog.element);
 
     this.saver.subscribe((s) => this.showSaveStatus(s));
     this.wireNotebook();
@@ -280,6 +295,7 @@ export class App implements CellViewHost {
         return;
       }
       await ipc.onSessionEvent((event) => this.onSessionEvent(event));
+      await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();
       this.load(state);
@@ -330,6 +346,8 @@ export class App implements CellViewHost {
       this.workspaceLabel.textContent = state.workspaceName;
       this.workspaceLabel.title = state.workspace;
       this.pathEl.textContent = state.notebookPath;
+      this.docTabs.setNotebookName(baseName(state.notebookPath));
+      void this.endpointDialog.refresh();
       this.pathEl.title = state.notebookPath;
       this.sandboxEl.hidden = !state.sandbox;
       this.setKernelBase(state.kernel);
@@ -484,6 +502,8 @@ export class App implements CellViewHost {
       return;
     }
     if (target?.closest('.menu, dialog')) return;
+    // An agent's session shows: its notebook is read-only, and the person's is hidden.
+    if (this.docTabs.showingAgent) return;
     if (key === 'Escape' && target && target !== document.body && !this.view.element.contains(target)) {
       // Escape from the toolbar or the side list: back to the notebook, in command mode.
       e.preventDefault();

@@ -23,6 +23,8 @@ export interface CellViewHost {
   onInputReply(view: CellView, value: string): void;
   onToggleOutputScroll(view: CellView): void;
   onToggleOutputCollapse(view: CellView): void;
+  /** Cells shown but not editable (an agent's). */
+  readonly readOnly?: boolean;
 }
 
 export function promptText(cell: Cell): string {
@@ -232,6 +234,7 @@ export class CellView {
         onBoundary: (direction) => this.host.onBoundary(this, direction),
       },
       label,
+      this.host.readOnly === true,
     );
     return this.editor;
   }

@@ -99,7 +99,7 @@ export class CellEditor {
   private readonly language = new Compartment();
   private silent = false;
 
-  constructor(parent: HTMLElement, text: string, type: CellType, callbacks: EditorCallbacks, label: string) {
+  constructor(parent: HTMLElement, text: string, type: CellType, callbacks: EditorCallbacks, label: string, readOnly = false) {
     const boundary = (direction: 'up' | 'down') => (view: EditorView): boolean => {
       const sel = view.state.selection.main;
       if (!sel.empty || completionStatus(view.state) !== null) return false;
@@ -137,6 +137,7 @@ export class CellEditor {
           ),
           keymap.of([...closeBracketsKeymap, ...completionKeymap, ...searchKeymap, ...historyKeymap, ...defaultKeymap]),
           EditorView.contentAttributes.of({ 'aria-label': label }),
+          EditorState.readOnly.of(readOnly),
           EditorView.updateListener.of((update) => {
             if (update.docChanged && !this.silent) callbacks.onChange(update.state.doc.toString());
             if (update.focusChanged && update.view.hasFocus) callbacks.onFocus();

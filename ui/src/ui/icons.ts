@@ -22,6 +22,7 @@ const PATHS = {
   approval: 'M12 3l7 3v5c0 5-3 8.5-7 10-4-1.5-7-5-7-10V6zM8.5 12l2.5 2.5 4.5-5',
   close: 'M6 6l12 12M18 6L6 18',
   export: 'M12 4v11M7 9l5-5 5 5M5 15v5h14v-5',
+  agent: 'M12 3v3M8 6h8a3 3 0 0 1 3 3v7a3 3 0 0 1-3 3H8a3 3 0 0 1-3-3V9a3 3 0 0 1 3-3zM9.5 11.5v1M14.5 11.5v1M9.5 16h5M2.5 11v3M21.5 11v3',
   settings: 'M4 6h9M17 6h3M15 4v4M4 12h3M11 12h9M9 10v4M4 18h11M19 18h1M17 16v4',
 } as const;
 

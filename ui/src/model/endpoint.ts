@@ -1,0 +1,41 @@
+/**
+ * Ready-to-paste configurations for agents that use the app's MCP endpoint. Pure; no DOM.
+ */
+
+/** The server's name in the agent's configuration. */
+export const SERVER_NAME = 'ipybox';
+
+/** A shell command adding the endpoint to Claude Code (for the current project). */
+export function claudeCodeCommand(url: string, token: string): string {
+  return `claude mcp add --transport http ${SERVER_NAME} ${url} --header "Authorization: Bearer ${token}"`;
+}
+
+/** The same as a project's `.mcp.json` (Claude Code reads it from the project folder). */
+export function claudeCodeJson(url: string, token: string): string {
+  const config = { mcpServers: { [SERVER_NAME]: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
+  return JSON.stringify(config, null, 2);
+}
+
+/**
+ * Claude Desktop's `claude_desktop_config.json`: it starts local (stdio) servers, so the
+ * `mcp-remote` bridge (Node.js) connects it to the endpoint. The token travels in the
+ * environment, as mcp-remote recommends (arguments with spaces break on some systems).
+ */
+export function claudeDesktopJson(url: string, token: string): string {
+  const config = {
+    mcpServers: {
+      [SERVER_NAME]: {
+        command: 'npx',
+        args: ['-y', 'mcp-remote', url, '--allow-http', '--header', 'Authorization:${IPYBOX_AUTH}'],
+        env: { IPYBOX_AUTH: `Bearer ${token}` },
+      },
+    },
+  };
+  return JSON.stringify(config, null, 2);
+}
+
+/** The token with all but its last 4 characters hidden. */
+export function maskToken(token: string): string {
+  if (token.length <= 4) return '•'.repeat(token.length);
+  return '•'.repeat(Math.min(token.length - 4, 12)) + token.slice(-4);
+}
