@@ -8,6 +8,7 @@ mod approval;
 mod commands;
 pub mod dto;
 mod endpoint;
+mod policy;
 mod session;
 mod settings;
 
@@ -52,6 +53,7 @@ pub fn run(
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(Desktop::new(launch))
+        .manage(policy::PolicyWatch::default())
         .invoke_handler(tauri::generate_handler![
             commands::app_state,
             commands::execute,
@@ -79,6 +81,12 @@ pub fn run(
             commands::set_app_settings,
             commands::mcp_endpoint,
             commands::set_mcp_endpoint,
+            policy::sandbox_state,
+            policy::read_policy,
+            policy::check_policy,
+            policy::save_policy,
+            policy::apply_sandbox,
+            policy::watch_policy,
         ])
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.

@@ -127,6 +127,60 @@ pub enum ExecEvent {
     },
 }
 
+/// The Sandbox tab: what the kernel runs under and what the person chose.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxState {
+    /// The workspace's own policy file (`<workspace>/sandbox-config.json`).
+    pub workspace_policy: String,
+    /// Does it exist?
+    pub workspace_policy_exists: bool,
+    /// The profiles ipybox ships.
+    pub profiles: Vec<ProfileInfo>,
+    /// The workspace's choice, as kept in ipybox's data directory.
+    pub choice: super::policy::Choice,
+    /// The policy the running kernel is sandboxed under (its name); `None`: not sandboxed.
+    pub running: Option<String>,
+    /// The policy `--sandbox`/`--sandbox-config` set for this run, which wins over the choice.
+    pub command_line: Option<String>,
+}
+
+/// A shipped profile.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileInfo {
+    /// Its name (`kernel`, `kernel-allow-pypi`, …).
+    pub name: String,
+    /// What it is for.
+    pub purpose: String,
+}
+
+/// A policy as the editor opens it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyDocument {
+    /// Where it comes from.
+    pub source: super::policy::PolicySource,
+    /// The file's text (the default profile's while the workspace has no policy).
+    pub text: String,
+    /// The file, for the workspace's policy.
+    pub path: Option<String>,
+    /// Does the file exist?
+    pub exists: bool,
+    /// A shipped profile: saved only as the workspace's policy.
+    pub read_only: bool,
+    /// Its problems, each against its field.
+    pub problems: Vec<crate::sandbox::PolicyProblem>,
+}
+
+/// The workspace's policy file changed on disk (`policy-file` event).
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyFileChanged {
+    /// The file.
+    pub path: String,
+    /// Its text now; `None`: removed.
+    pub text: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -166,9 +166,15 @@ impl Desktop {
             .unwrap_or_default();
         let asker = Asker::new(app.clone(), self.settings.clone());
         let rules = Arc::new(RulesHandler::new(rules).then(asker.clone()));
+        // The command line's sandbox, else the workspace's choice (kept out of its reach).
+        let sandbox = super::policy::sandbox_for(
+            self.launch.sandbox.as_ref(),
+            &target.workspace,
+            state.as_ref(),
+        );
         let executor = CodeExecutor::builder()
             .working_dir(&target.workspace)
-            .sandbox_options(self.launch.sandbox.clone())
+            .sandbox_options(sandbox.clone())
             .approval_handler(rules.clone())
             .approval_timeout(self.settings.get().approval_timeout())
             .build();
@@ -238,7 +244,6 @@ impl Desktop {
         let (link_slot, link_executor) = (Arc::downgrade(&link), executor.clone());
         let link_workspace = target.workspace.clone();
         let endpoint: Arc<tokio::sync::Mutex<EndpointSlot>> = Arc::default();
-        let sandbox = self.launch.sandbox.clone();
         let serve_later = {
             let (app, slot) = (app.clone(), Arc::downgrade(&endpoint));
             let (workspace, approver) = (target.workspace.clone(), executor.clone());
@@ -382,10 +387,14 @@ impl Desktop {
 
     /// What the window draws.
     pub fn state(&self) -> Result<AppState, DesktopError> {
-        let (target, status) = {
+        let (target, status, sandbox) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
-            (s.target.clone(), lock(&s.status).clone())
+            (
+                s.target.clone(),
+                lock(&s.status).clone(),
+                s.sandbox.is_some(),
+            )
         };
         Ok(AppState {
             workspace: target.workspace.display().to_string(),
@@ -400,11 +409,38 @@ impl Desktop {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect(),
-            sandbox: self.launch.sandbox.is_some(),
+            sandbox,
             kernel: status.kernel,
             provisioning: status.provisioning,
             startup_error: status.startup_error,
         })
+    }
+
+    /// The sandbox `--sandbox`/`--sandbox-config` set for this run.
+    pub fn launch_sandbox(&self) -> Option<crate::sandbox::SandboxOptions> {
+        self.launch.sandbox.clone()
+    }
+
+    /// The sandbox the current session's kernels run in.
+    pub fn session_sandbox(&self) -> Result<Option<crate::sandbox::SandboxOptions>, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .sandbox
+            .clone())
+    }
+
+    /// Stop the session and start a new one on the same notebook (the sandbox choice
+    /// changed): kernels, gateway and agents' sessions stop, their state lost.
+    pub async fn restart<R: Runtime>(&self, app: &AppHandle<R>) -> Result<AppState, DesktopError> {
+        let old = lock(&self.session).take().ok_or(Error::NotRunning)?;
+        old.stop_endpoint().await;
+        if let Err(e) = old.executor.stop().await {
+            tracing::warn!("stopping the session: {e}");
+        }
+        let session = self.start(app, old.target.clone());
+        *lock(&self.session) = Some(session);
+        self.state()
     }
 
     /// The current session's executor.

@@ -11,6 +11,7 @@
 //! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
 //! unsandboxed when a sandbox was asked for.
 
+pub mod check;
 #[cfg(target_os = "linux")]
 pub mod netns;
 pub mod placeholders;

@@ -1,0 +1,517 @@
+//! The Sandbox tab: which policy a workspace's kernel runs under, the editor's reading,
+//! checking and saving of the workspace's own policy (`sandbox-config.json` at its root),
+//! Apply (a new session under the new policy, once srt has accepted it), and a watch on the
+//! policy file so an edit made elsewhere shows up in the editor.
+//!
+//! Whether the workspace is sandboxed and under which policy is the app's choice, kept in
+//! ipybox's data directory for the workspace (`desktop.json`), never in the workspace:
+//! kernel code can write the workspace, and must not choose the next session's sandbox. The
+//! workspace's policy file itself is read-only inside the sandbox
+//! ([`prepare_session`](crate::sandbox::prepare_session)). A `--sandbox` or
+//! `--sandbox-config` given on the command line wins for that run.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, Emitter, Runtime, State};
+
+use super::dto::{DesktopError, PolicyDocument, PolicyFileChanged, ProfileInfo, SandboxState};
+use super::session::Desktop;
+use crate::audit::WorkspaceState;
+use crate::error::{Error, Result};
+use crate::sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, Severity, shipped_profiles};
+
+/// The workspace's own policy, at its root (the file `ipybox mcp --sandbox-config` and the
+/// Claude Code plugin use).
+pub const WORKSPACE_POLICY: &str = "sandbox-config.json";
+
+/// The policy a sandboxed kernel runs under.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PolicySource {
+    /// The workspace's `sandbox-config.json` (ipybox's default `kernel` profile while the
+    /// workspace has none).
+    #[default]
+    Workspace,
+    /// A profile ipybox ships, by name.
+    Profile {
+        /// `kernel`, `kernel-allow-pypi`, …
+        name: String,
+    },
+}
+
+/// The per-workspace choice, kept in ipybox's data directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    /// Run the kernel in the sandbox.
+    pub sandbox: bool,
+    /// Under this policy.
+    #[serde(default)]
+    pub policy: PolicySource,
+}
+
+impl Choice {
+    fn path(state_dir: &Path) -> PathBuf {
+        state_dir.join("desktop.json")
+    }
+
+    /// As kept in `state_dir`; the defaults (no sandbox) when nothing or something
+    /// unreadable is.
+    pub fn load(state_dir: &Path) -> Choice {
+        std::fs::read(Self::path(state_dir))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Keep it in `state`'s directory, atomically, readable by this user only.
+    pub fn save(&self, state: &WorkspaceState) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        state.create()?;
+        let path = Self::path(state.dir());
+        let text = serde_json::to_vec_pretty(self)
+            .map_err(|e| Error::config("the workspace's sandbox choice").because(e))?;
+        crate::workspace::save_atomic(&path, &text)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| Error::io(format!("protecting {}", path.display()), e))
+    }
+
+    /// How to sandbox the kernel on `workspace`, or `None` when the choice is no sandbox.
+    /// A shipped profile is written to the workspace's directory in ipybox's data directory
+    /// for srt to read.
+    pub fn options(
+        &self,
+        workspace: &Path,
+        state: &WorkspaceState,
+    ) -> Result<Option<SandboxOptions>> {
+        if !self.sandbox {
+            return Ok(None);
+        }
+        let policy = match &self.policy {
+            PolicySource::Workspace => {
+                let file = workspace.join(WORKSPACE_POLICY);
+                file.exists().then_some(file)
+            }
+            PolicySource::Profile { name } => {
+                let profile = shipped_profiles()
+                    .into_iter()
+                    .find(|p| p.name == name)
+                    .ok_or_else(|| {
+                        Error::config(format!("ipybox ships no sandbox profile named {name:?}"))
+                    })?;
+                let dir = state.dir().join("profiles");
+                crate::fsutil::create_private_dir(&dir)?;
+                let file = dir.join(format!("{}.json", profile.name));
+                crate::workspace::save_atomic(&file, profile.policy.to_json().as_bytes())?;
+                Some(file)
+            }
+        };
+        Ok(Some(SandboxOptions { policy, srt: None }))
+    }
+}
+
+/// The sandbox options for a session on `workspace`: the command line's when it gave any,
+/// else the workspace's choice. A choice that cannot be followed (an unknown profile) runs
+/// under ipybox's default policy, never unsandboxed.
+pub fn sandbox_for(
+    launch: Option<&SandboxOptions>,
+    workspace: &Path,
+    state: Option<&WorkspaceState>,
+) -> Option<SandboxOptions> {
+    if let Some(launch) = launch {
+        return Some(launch.clone());
+    }
+    let state = state?;
+    let choice = Choice::load(state.dir());
+    choice.options(workspace, state).unwrap_or_else(|e| {
+        tracing::error!("{e}; the kernel runs under ipybox's default policy");
+        Some(SandboxOptions::default())
+    })
+}
+
+/// A policy's words for the status bar: the workspace's file, a shipped profile, the
+/// default, or a file named on the command line.
+pub fn policy_label(options: &SandboxOptions, workspace: &Path, state: Option<&Path>) -> String {
+    match &options.policy {
+        None => "kernel (ipybox's default)".to_owned(),
+        Some(p) if p == &workspace.join(WORKSPACE_POLICY) => WORKSPACE_POLICY.to_owned(),
+        Some(p) if state.is_some_and(|s| p.starts_with(s.join("profiles"))) => p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        Some(p) => p.display().to_string(),
+    }
+}
+
+/// Every problem of a policy's text: one for text that is not a policy at all (field
+/// `""`), else [`SandboxPolicy::validate`]'s.
+pub fn check_text(text: &str) -> Vec<PolicyProblem> {
+    match SandboxPolicy::from_json(text) {
+        Ok(policy) => policy.validate(),
+        Err(e) => vec![PolicyProblem {
+            field: String::new(),
+            message: e.to_string(),
+            severity: Severity::Error,
+        }],
+    }
+}
+
+/// A policy as the editor opens it.
+pub fn read(workspace: &Path, source: &PolicySource) -> Result<PolicyDocument> {
+    let (text, path, exists, read_only) = match source {
+        PolicySource::Workspace => {
+            let file = workspace.join(WORKSPACE_POLICY);
+            match std::fs::read_to_string(&file) {
+                Ok(text) => (text, Some(file), true, false),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+                    crate::sandbox::policy::DEFAULT_KERNEL_POLICY.to_owned(),
+                    Some(file),
+                    false,
+                    false,
+                ),
+                Err(e) => return Err(Error::io(format!("reading {}", file.display()), e)),
+            }
+        }
+        PolicySource::Profile { name } => {
+            let profile = shipped_profiles()
+                .into_iter()
+                .find(|p| p.name == name)
+                .ok_or_else(|| Error::config(format!("ipybox ships no profile named {name:?}")))?;
+            (profile.policy.to_json(), None, true, true)
+        }
+    };
+    Ok(PolicyDocument {
+        source: source.clone(),
+        problems: check_text(&text),
+        text,
+        path: path.map(|p| p.display().to_string()),
+        exists,
+        read_only,
+    })
+}
+
+/// Save `text` as the workspace's policy, atomically. A policy with errors is not saved
+/// (the file keeps what it had); warnings do not stop it.
+pub fn save(workspace: &Path, text: &str) -> Result<PolicyDocument> {
+    let problems = check_text(text);
+    if let Some(p) = problems.iter().find(|p| p.severity == Severity::Error) {
+        let at = if p.field.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", p.field)
+        };
+        return Err(Error::config(format!(
+            "the policy was not saved: {}{at}",
+            p.message
+        )));
+    }
+    let file = workspace.join(WORKSPACE_POLICY);
+    crate::workspace::save_atomic(&file, text.as_bytes())?;
+    read(workspace, &PolicySource::Workspace)
+}
+
+/// What the tab shows about the sandbox of the session on `workspace`.
+pub fn state_of(
+    workspace: &Path,
+    launch: Option<&SandboxOptions>,
+    running: Option<&SandboxOptions>,
+) -> Result<SandboxState> {
+    let state = WorkspaceState::of(workspace)?;
+    Ok(SandboxState {
+        workspace_policy: workspace.join(WORKSPACE_POLICY).display().to_string(),
+        workspace_policy_exists: workspace.join(WORKSPACE_POLICY).exists(),
+        profiles: shipped_profiles()
+            .into_iter()
+            .map(|p| ProfileInfo {
+                name: p.name.to_owned(),
+                purpose: p.purpose.to_owned(),
+            })
+            .collect(),
+        choice: Choice::load(state.dir()),
+        running: running.map(|o| policy_label(o, workspace, Some(state.dir()))),
+        command_line: launch.map(|o| policy_label(o, workspace, None)),
+    })
+}
+
+/// Put `choice` in force: srt must accept its policy first (else the error, in srt's words,
+/// and the running kernel stays); then it is kept and the session restarts under it.
+pub async fn apply<R: Runtime>(
+    desktop: &Desktop,
+    app: &AppHandle<R>,
+    choice: Choice,
+) -> std::result::Result<SandboxState, DesktopError> {
+    let workspace = desktop.workspace()?;
+    if let Some(launch) = desktop.launch_sandbox() {
+        return Err(Error::config(format!(
+            "this run's sandbox was set on the command line ({}); start ipybox without --sandbox or --sandbox-config to choose it here",
+            policy_label(&launch, &workspace, None)
+        ))
+        .into());
+    }
+    let state = WorkspaceState::of(&workspace)?;
+    if let Some(options) = choice.options(&workspace, &state)? {
+        let home = crate::home::ipybox_home()?;
+        let scratch = state.dir().to_path_buf();
+        let ws = workspace.clone();
+        tokio::task::spawn_blocking(move || {
+            crate::sandbox::check::check_with_srt(&options, &home, &ws, &scratch)
+        })
+        .await
+        .map_err(|e| Error::sandbox("trying the policy with srt").because(e))??;
+    }
+    choice.save(&state)?;
+    desktop.restart(app).await?;
+    Ok(state_of(
+        &workspace,
+        None,
+        desktop.session_sandbox()?.as_ref(),
+    )?)
+}
+
+/// The watch on the open workspace's policy file.
+#[derive(Default)]
+pub struct PolicyWatch(Mutex<Option<(PathBuf, notify::RecommendedWatcher)>>);
+
+impl std::fmt::Debug for PolicyWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PolicyWatch")
+    }
+}
+
+/// Changes of a file come in bursts (an editor's write, rename, chmod): one event per this.
+const SETTLE: Duration = Duration::from_millis(60);
+
+impl PolicyWatch {
+    /// Watch `workspace`'s policy file: each change (written, created, removed) reaches the
+    /// window as a `policy-file` event with the file's text. Watching another workspace
+    /// ends the watch on the last one.
+    pub fn watch<R: Runtime>(&self, app: &AppHandle<R>, workspace: &Path) -> Result<()> {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|(w, _)| w == workspace) {
+            return Ok(());
+        }
+        *slot = None;
+        let file = workspace.join(WORKSPACE_POLICY);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let name = std::ffi::OsString::from(WORKSPACE_POLICY);
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if let Ok(event) = event
+                    && !matches!(event.kind, notify::EventKind::Access(_))
+                    && event
+                        .paths
+                        .iter()
+                        .any(|p| p.file_name() == Some(name.as_os_str()))
+                {
+                    let _ = tx.send(());
+                }
+            })
+            .map_err(|e| Error::config("cannot watch the sandbox policy").because(e))?;
+        watcher
+            .watch(workspace, RecursiveMode::NonRecursive)
+            .map_err(|e| {
+                Error::config(format!("cannot watch {}", workspace.display())).because(e)
+            })?;
+        let app = app.clone();
+        std::thread::Builder::new()
+            .name("ipybox-policy-watch".into())
+            .spawn(move || {
+                // Ends when the watcher (and with it the sender) is dropped.
+                while rx.recv().is_ok() {
+                    std::thread::sleep(SETTLE);
+                    while rx.try_recv().is_ok() {}
+                    let text = std::fs::read_to_string(&file).ok();
+                    let _ = app.emit(
+                        "policy-file",
+                        PolicyFileChanged {
+                            path: file.display().to_string(),
+                            text,
+                        },
+                    );
+                }
+            })
+            .map_err(|e| Error::io("starting the policy watch", e))?;
+        *slot = Some((workspace.to_path_buf(), watcher));
+        Ok(())
+    }
+}
+
+type Reply<T> = std::result::Result<T, DesktopError>;
+
+/// What the Sandbox tab shows: the choice, the profiles, what the kernel runs under.
+#[tauri::command]
+pub fn sandbox_state(desktop: State<'_, Desktop>) -> Reply<SandboxState> {
+    Ok(state_of(
+        &desktop.workspace()?,
+        desktop.launch_sandbox().as_ref(),
+        desktop.session_sandbox()?.as_ref(),
+    )?)
+}
+
+/// Open a policy: the workspace's (the default profile's text while it has none) or a
+/// shipped profile (read-only).
+#[tauri::command]
+pub fn read_policy(desktop: State<'_, Desktop>, source: PolicySource) -> Reply<PolicyDocument> {
+    Ok(read(&desktop.workspace()?, &source)?)
+}
+
+/// Every problem of a policy's text, each against its field.
+#[tauri::command]
+pub fn check_policy(text: String) -> Vec<PolicyProblem> {
+    check_text(&text)
+}
+
+/// Save `text` as the workspace's `sandbox-config.json`, atomically; refused with errors.
+#[tauri::command]
+pub fn save_policy(desktop: State<'_, Desktop>, text: String) -> Reply<PolicyDocument> {
+    Ok(save(&desktop.workspace()?, &text)?)
+}
+
+/// Sandbox the workspace's kernel (or not) under a policy: srt tries it first; the kernel
+/// then restarts under it, its state lost.
+#[tauri::command]
+pub async fn apply_sandbox<R: Runtime>(
+    app: AppHandle<R>,
+    desktop: State<'_, Desktop>,
+    choice: Choice,
+) -> Reply<SandboxState> {
+    apply(&desktop, &app, choice).await
+}
+
+/// Follow the workspace's policy file (`policy-file` events).
+#[tauri::command]
+pub fn watch_policy<R: Runtime>(
+    app: AppHandle<R>,
+    desktop: State<'_, Desktop>,
+    watch: State<'_, PolicyWatch>,
+) -> Reply<()> {
+    Ok(watch.watch(&app, &desktop.workspace()?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_choice_lives_in_the_data_dir_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws = tempfile::tempdir().expect("tempdir");
+        let state = WorkspaceState::new(home.path(), ws.path());
+        assert_eq!(
+            Choice::load(state.dir()),
+            Choice::default(),
+            "no sandbox until chosen"
+        );
+        let choice = Choice {
+            sandbox: true,
+            policy: PolicySource::Profile {
+                name: "kernel-allow-pypi".into(),
+            },
+        };
+        choice.save(&state).expect("saved");
+        assert_eq!(Choice::load(state.dir()), choice, "read back as saved");
+        let mode = std::fs::metadata(state.dir().join("desktop.json"))
+            .expect("written")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "readable by this user only");
+        assert!(
+            !ws.path().join("desktop.json").exists(),
+            "nothing of the choice is in the workspace"
+        );
+        let options = sandbox_for(None, ws.path(), Some(&state)).expect("sandboxed");
+        let file = options.policy.expect("a profile file");
+        assert!(
+            file.starts_with(state.dir()),
+            "the profile is handed to srt from the data dir"
+        );
+        assert_eq!(
+            policy_label(
+                &SandboxOptions {
+                    policy: Some(file),
+                    srt: None
+                },
+                ws.path(),
+                Some(state.dir())
+            ),
+            "kernel-allow-pypi"
+        );
+    }
+
+    #[test]
+    fn the_command_line_wins_and_an_unknown_profile_is_still_sandboxed() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws = tempfile::tempdir().expect("tempdir");
+        let state = WorkspaceState::new(home.path(), ws.path());
+        let cli = SandboxOptions {
+            policy: Some("/etc/x.json".into()),
+            srt: None,
+        };
+        assert_eq!(sandbox_for(Some(&cli), ws.path(), Some(&state)), Some(cli));
+        Choice {
+            sandbox: true,
+            policy: PolicySource::Profile {
+                name: "nope".into(),
+            },
+        }
+        .save(&state)
+        .expect("saved");
+        assert_eq!(
+            sandbox_for(None, ws.path(), Some(&state)),
+            Some(SandboxOptions::default()),
+            "a choice that cannot be followed falls back to the default policy, not to no sandbox"
+        );
+    }
+
+    #[test]
+    fn saving_refuses_errors_and_keeps_the_file() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let file = ws.path().join(WORKSPACE_POLICY);
+        std::fs::write(&file, "{}").expect("written");
+        let err = save(
+            ws.path(),
+            r#"{"network": {"allowedDomains": ["https://x.org"]}}"#,
+        )
+        .expect_err("a URL is not a domain");
+        assert!(
+            err.to_string().contains("network.allowedDomains[0]"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("read"),
+            "{}",
+            "nothing lost"
+        );
+        let err = save(ws.path(), "{ not json").expect_err("not JSON");
+        assert!(err.to_string().contains("line 1"), "{err}");
+        let doc = save(ws.path(), crate::sandbox::policy::DEFAULT_KERNEL_POLICY).expect("saved");
+        assert!(doc.exists && !doc.read_only && doc.problems.is_empty());
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("read"),
+            crate::sandbox::policy::DEFAULT_KERNEL_POLICY,
+            "saved byte for byte"
+        );
+    }
+
+    #[test]
+    fn a_missing_workspace_policy_opens_as_the_default() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let doc = read(ws.path(), &PolicySource::Workspace).expect("read");
+        assert!(!doc.exists && !doc.read_only);
+        let doc = read(
+            ws.path(),
+            &PolicySource::Profile {
+                name: "kernel".into(),
+            },
+        )
+        .expect("read");
+        assert!(doc.read_only, "shipped profiles are read-only");
+    }
+}
