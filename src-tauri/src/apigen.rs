@@ -140,6 +140,14 @@ pub fn render_tool_module(server_name: &str, tool: &ToolSpec) -> Result<String, 
     Ok(render::tool_module(server_name, tool, &module))
 }
 
+/// What a person reads of a tool's module (see `render::interface`): its `Params` and
+/// `Result` classes and `def run(params: Params) -> Result:` with its docstring, without
+/// imports or the call's body. Two tools with the same interface are called alike.
+pub(crate) fn render_tool_interface(tool: &ToolSpec) -> Result<String, ApigenError> {
+    let module = schema::build(tool)?;
+    Ok(render::interface(tool, &module))
+}
+
 /// Source of `<server>/__init__.py`: a docstring naming the server, `__all__` listing the
 /// modules, and `TOOLS` mapping each module name to its tool's original name. `modules`
 /// is what [`module_names`] returned for `tools`.

@@ -9,6 +9,7 @@ mod commands;
 pub mod dto;
 mod endpoint;
 mod policy;
+mod servers;
 mod session;
 mod settings;
 
@@ -81,6 +82,12 @@ pub fn run(
             commands::set_app_settings,
             commands::mcp_endpoint,
             commands::set_mcp_endpoint,
+            servers::mcp_servers,
+            servers::preview_mcp_server,
+            servers::register_mcp_server,
+            servers::regenerate_mcp_server,
+            servers::unregister_mcp_server,
+            servers::mcp_placeholders,
             policy::sandbox_state,
             policy::read_policy,
             policy::check_policy,

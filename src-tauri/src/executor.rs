@@ -14,8 +14,10 @@ mod execution;
 pub mod frames;
 mod host;
 mod output;
+mod servers;
 
 pub use output::{MimeBundle, Output, StreamName};
+pub use servers::{Placeholder, Registration, SkippedTool};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -635,13 +637,11 @@ impl CodeExecutor {
     /// stderr.
     pub async fn preview_mcp_server(&self, params: &ServerParams) -> Result<Vec<ToolSummary>> {
         let registry = self.registry()?;
-        let vars = match self.snapshot().tools {
-            Some(state) => state.variables()?,
-            None => Variables::load(Some(&registry.workspace))?,
-        };
+        let vars = self.variables(&registry)?;
+        let (params, _policy) = registry.preview_srt_policy(params, &registry.workspace)?;
         let tools = crate::apigen::generate::list_tools(
             "preview",
-            params,
+            &params,
             &registry.workspace,
             &vars,
             self.shared.config.mcp_connect_timeout,
@@ -652,6 +652,7 @@ impl CodeExecutor {
             .into_iter()
             .zip(modules)
             .map(|(t, module)| ToolSummary {
+                interface: crate::apigen::render_tool_interface(&t).ok(),
                 tool: t.name,
                 module,
                 description: t.description,
@@ -800,10 +801,12 @@ fn summaries(generated: &Generated) -> Vec<ToolSummary> {
         .iter()
         .zip(&generated.tools)
         .zip(&generated.descriptions)
-        .map(|((module, tool), description)| ToolSummary {
+        .zip(&generated.interfaces)
+        .map(|(((module, tool), description), interface)| ToolSummary {
             tool: tool.clone(),
             module: module.clone(),
             description: description.clone(),
+            interface: Some(interface.clone()),
         })
         .collect()
 }

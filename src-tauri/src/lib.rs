@@ -80,8 +80,10 @@ pub use pyenv::{Progress, ProvisionStep, PythonEnv};
 // MCP servers as a typed Python API for kernel code.
 pub use apigen::ToolSpec;
 pub use apigen::generate::{Generated, generate_mcp_sources, write_package};
+pub use executor::{Placeholder, Registration, SkippedTool};
 pub use mcp::ServerParams;
-pub use registry::ToolSummary;
+pub use mcp::params::VariableSource;
+pub use registry::{SHIPPED_PROFILE, ToolChanges, ToolSummary};
 
 // Approving tool calls, and the audit log.
 pub use audit::{AuditEntry, AuditLog, WorkspaceState};

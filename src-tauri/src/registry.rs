@@ -25,6 +25,82 @@ pub struct ToolSummary {
     /// What the server says it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Its generated `Params`/`Result` classes and `run` signature, for a person to read
+    /// (absent in registries written before ipybox kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+}
+
+/// How `srt --settings` names a profile ipybox ships instead of a file: `ipybox:mcp-server`.
+pub const SHIPPED_PROFILE: &str = "ipybox:";
+
+/// The shipped profile `name` (`mcp-server`, `mcp-offline`, …) as srt settings.
+fn shipped_policy(name: &str) -> Result<serde_json::Value> {
+    let profiles = crate::sandbox::profile::shipped_profiles();
+    let profile = profiles.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = profiles.iter().map(|p| p.name).collect();
+        Error::config(format!(
+            "ipybox ships no sandbox profile \"{name}\" (it ships {})",
+            names.join(", ")
+        ))
+    })?;
+    serde_json::to_value(&profile.policy)
+        .map_err(|e| Error::config("the shipped sandbox profile").because(e))
+}
+
+/// The policy file a connection test wrote; removed when dropped.
+#[derive(Debug)]
+pub struct PreviewPolicy(Option<PathBuf>);
+
+impl Drop for PreviewPolicy {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// What regenerating a server changed, tool by tool (module names).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolChanges {
+    /// Tools the server offers now and did not before.
+    pub added: Vec<String>,
+    /// Tools it no longer offers.
+    pub removed: Vec<String>,
+    /// Tools whose interface (`Params`, `Result`, `run`'s docstring) changed.
+    pub changed: Vec<String>,
+}
+
+impl ToolChanges {
+    /// Compare the tools of two generations by module. A tool whose interface was not kept
+    /// before (an older registry) counts as changed only when its description changed.
+    pub fn between(before: &[ToolSummary], after: &[ToolSummary]) -> ToolChanges {
+        let old: BTreeMap<&str, &ToolSummary> =
+            before.iter().map(|t| (t.module.as_str(), t)).collect();
+        let new: BTreeMap<&str, &ToolSummary> =
+            after.iter().map(|t| (t.module.as_str(), t)).collect();
+        let mut changes = ToolChanges::default();
+        for (module, now) in &new {
+            match old.get(module) {
+                None => changes.added.push((*module).to_owned()),
+                Some(was) => {
+                    let differs = match (&was.interface, &now.interface) {
+                        (Some(a), Some(b)) => a != b,
+                        _ => was.description != now.description,
+                    };
+                    if differs {
+                        changes.changed.push((*module).to_owned());
+                    }
+                }
+            }
+        }
+        changes.removed = old
+            .keys()
+            .filter(|m| !new.contains_key(*m))
+            .map(|m| (*m).to_owned())
+            .collect();
+        changes
+    }
 }
 
 /// Registered servers of one workspace.
@@ -89,9 +165,35 @@ impl Registry {
     /// with its relative paths resolved against `workspace` (as srt did when servers started
     /// there) and `~` expanded, written to this workspace's directory in ipybox's data
     /// directory, and the argument replaced by that copy. Registering again re-reads it.
+    /// FILE `ipybox:<profile>` names a profile ipybox ships (`ipybox:mcp-server`), never a
+    /// file.
     pub fn pin_srt_policy(
         &self,
         name: &str,
+        params: &ServerParams,
+        workspace: &Path,
+    ) -> Result<ServerParams> {
+        check_server_name(name)?;
+        self.write_srt_policy(name, &format!("{name}.json"), params, workspace)
+    }
+
+    /// [`pin_srt_policy`](Self::pin_srt_policy) for a connection test: the policy is written
+    /// under a name of its own, which the returned guard removes when dropped.
+    pub fn preview_srt_policy(
+        &self,
+        params: &ServerParams,
+        workspace: &Path,
+    ) -> Result<(ServerParams, PreviewPolicy)> {
+        let file = format!(".preview-{}.json", uuid::Uuid::new_v4().simple());
+        let out = self.write_srt_policy("preview", &file, params, workspace)?;
+        let written = (out != *params).then(|| self.dir().join("srt").join(&file));
+        Ok((out, PreviewPolicy(written)))
+    }
+
+    fn write_srt_policy(
+        &self,
+        name: &str,
+        file: &str,
         params: &ServerParams,
         workspace: &Path,
     ) -> Result<ServerParams> {
@@ -107,23 +209,24 @@ impl Registry {
                 "the sandbox policy of \"{name}\" ({settings}) cannot contain ${{…}} placeholders: ipybox reads it once, at registration"
             )));
         }
-        let source = workspace.join(settings);
+        let policy = match settings.strip_prefix(SHIPPED_PROFILE) {
+            Some(profile) => shipped_policy(profile)?,
+            None => crate::sandbox::policy::load(Some(&workspace.join(settings)))?,
+        };
         let user_home = dirs::home_dir()
             .ok_or_else(|| Error::config("cannot find the home directory for `~` paths"))?;
-        let policy = crate::sandbox::policy::load(Some(&source))?;
         let rendered = crate::sandbox::policy::render(
             policy,
             workspace,
             &user_home,
             crate::sandbox::policy::Additions::default(),
         )?;
-        check_server_name(name)?;
         let dir = self.dir().join("srt");
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        let pinned = dir.join(format!("{name}.json"));
+        let pinned = dir.join(file);
         let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.json.{}", std::process::id()));
+        let tmp = dir.join(format!(".{file}.{}", std::process::id()));
         std::fs::write(&tmp, text)
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
         std::fs::rename(&tmp, &pinned)
@@ -237,5 +340,82 @@ mod tests {
             "relative paths are resolved against the workspace, and the copy does not follow the file"
         );
         assert!(r.insert("class", p).is_err(), "keywords are refused");
+    }
+
+    fn tool(module: &str, interface: Option<&str>, description: Option<&str>) -> ToolSummary {
+        ToolSummary {
+            tool: module.to_owned(),
+            module: module.to_owned(),
+            description: description.map(str::to_owned),
+            interface: interface.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn changes_compare_interfaces_by_module() {
+        let before = [
+            tool("kept", Some("def run(params: Params) -> str"), None),
+            tool("widened", Some("class Params: a: int"), None),
+            tool("gone", Some("x"), None),
+            tool("old_registry", None, Some("same words")),
+        ];
+        let after = [
+            tool("kept", Some("def run(params: Params) -> str"), None),
+            tool("widened", Some("class Params: a: int | str"), None),
+            tool("old_registry", Some("new"), Some("same words")),
+            tool("new_tool", Some("y"), None),
+        ];
+        assert_eq!(
+            ToolChanges::between(&before, &after),
+            ToolChanges {
+                added: vec!["new_tool".into()],
+                removed: vec!["gone".into()],
+                changed: vec!["widened".into()],
+            },
+            "a tool without a stored interface changes only with its description"
+        );
+        assert_eq!(
+            ToolChanges::between(&[], &after).added.len(),
+            4,
+            "a new server's tools are all added"
+        );
+    }
+
+    #[test]
+    fn a_shipped_profile_is_named_not_read_from_the_workspace() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws = tempfile::tempdir().expect("tempdir");
+        let r = Registry::load(home.path(), ws.path()).expect("empty registry");
+        // A file of that name in the workspace (kernel code can write one) is never read.
+        std::fs::write(ws.path().join("ipybox:mcp-server"), "{}").expect("write");
+        let srt = ServerParams::from_json(&serde_json::json!({
+            "command": "srt", "args": ["--settings", "ipybox:mcp-server", "npx", "-y", "x"]
+        }))
+        .expect("valid");
+        let pinned = r.pin_srt_policy("fs", &srt, ws.path()).expect("pinned");
+        let copy: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&pinned.args[1]).expect("copy"))
+                .expect("json");
+        assert_eq!(
+            copy["network"]["allowedDomains"][0], "registry.npmjs.org",
+            "the shipped mcp-server profile"
+        );
+        assert_eq!(&pinned.args[2..], ["npx", "-y", "x"], "the command is kept");
+        let unknown = ServerParams::from_json(&serde_json::json!({
+            "command": "srt", "args": ["--settings", "ipybox:nope", "x"]
+        }))
+        .expect("valid");
+        let err = r
+            .pin_srt_policy("fs", &unknown, ws.path())
+            .expect_err("unknown");
+        assert!(
+            err.to_string().contains("mcp-offline"),
+            "names what exists: {err}"
+        );
+        let (preview, guard) = r.preview_srt_policy(&srt, ws.path()).expect("preview");
+        let written = std::path::PathBuf::from(&preview.args[1]);
+        assert!(written.is_file(), "a test connection gets its own copy");
+        drop(guard);
+        assert!(!written.exists(), "and it is removed after the test");
     }
 }

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::check_server_name;
-use super::{ToolSpec, module_names, render_package_init, render_tool_module};
+use super::{
+    ToolSpec, module_names, render_package_init, render_tool_interface, render_tool_module,
+};
 use crate::error::{Error, Result};
 use crate::fsutil::Dir;
 use crate::mcp::params::Variables;
@@ -25,6 +27,8 @@ pub struct Generated {
     pub skipped: Vec<(String, String)>,
     /// The description of each module's tool.
     pub descriptions: Vec<Option<String>>,
+    /// Each module's interface: its classes and `run`'s signature, for a person to read.
+    pub interfaces: Vec<String>,
 }
 
 /// Connect to the server, list all its tools and write `root_dir/<server_name>/`. Returns
@@ -116,12 +120,17 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
     check_server_name(server_name)?;
     let mut good = Vec::new();
     let mut sources = Vec::new();
+    let mut interfaces = Vec::new();
     let mut skipped = Vec::new();
     for tool in tools {
-        match render_tool_module(server_name, tool) {
-            Ok(src) => {
+        match render_tool_module(server_name, tool).and_then(|src| {
+            let interface = render_tool_interface(tool)?;
+            Ok((src, interface))
+        }) {
+            Ok((src, interface)) => {
                 good.push(tool.clone());
                 sources.push(src);
+                interfaces.push(interface);
             }
             Err(e) => {
                 tracing::warn!(server = server_name, error = %e, "tool skipped");
@@ -167,6 +176,7 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
         descriptions: good.iter().map(|t| t.description.clone()).collect(),
         tools: good.into_iter().map(|t| t.name).collect(),
         skipped,
+        interfaces,
     })
 }
 

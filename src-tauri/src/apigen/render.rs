@@ -28,7 +28,7 @@ pub(crate) fn tool_module(server: &str, tool: &ToolSpec, module: &Module) -> Str
     let mut classes = String::new();
     for class in &module.classes {
         classes.push_str("\n\n");
-        render_class(&mut classes, class, module, &mut uses);
+        render_class(&mut classes, class, module, &mut uses, true);
     }
     let description = tool.description.as_deref().and_then(tidy_description);
 
@@ -64,18 +64,7 @@ pub(crate) fn tool_module(server: &str, tool: &ToolSpec, module: &Module) -> Str
     push_py_str(&mut out, server);
     out.push('\n');
 
-    let returns = if module.result.is_some() {
-        "Result"
-    } else {
-        "str"
-    };
-    let _ = write!(out, "\n\ndef run(params: Params) -> {returns}:\n    ");
-    let fallback = format!("Call the tool \"{}\".", tool.name);
-    let doc = match &description {
-        Some(d) => [DocPart::lines(d)],
-        None => [DocPart::line(&fallback)],
-    };
-    push_docstring(&mut out, "    ", &doc);
+    push_run_signature(&mut out, tool, module, description.as_deref());
     out.push_str(concat!(
         "\n    arguments = params.model_dump(mode=\"json\", by_alias=True, exclude_unset=True)\n",
         "    result = call_tool(SERVER_NAME, TOOL_NAME, arguments)\n",
@@ -97,6 +86,44 @@ pub(crate) fn tool_module(server: &str, tool: &ToolSpec, module: &Module) -> Str
         let _ = writeln!(out, "{}.model_rebuild()", class.name);
     }
     out
+}
+
+/// What a person reads of a tool's module: its classes (fields, types, defaults,
+/// descriptions) and `def run(params: Params) -> Result:` with its docstring, without the
+/// imports, the model configuration and the body — the same text the module holds, so a
+/// change here is a change of the tool's signature.
+pub(crate) fn interface(tool: &ToolSpec, module: &Module) -> String {
+    let mut uses = Uses::default();
+    let mut out = String::new();
+    for class in &module.classes {
+        out.push_str("\n\n");
+        render_class(&mut out, class, module, &mut uses, false);
+    }
+    let description = tool.description.as_deref().and_then(tidy_description);
+    push_run_signature(&mut out, tool, module, description.as_deref());
+    out.push_str("\n    ...\n");
+    out.trim_start_matches('\n').to_owned()
+}
+
+/// `\n\ndef run(params: Params) -> Result:` (or `-> str`) and its docstring, indented.
+fn push_run_signature(
+    out: &mut String,
+    tool: &ToolSpec,
+    module: &Module,
+    description: Option<&str>,
+) {
+    let returns = if module.result.is_some() {
+        "Result"
+    } else {
+        "str"
+    };
+    let _ = write!(out, "\n\ndef run(params: Params) -> {returns}:\n    ");
+    let fallback = format!("Call the tool \"{}\".", tool.name);
+    let doc = match description {
+        Some(d) => [DocPart::lines(d)],
+        None => [DocPart::line(&fallback)],
+    };
+    push_docstring(out, "    ", &doc);
 }
 
 fn push_module_docstring(
@@ -138,7 +165,7 @@ fn push_module_docstring(
     push_docstring(out, "", &parts);
 }
 
-fn render_class(out: &mut String, class: &Class, module: &Module, uses: &mut Uses) {
+fn render_class(out: &mut String, class: &Class, module: &Module, uses: &mut Uses, config: bool) {
     let _ = writeln!(out, "class {}(BaseModel):", class.name);
     let mut blocks: Vec<String> = Vec::new();
     if let Some(doc) = class.doc.as_deref().and_then(tidy_description) {
@@ -148,32 +175,43 @@ fn render_class(out: &mut String, class: &Class, module: &Module, uses: &mut Use
         blocks.push(block);
     }
 
-    let mut config = Vec::new();
-    if class.fields.iter().any(|f| f.py_name != f.schema_name) {
-        config.push("populate_by_name=True");
-    }
-    config.push(match class.extra {
-        Extra::Allow => "extra=\"allow\"",
-        Extra::Forbid => "extra=\"forbid\"",
-    });
-    uses.config_dict = true;
     let mut block = String::new();
     for comment in &class.comments {
         let _ = writeln!(block, "    # {comment}");
     }
-    let _ = writeln!(
-        block,
-        "    model_config = ConfigDict({})",
-        config.join(", ")
-    );
-    blocks.push(block);
+    if config {
+        let mut config = Vec::new();
+        if class.fields.iter().any(|f| f.py_name != f.schema_name) {
+            config.push("populate_by_name=True");
+        }
+        config.push(match class.extra {
+            Extra::Allow => "extra=\"allow\"",
+            Extra::Forbid => "extra=\"forbid\"",
+        });
+        uses.config_dict = true;
+        let _ = writeln!(
+            block,
+            "    model_config = ConfigDict({})",
+            config.join(", ")
+        );
+    }
+    // Without the configuration, the comments about extra arguments sit right above the
+    // fields they are about.
+    if config || class.fields.is_empty() {
+        if !block.is_empty() {
+            blocks.push(block);
+        }
+        block = String::new();
+    }
 
     if !class.fields.is_empty() {
-        let mut block = String::new();
         for field in &class.fields {
             render_field(&mut block, field, module, uses);
         }
         blocks.push(block);
+    }
+    if blocks.is_empty() || (class.fields.is_empty() && !config) {
+        blocks.push("    ...\n".to_owned());
     }
     out.push_str(&blocks.join("\n"));
 }

@@ -505,3 +505,48 @@ fn rendering_takes_well_under_a_millisecond_per_tool() {
         "rendering one tool takes {per_tool:.1} µs, over the 1 ms budget"
     );
 }
+
+/// The interface a person reads of each module (server panel, `list_tools`): pinned by
+/// golden files, and every line of it is a line of the module, so it never shows what the
+/// module does not do.
+#[test]
+fn interfaces_match_their_golden_files_and_their_modules() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let golden = fixtures().join("golden-interface");
+    let mut mismatches = Vec::new();
+    for (server, tools) in golden_servers() {
+        let dir = golden.join(&server);
+        if update {
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).expect("creating the golden dir");
+        }
+        let modules = module_names(&tools);
+        for (tool, module) in tools.iter().zip(&modules) {
+            let interface = render_tool_interface(tool)
+                .unwrap_or_else(|e| panic!("{server}/{module} renders: {e}"));
+            let source = render_tool_module(&server, tool).expect("renders");
+            for line in interface.lines().filter(|l| l.trim() != "...") {
+                assert!(
+                    source.lines().any(|s| s == line),
+                    "{server}/{module}: the interface line {line:?} is in the module"
+                );
+            }
+            assert!(
+                !interface.lines().any(|l| l.starts_with("from ")
+                    || l.starts_with("import ")
+                    || l.contains("model_config = ")),
+                "{server}/{module}: no imports or configuration in the interface"
+            );
+            let path = dir.join(format!("{module}.py"));
+            if update {
+                fs::write(&path, &interface).expect("writing a golden file");
+            } else if fs::read_to_string(&path).ok().as_deref() != Some(interface.as_str()) {
+                mismatches.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "interfaces differ from the golden files (run with UPDATE_GOLDEN=1 and review the diff): {mismatches:#?}"
+    );
+}

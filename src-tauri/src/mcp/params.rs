@@ -203,6 +203,18 @@ fn is_secret_header(name: &str) -> bool {
 /// The variable that names the workspace in server parameters (`"args": ["${WORKSPACE}"]`).
 pub const WORKSPACE_VAR: &str = "WORKSPACE";
 
+/// Where a `${VAR}` gets its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VariableSource {
+    /// `${WORKSPACE}`: the workspace's path.
+    Workspace,
+    /// The workspace's `.env` file.
+    DotEnv,
+    /// ipybox's environment.
+    Environment,
+}
+
 /// Values for `${VAR}` substitution: the workspace's `.env` file over ipybox's environment,
 /// and `${WORKSPACE}`, the workspace's path.
 #[derive(Debug, Clone, Default)]
@@ -240,6 +252,18 @@ impl Variables {
     /// All variables.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Where `${name}` would come from (`None`: it is not defined), never its value.
+    pub fn source(&self, name: &str) -> Option<VariableSource> {
+        let value = self.vars.get(name)?;
+        Some(if name == WORKSPACE_VAR {
+            VariableSource::Workspace
+        } else if std::env::var(name).is_ok_and(|v| v == *value) {
+            VariableSource::Environment
+        } else {
+            VariableSource::DotEnv
+        })
     }
 
     /// The value of `name`.
