@@ -5,9 +5,10 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
-import { ask, message } from '@tauri-apps/plugin-dialog';
+import { ask, message, open as openDialog } from '@tauri-apps/plugin-dialog';
 import { assertNever } from './util/assert';
 import type { JsonObject, JsonValue } from './util/json';
+import type { PolicyProblem } from './model/policy';
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -457,6 +458,74 @@ export function onAgentActivity(handler: (batch: AgentActivity[]) => void): Prom
   return listen<AgentActivity[]>('agent', (event) => {
     if (Array.isArray(event.payload)) handler(event.payload);
   });
+}
+
+// ---- the sandbox policy (the Sandbox tab; shapes in model/policy.ts)
+
+export type PolicySource = { kind: 'workspace' } | { kind: 'profile'; name: string };
+
+/** Per workspace, kept in ipybox's data directory: sandboxed or not, under which policy. */
+export interface SandboxChoice {
+  sandbox: boolean;
+  policy: PolicySource;
+}
+
+export interface SandboxState {
+  workspacePolicy: string;
+  workspacePolicyExists: boolean;
+  profiles: { name: string; purpose: string }[];
+  choice: SandboxChoice;
+  /** The policy the running kernel is sandboxed under; null: not sandboxed. */
+  running: string | null;
+  /** Set by --sandbox/--sandbox-config for this run (wins over the choice). */
+  commandLine: string | null;
+}
+
+export interface PolicyDocument {
+  source: PolicySource;
+  text: string;
+  path: string | null;
+  exists: boolean;
+  readOnly: boolean;
+  problems: PolicyProblem[];
+}
+
+export function sandboxState(): Promise<SandboxState> {
+  return call<SandboxState>('sandbox_state');
+}
+
+export function readPolicy(source: PolicySource): Promise<PolicyDocument> {
+  return call<PolicyDocument>('read_policy', { source });
+}
+
+/** The engine's problems of a policy's text, each against its field. */
+export function checkPolicy(text: string): Promise<PolicyProblem[]> {
+  return call<PolicyProblem[]>('check_policy', { text });
+}
+
+/** Save as the workspace's sandbox-config.json (refused with errors: InvalidConfig). */
+export function savePolicy(text: string): Promise<PolicyDocument> {
+  return call<PolicyDocument>('save_policy', { text });
+}
+
+/** srt tries the policy, then the kernel restarts under it (SandboxUnavailable: refused, old kernel kept). */
+export function applySandbox(choice: SandboxChoice): Promise<SandboxState> {
+  return call<SandboxState>('apply_sandbox', { choice });
+}
+
+/** Follow the workspace's policy file: `policy-file` events. */
+export function watchPolicy(): Promise<void> {
+  return call<void>('watch_policy');
+}
+
+export function onPolicyFile(handler: (change: { path: string; text: string | null }) => void): Promise<UnlistenFn> {
+  return listen<{ path: string; text: string | null }>('policy-file', (event) => handler(event.payload));
+}
+
+/** A native file or folder picker; the chosen path, or null. */
+export async function pickPath(directory: boolean, defaultPath: string | undefined): Promise<string | null> {
+  const chosen = await openDialog({ directory, multiple: false, defaultPath });
+  return typeof chosen === 'string' ? chosen : null;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import { DocumentTabs } from './agentsView';
 import { EndpointDialog } from './endpointDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
+import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
 import { h, isTextField } from './dom';
 import { icon, type IconName } from './icons';
@@ -88,6 +89,7 @@ export class App implements CellViewHost {
   private readonly approvals = new ApprovalsModel();
   private readonly approvalsView: ApprovalsView;
   private readonly auditView: AuditView;
+  private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly sidePanel: SidePanel;
   private readonly approvalsButton: HTMLButtonElement;
   private readonly approvalsBadge: HTMLElement;
@@ -199,6 +201,7 @@ export class App implements CellViewHost {
       h('div', { class: 'toolbar-spacer' }),
       this.saveStatusEl,
       this.kernelEl,
+      this.policyView.badge,
       this.agentsButton,
       this.approvalsButton,
       settingsButton,
@@ -259,6 +262,7 @@ export class App implements CellViewHost {
     this.sidePanel = new SidePanel([
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
       { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
+      { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
     ]);
     const rightPanel = this.sidePanel.element;
     this.sidePanel.subscribe(() => this.onSidePanelChange());
@@ -295,6 +299,7 @@ export class App implements CellViewHost {
         return;
       }
       await ipc.onSessionEvent((event) => this.onSessionEvent(event));
+      void this.policyView.init();
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();

@@ -8,6 +8,7 @@
  */
 import { emit } from '@tauri-apps/api/event';
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
+import { type PolicyMockConfig, policyBackend } from './policy-mock';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -36,6 +37,8 @@ interface MockConfig {
   exportPath?: string | null;
   /** The approval timeout saved in the settings, in force (default 60). */
   approvalTimeoutSecs?: number;
+  /** The Sandbox tab's backend. */
+  policy?: PolicyMockConfig;
 }
 
 interface ApprovalRequest {
@@ -117,6 +120,7 @@ declare global {
 const config: MockConfig = window.__MOCK_CONFIG__ ?? {};
 const calls: Call[] = [];
 const workspace = config.workspace ?? '/home/ana/projects/weather';
+const policy = policyBackend(workspace, config.policy ?? {});
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -678,6 +682,8 @@ mockIPC(
       default: {
         const approval = approvalCommand(cmd, args);
         if (approval.handled) return approval.value;
+        const sandbox = policy.command(cmd, args);
+        if (sandbox.handled) return sandbox.value;
         if (cmd.startsWith('plugin:window|') || cmd.startsWith('plugin:webview|')) return null;
         throw { code: 'IoError', message: `mock: unknown command ${cmd}` };
       }

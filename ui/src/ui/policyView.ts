@@ -1,0 +1,614 @@
+/**
+ * The Sandbox tab: whether this workspace's kernel runs in the sandbox and under which policy
+ * (Apply restarts it), and the policy editor — every srt setting that matters as lists and
+ * switches with plain-words help, a summary in words and the resulting JSON, checked as you
+ * type (quick checks here, the engine's `validate()` after a pause), saved atomically by the
+ * backend, and following the file when it changes on disk. Also the toolbar badge that says at
+ * a glance whether the kernel is sandboxed.
+ */
+import * as ipc from '../ipc';
+import type { PolicyDocument, PolicySource, SandboxChoice, SandboxState } from '../ipc';
+import {
+  FLAGS,
+  LISTS,
+  type ListSpec,
+  type PolicyProblem,
+  PolicyDraft,
+  getFlag,
+  getList,
+  hasErrors,
+  localProblems,
+  problemsByField,
+  setFlag,
+  setList,
+  summarize,
+} from '../model/policy';
+import { h } from './dom';
+import { icon } from './icons';
+import '../styles/policy.css';
+
+export interface PolicyBackend {
+  sandboxState(): Promise<SandboxState>;
+  readPolicy(source: PolicySource): Promise<PolicyDocument>;
+  checkPolicy(text: string): Promise<PolicyProblem[]>;
+  savePolicy(text: string): Promise<PolicyDocument>;
+  applySandbox(choice: SandboxChoice): Promise<SandboxState>;
+  watchPolicy(): Promise<void>;
+  onPolicyFile(handler: (change: { path: string; text: string | null }) => void): Promise<unknown>;
+  pickPath(directory: boolean, defaultPath: string | undefined): Promise<string | null>;
+}
+
+const defaultBackend: PolicyBackend = {
+  sandboxState: () => ipc.sandboxState(),
+  readPolicy: (s) => ipc.readPolicy(s),
+  checkPolicy: (t) => ipc.checkPolicy(t),
+  savePolicy: (t) => ipc.savePolicy(t),
+  applySandbox: (c) => ipc.applySandbox(c),
+  watchPolicy: () => ipc.watchPolicy(),
+  onPolicyFile: (fn) => ipc.onPolicyFile(fn),
+  pickPath: (d, p) => ipc.pickPath(d, p),
+};
+
+/** The engine checks this long after the last keystroke. */
+const CHECK_DELAY_MS = 250;
+
+function errorText(err: unknown): string {
+  const e = ipc.toBackendError(err);
+  return e.message.trim() || ipc.describeError(e);
+}
+
+function sourceKey(s: PolicySource): string {
+  return s.kind === 'workspace' ? 'workspace' : `profile:${s.name}`;
+}
+
+function sourceOf(key: string): PolicySource {
+  return key.startsWith('profile:') ? { kind: 'profile', name: key.slice('profile:'.length) } : { kind: 'workspace' };
+}
+
+function domId(listId: string): string {
+  return `policy-${listId.replace('.', '-')}`;
+}
+
+export class PolicyView {
+  readonly element: HTMLElement;
+  /** "Sandboxed: POLICY" / "Not sandboxed", for the toolbar; opens the tab. */
+  readonly badge: HTMLButtonElement;
+  private readonly badgeText: HTMLElement;
+  private state: SandboxState | null = null;
+  private doc: PolicyDocument | null = null;
+  private draft: PolicyDraft | null = null;
+  private engineProblems: PolicyProblem[] = [];
+  private checkTimer: ReturnType<typeof setTimeout> | null = null;
+  private checkSeq = 0;
+  private busy = false;
+  private watching = false;
+
+  private readonly statusLine: HTMLElement;
+  private readonly cliNote: HTMLElement;
+  private readonly sandboxToggle: HTMLInputElement;
+  private readonly sourceSelect: HTMLSelectElement;
+  private readonly applyButton: HTMLButtonElement;
+  private readonly applyError: HTMLElement;
+  private readonly applyStatus: HTMLElement;
+  private readonly editorTitle: HTMLElement;
+  private readonly readOnlyNote: HTMLElement;
+  private readonly saveButton: HTMLButtonElement;
+  private readonly revertButton: HTMLButtonElement;
+  private readonly saveAsButton: HTMLButtonElement;
+  private readonly saveError: HTMLElement;
+  private readonly saveStatus: HTMLElement;
+  private readonly conflict: HTMLElement;
+  private readonly conflictText: HTMLElement;
+  private readonly loadTheirsButton: HTMLButtonElement;
+  private readonly summaryList: HTMLUListElement;
+  private readonly jsonView: HTMLElement;
+  private readonly textError: HTMLElement;
+  private readonly form: HTMLElement;
+  /** Per field (`filesystem.allowWrite[1]`, `network.allowAllUnixSockets`): its input and message. */
+  private fields = new Map<string, { input: HTMLInputElement; message: HTMLElement }>();
+
+  constructor(
+    private readonly openTab: () => void = () => undefined,
+    private readonly backend: PolicyBackend = defaultBackend,
+  ) {
+    this.badgeText = h('span', { text: 'Sandbox' });
+    this.badge = h('button', { id: 'sandbox-badge', class: 'sandbox-badge', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'), this.badgeText);
+    this.badge.dataset.sandboxed = 'unknown';
+    this.badge.addEventListener('click', () => this.openTab());
+
+    // ---- the kernel's sandbox
+    this.statusLine = h('p', { id: 'sandbox-running', class: 'policy-running', role: 'status', 'aria-live': 'polite' });
+    this.cliNote = h('p', { class: 'panel-hint policy-cli', hidden: true });
+    this.sandboxToggle = h('input', { id: 'sandbox-on', type: 'checkbox' });
+    this.sourceSelect = h('select', { id: 'policy-source', class: 'policy-select', 'aria-describedby': 'policy-source-help' });
+    this.sourceSelect.addEventListener('change', () => void this.openSource(sourceOf(this.sourceSelect.value)));
+    this.applyButton = h('button', { id: 'apply-sandbox', class: 'button', type: 'button', 'aria-describedby': 'apply-note', text: 'Apply: restart the kernel' });
+    this.applyButton.addEventListener('click', () => void this.apply());
+    this.applyError = h('div', { id: 'apply-error', class: 'panel-error', role: 'alert', hidden: true });
+    this.applyStatus = h('div', { id: 'apply-status', class: 'panel-status', role: 'status', 'aria-live': 'polite' });
+    const kernelSection = h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'sandbox-heading' },
+      h('h3', { id: 'sandbox-heading', class: 'panel-heading' }, h('span', { class: 'panel-heading-text', text: 'This workspace’s kernel' })),
+      this.statusLine,
+      this.cliNote,
+      h('label', { class: 'policy-check', for: 'sandbox-on' }, this.sandboxToggle, h('span', { text: 'Run the kernel in the sandbox' })),
+      h('div', { class: 'policy-source-row' }, h('label', { for: 'policy-source', class: 'field-label', text: 'Policy' }), this.sourceSelect),
+      h('p', { id: 'policy-source-help', class: 'panel-hint', text: 'The workspace’s own policy is sandbox-config.json at its root; the others ship with ipybox and open read-only.' }),
+      h('div', { class: 'button-row' }, this.applyButton),
+      h('p', { id: 'apply-note', class: 'panel-hint policy-apply-note', text: 'Apply saves your edits, has the sandbox try the policy, then restarts the kernel under it: variables, imports and running cells are lost. A policy the sandbox refuses is reported here and the running kernel stays.' }),
+      this.applyError,
+      this.applyStatus,
+    );
+
+    // ---- the editor
+    this.editorTitle = h('span', { class: 'panel-heading-text', text: 'Policy' });
+    this.readOnlyNote = h('p', { id: 'policy-read-only', class: 'panel-hint policy-read-only', hidden: true });
+    this.saveButton = h('button', { id: 'save-policy', class: 'button', type: 'button', text: 'Save' });
+    this.saveButton.addEventListener('click', () => void this.save());
+    this.revertButton = h('button', { id: 'revert-policy', class: 'button button-secondary', type: 'button', text: 'Revert' });
+    this.revertButton.addEventListener('click', () => this.revert());
+    this.saveAsButton = h('button', { id: 'save-as-workspace-policy', class: 'button', type: 'button', text: 'Save as the workspace’s policy', hidden: true });
+    this.saveAsButton.addEventListener('click', () => void this.saveAsWorkspace());
+    this.saveError = h('div', { id: 'save-policy-error', class: 'panel-error', role: 'alert', hidden: true });
+    this.saveStatus = h('div', { id: 'save-policy-status', class: 'panel-status', role: 'status', 'aria-live': 'polite' });
+    this.conflictText = h('span', { text: '' });
+    this.loadTheirsButton = h('button', { id: 'policy-load-theirs', class: 'button', type: 'button', text: 'Load theirs' });
+    this.loadTheirsButton.addEventListener('click', () => this.resolve('theirs'));
+    const keepMine = h('button', { id: 'policy-keep-mine', class: 'button button-secondary', type: 'button', text: 'Keep mine' });
+    keepMine.addEventListener('click', () => this.resolve('mine'));
+    this.conflict = h('div', { id: 'policy-conflict', class: 'banner banner-warning policy-conflict', role: 'alert', hidden: true }, this.conflictText, h('div', { class: 'button-row' }, this.loadTheirsButton, keepMine));
+    this.summaryList = h('ul', { id: 'policy-summary', class: 'policy-summary', 'aria-label': 'What this policy allows' });
+    this.jsonView = h('pre', { id: 'policy-json', class: 'policy-json', tabindex: 0, 'aria-label': 'The policy file as it will be saved' });
+    this.textError = h('div', { id: 'policy-text-error', class: 'panel-error', role: 'alert', hidden: true });
+    this.form = h('div', { class: 'policy-form' });
+    const editorSection = h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'policy-heading' },
+      h('h3', { id: 'policy-heading', class: 'panel-heading' }, this.editorTitle),
+      this.readOnlyNote,
+      this.conflict,
+      this.textError,
+      h(
+        'div',
+        { class: 'policy-overview' },
+        h('div', { class: 'policy-words' }, h('h4', { class: 'policy-subheading', text: 'In words' }), this.summaryList),
+        h('div', { class: 'policy-file' }, h('h4', { class: 'policy-subheading', text: 'The file' }), this.jsonView),
+      ),
+      this.form,
+      h('div', { class: 'button-row policy-save-row' }, this.saveButton, this.revertButton, this.saveAsButton),
+      this.saveError,
+      this.saveStatus,
+    );
+    this.element = h('div', { id: 'policy-view', class: 'policy-view' }, kernelSection, editorSection);
+  }
+
+  /** Read the state (the badge needs it before the tab is ever shown); follow the file. */
+  async init(): Promise<void> {
+    await this.refreshState();
+    if (!this.watching) {
+      this.watching = true;
+      await this.backend.onPolicyFile((change) => this.onFileChange(change.text)).catch(() => undefined);
+      // A new session (a workspace opened, Apply, a restart) may run under another policy.
+      await ipc
+        .onSessionEvent((e) => {
+          if (e.type === 'started' || e.type === 'stopped') void this.refreshState();
+        })
+        .catch(() => undefined);
+    }
+  }
+
+  /** The kernel restarted (a workspace opened, Apply): read what it runs under. */
+  async refreshState(): Promise<void> {
+    try {
+      this.showState(await this.backend.sandboxState());
+    } catch {
+      // No session yet: the badge stays "unknown".
+    }
+  }
+
+  onShow(): void {
+    void this.refreshState().then(async () => {
+      await this.backend.watchPolicy().catch(() => undefined);
+      if (!this.doc && this.state) await this.openSource(this.state.choice.policy);
+    });
+  }
+
+  onHide(): void {}
+
+  // ---- state
+
+  private showState(state: SandboxState): void {
+    // Another workspace: its own choice and policy.
+    const first = this.state === null || this.state.workspacePolicy !== state.workspacePolicy;
+    if (first && this.state !== null) {
+      this.doc = null;
+      this.draft = null;
+      this.form.replaceChildren();
+      if (this.element.isConnected && this.element.offsetParent !== null) queueMicrotask(() => this.onShow());
+    }
+    this.state = state;
+    const running = state.running;
+    this.badge.dataset.sandboxed = running ? 'yes' : 'no';
+    this.badgeText.textContent = running ? `Sandboxed: ${running}` : 'Not sandboxed';
+    this.badge.setAttribute('aria-label', running ? `The kernel is sandboxed under ${running}. Open the sandbox policy` : 'The kernel is not sandboxed. Open the sandbox policy');
+    this.statusLine.dataset.sandboxed = running ? 'yes' : 'no';
+    this.statusLine.textContent = running ? `The kernel runs in the sandbox under ${running}.` : 'The kernel is not sandboxed: its code can do what you can.';
+    this.cliNote.hidden = state.commandLine === null;
+    this.cliNote.textContent = state.commandLine ? `This run’s sandbox was set on the command line (${state.commandLine}); what you choose here applies the next time ipybox opens this workspace without it.` : '';
+    this.applyButton.disabled = state.commandLine !== null || this.busy;
+    const current = this.sourceSelect.value;
+    this.sourceSelect.replaceChildren(
+      h('option', { value: 'workspace', text: `This workspace’s policy (sandbox-config.json${state.workspacePolicyExists ? '' : ', not created yet'})` }),
+      ...state.profiles.map((p) => h('option', { value: `profile:${p.name}`, text: `${p.name}: ${p.purpose}` })),
+    );
+    if (first) {
+      this.sandboxToggle.checked = state.choice.sandbox;
+      this.sourceSelect.value = sourceKey(state.choice.policy);
+    } else {
+      this.sourceSelect.value = current || sourceKey(state.choice.policy);
+    }
+  }
+
+  // ---- opening and editing
+
+  private async openSource(source: PolicySource): Promise<void> {
+    if (this.draft?.dirty && this.doc && !this.doc.readOnly && sourceKey(source) !== sourceKey(this.doc.source)) {
+      const leave = await ipc.confirmDialog('The workspace’s policy has unsaved edits. Open another policy and drop them?', 'Unsaved policy', 'Drop edits').catch(() => false);
+      if (!leave) {
+        this.sourceSelect.value = sourceKey(this.doc.source);
+        return;
+      }
+    }
+    try {
+      this.show(await this.backend.readPolicy(source));
+    } catch (err) {
+      this.showSaveError(`The policy could not be opened: ${errorText(err)}`);
+    }
+  }
+
+  private show(doc: PolicyDocument): void {
+    this.doc = doc;
+    this.draft = new PolicyDraft(doc.text);
+    this.engineProblems = doc.problems;
+    this.sourceSelect.value = sourceKey(doc.source);
+    this.conflict.hidden = true;
+    this.saveError.hidden = true;
+    this.editorTitle.textContent = doc.readOnly ? `Profile “${doc.source.kind === 'profile' ? doc.source.name : ''}” (read-only)` : 'sandbox-config.json';
+    this.readOnlyNote.hidden = !doc.readOnly && doc.exists;
+    this.readOnlyNote.textContent = doc.readOnly
+      ? 'ipybox ships this profile; it cannot be changed. “Save as the workspace’s policy” copies it to sandbox-config.json, where you can edit it.'
+      : 'This workspace has no sandbox-config.json yet: this is ipybox’s default policy. Saving creates the file.';
+    const parsed = doc.problems.find((p) => p.field === '');
+    this.textError.hidden = !parsed;
+    this.textError.textContent = parsed ? `${parsed.message}. Fix the file in a text editor; the form shows what could be read.` : '';
+    this.renderForm();
+    this.update();
+  }
+
+  private edit(fn: (d: PolicyDraft) => void, rerender: boolean): void {
+    if (!this.draft || this.doc?.readOnly) return;
+    fn(this.draft);
+    this.saveStatus.textContent = '';
+    if (rerender) this.renderForm();
+    this.update();
+    this.scheduleCheck();
+  }
+
+  private renderForm(): void {
+    const draft = this.draft;
+    const readOnly = this.doc?.readOnly ?? true;
+    this.fields = new Map();
+    if (!draft) {
+      this.form.replaceChildren();
+      return;
+    }
+    const groups: [string, ListSpec[]][] = [
+      ['Files and folders', LISTS.filter((l) => l.id.startsWith('filesystem.'))],
+      ['Network', LISTS.filter((l) => l.id.startsWith('network.'))],
+    ];
+    const parts: HTMLElement[] = [];
+    for (const [title, specs] of groups) {
+      parts.push(h('h4', { class: 'policy-subheading', text: title }));
+      for (const spec of specs) parts.push(this.renderList(spec, getList(draft.policy, spec.id), readOnly));
+    }
+    parts.push(h('h4', { class: 'policy-subheading', text: 'Other settings' }));
+    for (const flag of FLAGS) {
+      const id = `policy-flag-${flag.id.replace('.', '-')}`;
+      const input = h('input', { id, type: 'checkbox', 'aria-describedby': `${id}-help ${id}-message` });
+      input.checked = getFlag(draft.policy, flag.id);
+      input.disabled = readOnly;
+      input.addEventListener('change', () => this.edit((d) => d.edit(setFlag(d.policy, flag.id, input.checked)), false));
+      const message = h('p', { id: `${id}-message`, class: 'field-error', hidden: true });
+      this.fields.set(flag.id, { input, message });
+      parts.push(
+        h(
+          'div',
+          { class: 'policy-flag' },
+          h('label', { class: 'policy-check', for: id }, input, h('span', { text: flag.label }), flag.macOnly ? h('span', { class: 'policy-tag', text: 'macOS only' }) : null),
+          h('p', { id: `${id}-help`, class: 'panel-hint', text: flag.warning ? `${flag.help} Weakens the sandbox: ${flag.warning}` : flag.help }),
+          message,
+        ),
+      );
+    }
+    this.form.replaceChildren(...parts);
+  }
+
+  private renderList(spec: ListSpec, values: string[], readOnly: boolean): HTMLElement {
+    const base = domId(spec.id);
+    const items = values.map((value, i) => {
+      const field = `${spec.id}[${i}]`;
+      const input = h('input', { id: `${base}-${i}`, class: 'text-input policy-entry', type: 'text', spellcheck: 'false', autocomplete: 'off', 'aria-label': `${spec.label}, entry ${i + 1}`, 'aria-describedby': `${base}-${i}-message` });
+      input.value = value;
+      input.readOnly = readOnly;
+      input.addEventListener('input', () =>
+        this.edit((d) => {
+          const list = getList(d.policy, spec.id);
+          list[i] = input.value;
+          d.edit(setList(d.policy, spec.id, list));
+        }, false),
+      );
+      const message = h('p', { id: `${base}-${i}-message`, class: 'field-error', hidden: true });
+      this.fields.set(field, { input, message });
+      const remove = readOnly ? null : h('button', { class: 'tool tool-small policy-remove', type: 'button', 'aria-label': `Remove ${value || 'this empty entry'} from ${spec.label}`, title: 'Remove' }, icon('close'));
+      remove?.addEventListener('click', () => {
+        this.edit((d) => d.edit(setList(d.policy, spec.id, getList(d.policy, spec.id).filter((_, j) => j !== i))), true);
+        document.getElementById(`${base}-add`)?.focus();
+      });
+      return h('li', { class: 'policy-item' }, h('div', { class: 'policy-entry-row' }, input, remove), message);
+    });
+    const list = h('ul', { class: 'policy-items', 'aria-label': spec.label }, ...items);
+    const empty = values.length === 0 ? h('p', { class: 'panel-empty', text: 'None.' }) : null;
+    let addRow: HTMLElement | null = null;
+    if (!readOnly) {
+      const add = h('input', { id: `${base}-add`, class: 'text-input policy-add', type: 'text', spellcheck: 'false', autocomplete: 'off', placeholder: spec.placeholder, 'aria-label': `Add to ${spec.label}`, 'aria-describedby': `${base}-help` });
+      const addButton = h('button', { id: `${base}-add-button`, class: 'button button-secondary', type: 'button', text: 'Add' });
+      const commit = (value: string): void => {
+        if (value.trim() === '') return;
+        this.edit((d) => d.edit(setList(d.policy, spec.id, [...getList(d.policy, spec.id), value])), true);
+        document.getElementById(`${base}-add`)?.focus();
+      };
+      addButton.addEventListener('click', () => commit(add.value));
+      add.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter') {
+          e.preventDefault();
+          commit(add.value);
+        }
+      });
+      const pickers: HTMLElement[] = [];
+      if (spec.kind === 'path') {
+        for (const directory of [true, false]) {
+          const b = h('button', { id: `${base}-pick-${directory ? 'folder' : 'file'}`, class: 'button button-secondary', type: 'button', text: directory ? 'Folder…' : 'File…', 'aria-label': `Choose a ${directory ? 'folder' : 'file'} to add to ${spec.label}` });
+          b.addEventListener('click', () => void this.pick(directory).then((p) => p && commit(p)));
+          pickers.push(b);
+        }
+      }
+      addRow = h('div', { class: 'policy-add-row' }, add, addButton, ...pickers);
+    }
+    return h(
+      'fieldset',
+      { id: base, class: 'policy-list' },
+      h('legend', { class: 'policy-legend' }, h('span', { text: spec.label }), spec.macOnly ? h('span', { class: 'policy-tag', text: 'macOS only' }) : null),
+      h('p', { id: `${base}-help`, class: 'panel-hint', text: spec.help }),
+      list,
+      empty,
+      addRow,
+    );
+  }
+
+  /** A picked path inside the workspace is written relative to it (as the policy reads it). */
+  private async pick(directory: boolean): Promise<string | null> {
+    const workspace = this.state?.workspacePolicy.replace(/\/sandbox-config\.json$/, '');
+    let path: string | null;
+    try {
+      path = await this.backend.pickPath(directory, workspace);
+    } catch (err) {
+      this.showSaveError(`The picker could not open: ${errorText(err)}`);
+      return null;
+    }
+    if (!path || !workspace) return path;
+    if (path === workspace) return '.';
+    if (path.startsWith(`${workspace}/`)) return path.slice(workspace.length + 1) + (directory ? '/' : '');
+    return path;
+  }
+
+  /** Summary, JSON, messages and buttons after any change. */
+  private update(): void {
+    const draft = this.draft;
+    const doc = this.doc;
+    if (!draft || !doc) return;
+    this.summaryList.replaceChildren(
+      ...summarize(draft.policy).map((line) => {
+        const li = h('li', { class: `policy-line policy-${line.topic}`, text: line.text });
+        if (line.warn) {
+          li.classList.add('policy-warn');
+          li.prepend(h('span', { class: 'visually-hidden', text: 'Warning: ' }));
+        }
+        return li;
+      }),
+    );
+    this.jsonView.textContent = draft.text;
+    const problems = problemsByField(this.engineProblems.filter((p) => p.field !== ''), localProblems(draft.policy));
+    for (const [field, { input, message }] of this.fields) {
+      const p = problems.get(field);
+      message.hidden = !p;
+      message.textContent = p ? (p.severity === 'warning' ? `Weakens the sandbox: ${p.message}` : p.message) : '';
+      message.classList.toggle('field-warning', p?.severity === 'warning');
+      input.setAttribute('aria-invalid', String(p?.severity === 'error'));
+    }
+    const dirty = draft.dirty || !doc.exists;
+    this.saveButton.hidden = doc.readOnly;
+    this.revertButton.hidden = doc.readOnly;
+    this.saveAsButton.hidden = !doc.readOnly;
+    this.saveButton.disabled = !dirty || hasErrors(problems.values());
+    this.revertButton.disabled = !draft.dirty;
+  }
+
+  private scheduleCheck(): void {
+    if (this.checkTimer) clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(() => void this.check(), CHECK_DELAY_MS);
+  }
+
+  private async check(): Promise<void> {
+    this.checkTimer = null;
+    const draft = this.draft;
+    if (!draft) return;
+    const seq = ++this.checkSeq;
+    try {
+      const problems = await this.backend.checkPolicy(draft.text);
+      if (seq !== this.checkSeq) return;
+      this.engineProblems = problems;
+      this.update();
+    } catch {
+      // The quick checks stay; the engine checks again on Save.
+    }
+  }
+
+  // ---- saving
+
+  private showSaveError(text: string): void {
+    this.saveError.textContent = text;
+    this.saveError.hidden = false;
+  }
+
+  private async save(): Promise<boolean> {
+    const draft = this.draft;
+    if (!draft || this.doc?.readOnly) return false;
+    this.saveError.hidden = true;
+    this.saveButton.disabled = true;
+    try {
+      const doc = await this.backend.savePolicy(draft.text);
+      draft.saved(doc.text);
+      this.doc = doc;
+      this.engineProblems = doc.problems;
+      this.conflict.hidden = true;
+      this.readOnlyNote.hidden = true;
+      this.saveStatus.textContent = 'Saved. Apply restarts the kernel under it.';
+      await this.refreshState();
+      this.update();
+      return true;
+    } catch (err) {
+      this.showSaveError(`Not saved: ${errorText(err)}`);
+      this.update();
+      return false;
+    }
+  }
+
+  private revert(): void {
+    if (!this.doc || !this.draft) return;
+    this.draft = new PolicyDraft(this.draft.base);
+    this.engineProblems = this.doc.problems;
+    this.renderForm();
+    this.update();
+    this.scheduleCheck();
+  }
+
+  private async saveAsWorkspace(): Promise<void> {
+    const draft = this.draft;
+    if (!draft) return;
+    if (this.state?.workspacePolicyExists) {
+      const ok = await ipc.confirmDialog('This workspace already has a sandbox-config.json. Replace it with this profile?', 'Replace the workspace’s policy', 'Replace').catch(() => false);
+      if (!ok) return;
+    }
+    try {
+      const doc = await this.backend.savePolicy(draft.text);
+      this.show(doc);
+      await this.refreshState();
+      this.saveStatus.textContent = 'Saved as sandbox-config.json. Apply restarts the kernel under it.';
+    } catch (err) {
+      this.showSaveError(`Not saved: ${errorText(err)}`);
+    }
+  }
+
+  // ---- the file on disk
+
+  private onFileChange(text: string | null): void {
+    const draft = this.draft;
+    if (!draft || !this.doc || this.doc.source.kind !== 'workspace') {
+      void this.refreshState();
+      return;
+    }
+    const outcome = draft.external(text);
+    switch (outcome) {
+      case 'same':
+        return;
+      case 'removed':
+        this.conflictText.textContent = 'sandbox-config.json was deleted outside ipybox. Save to write it again.';
+        this.loadTheirsButton.hidden = true;
+        this.conflict.hidden = false;
+        this.doc = { ...this.doc, exists: false };
+        void this.refreshState();
+        this.update();
+        return;
+      case 'reloaded':
+        this.doc = { ...this.doc, text: draft.base, exists: true };
+        this.saveStatus.textContent = 'sandbox-config.json changed outside ipybox; this is what it says now.';
+        this.renderForm();
+        this.update();
+        this.scheduleCheck();
+        return;
+      case 'conflict': {
+        const readable = text !== null && (() => {
+          try {
+            JSON.parse(text);
+            return true;
+          } catch {
+            return false;
+          }
+        })();
+        this.conflictText.textContent = readable
+          ? 'sandbox-config.json changed outside ipybox while you were editing it. Load what the file says now (your edits here are dropped), or keep your edits (saving replaces the other change)?'
+          : 'sandbox-config.json changed outside ipybox and is not a valid policy now. Your edits here are kept; saving replaces it.';
+        this.loadTheirsButton.hidden = !readable;
+        this.conflict.hidden = false;
+        this.update();
+        return;
+      }
+    }
+  }
+
+  private resolve(which: 'mine' | 'theirs'): void {
+    const draft = this.draft;
+    if (!draft || !this.doc) return;
+    if (which === 'theirs' && draft.loadTheirs()) {
+      this.doc = { ...this.doc, text: draft.base, exists: true };
+      this.renderForm();
+      this.scheduleCheck();
+    } else {
+      draft.keepMine();
+    }
+    this.conflict.hidden = true;
+    this.update();
+    this.saveButton.focus();
+  }
+
+  // ---- apply
+
+  private async apply(): Promise<void> {
+    if (this.busy) return;
+    this.applyError.hidden = true;
+    const source = sourceOf(this.sourceSelect.value);
+    if (source.kind === 'workspace' && this.doc?.source.kind === 'workspace' && this.draft && (this.draft.dirty || !this.doc.exists)) {
+      if (!(await this.save())) {
+        this.applyError.textContent = 'Not applied: the policy could not be saved (see below).';
+        this.applyError.hidden = false;
+        return;
+      }
+    }
+    this.busy = true;
+    this.applyButton.disabled = true;
+    this.applyStatus.textContent = 'Trying the policy in the sandbox, then restarting the kernel…';
+    try {
+      const state = await this.backend.applySandbox({ sandbox: this.sandboxToggle.checked, policy: source });
+      this.showState(state);
+      this.applyStatus.textContent = state.running ? `Applied: the kernel restarted in the sandbox under ${state.running}.` : 'Applied: the kernel restarted without the sandbox.';
+    } catch (err) {
+      this.applyStatus.textContent = '';
+      this.applyError.textContent = `Not applied — the kernel keeps running as before. ${errorText(err)}`;
+      this.applyError.hidden = false;
+    } finally {
+      this.busy = false;
+      this.applyButton.disabled = this.state?.commandLine !== null && this.state?.commandLine !== undefined;
+    }
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The fake backend's Sandbox tab: the workspace's sandbox-config.json, the per-workspace
+ * choice, Apply (refused, in srt's words, for a policy with "*.com"), the file picker. The
+ * engine's checks are stood in for by the UI's own quick checks.
+ */
+import { localProblems, parsePolicy } from '../../../src/model/policy';
+import kernel from '../../../../sandbox-profiles/kernel.json';
+import pypi from '../../../../sandbox-profiles/kernel-allow-pypi.json';
+
+export interface PolicyMockConfig {
+  /** The workspace's sandbox-config.json; null: none yet (default: the kernel profile). */
+  text?: string | null;
+  sandbox?: boolean;
+  /** What the native picker answers (null: cancelled). */
+  pick?: string | null;
+}
+
+interface Choice {
+  sandbox: boolean;
+  policy: { kind: 'workspace' } | { kind: 'profile'; name: string };
+}
+
+const PROFILES: Record<string, { purpose: string; text: string }> = {
+  kernel: { purpose: 'the default for kernels: no network, no secrets, writes only in the workspace', text: JSON.stringify(kernel, null, 2) },
+  'kernel-allow-pypi': { purpose: 'the default plus pypi.org and files.pythonhosted.org', text: JSON.stringify(pypi, null, 2) },
+};
+
+function problems(text: string): unknown[] {
+  const parsed = parsePolicy(text);
+  if (!parsed.ok) return [{ field: '', message: parsed.message, severity: 'error' }];
+  return localProblems(parsed.policy);
+}
+
+export function policyBackend(workspace: string, config: PolicyMockConfig) {
+  let text: string | null = config.text === undefined ? `${JSON.stringify(kernel, null, 2)}\n` : config.text;
+  let choice: Choice = { sandbox: config.sandbox ?? true, policy: { kind: 'workspace' } };
+  let running: string | null = choice.sandbox ? 'sandbox-config.json' : null;
+  const file = `${workspace}/sandbox-config.json`;
+  const state = () => ({
+    workspacePolicy: file,
+    workspacePolicyExists: text !== null,
+    profiles: Object.entries(PROFILES).map(([name, p]) => ({ name, purpose: p.purpose })),
+    choice,
+    running,
+    commandLine: null,
+  });
+  const read = (source: Choice['policy']) => {
+    if (source.kind === 'profile') {
+      const p = PROFILES[source.name];
+      if (!p) throw { code: 'InvalidConfig', message: `ipybox ships no profile named "${source.name}"` };
+      return { source, text: p.text, path: null, exists: true, readOnly: true, problems: problems(p.text) };
+    }
+    const t = text ?? PROFILES.kernel?.text ?? '{}';
+    return { source, text: t, path: file, exists: text !== null, readOnly: false, problems: problems(t) };
+  };
+  return {
+    /** The file changed "outside the app". */
+    setFileText(t: string | null): void {
+      text = t;
+    },
+    fileText: (): string | null => text,
+    command(cmd: string, args: Record<string, unknown>): { handled: boolean; value?: unknown } {
+      switch (cmd) {
+        case 'sandbox_state':
+          return { handled: true, value: state() };
+        case 'read_policy':
+          return { handled: true, value: read((args.source ?? { kind: 'workspace' }) as Choice['policy']) };
+        case 'check_policy':
+          return { handled: true, value: problems(String(args.text ?? '')) };
+        case 'save_policy': {
+          const t = String(args.text ?? '');
+          const found = problems(t) as { field: string; message: string; severity: string }[];
+          const bad = found.find((p) => p.severity === 'error');
+          if (bad) throw { code: 'InvalidConfig', message: `the policy was not saved: ${bad.message}${bad.field ? ` (${bad.field})` : ''}` };
+          text = t;
+          return { handled: true, value: read({ kind: 'workspace' }) };
+        }
+        case 'apply_sandbox': {
+          const c = args.choice as Choice;
+          const t = c.policy.kind === 'workspace' ? (text ?? '') : (PROFILES[c.policy.name]?.text ?? '');
+          if (c.sandbox && t.includes('*.com')) {
+            throw { code: 'SandboxUnavailable', message: 'srt refused this policy: network.allowedDomains.0: Invalid domain pattern. Overly broad patterns like "*.com" or "*" are not allowed for security reasons.' };
+          }
+          choice = c;
+          running = c.sandbox ? (c.policy.kind === 'workspace' ? 'sandbox-config.json' : c.policy.name) : null;
+          return { handled: true, value: state() };
+        }
+        case 'watch_policy':
+          return { handled: true, value: null };
+        case 'plugin:dialog|open':
+          return { handled: true, value: config.pick === undefined ? `${workspace}/out` : config.pick };
+        default:
+          return { handled: false };
+      }
+    },
+  };
+}

@@ -1,0 +1,179 @@
+// The Sandbox tab: the policy editor's forms (lists, switches, pickers), inline validation, the
+// summary in words and the JSON, Save, an outside edit of the file, Apply, the toolbar badge.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { useApp } from './harness.mjs';
+
+const { app } = useApp({ before, after }, { notebook: null });
+
+const calls = (page, cmd) => page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
+const summary = (page) => page.locator('#policy-summary li').allTextContents();
+const json = async (page) => JSON.parse(await page.locator('#policy-json').textContent());
+
+async function openTab(page) {
+  await page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
+  await page.click('#sandbox-badge');
+  await page.waitForSelector('#policy-filesystem-allowWrite-add');
+}
+
+describe('the sandbox policy editor', () => {
+  it('shows at a glance that the kernel is sandboxed, and opens the workspace policy in words and JSON', async () => {
+    const { page, errors, close } = await app();
+    await page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
+    assert.equal(await page.locator('#sandbox-badge').textContent(), 'Sandboxed: sandbox-config.json');
+    assert.equal(await page.locator('#sandbox-badge').getAttribute('aria-label'), 'The kernel is sandboxed under sandbox-config.json. Open the sandbox policy');
+    await openTab(page);
+    assert.equal(await page.locator('#side-tab-sandbox').getAttribute('aria-selected'), 'true');
+    assert.equal(await page.locator('#sandbox-running').textContent(), 'The kernel runs in the sandbox under sandbox-config.json.');
+    const words = await summary(page);
+    assert.equal(words[0], 'Code may write in: this workspace.');
+    assert.match(words[1], /^Code may read everything except: \.env, \*\*\/\.env/);
+    assert.equal(words[2], 'Code may not reach the network at all.');
+    assert.deepEqual((await json(page)).filesystem.allowWrite, ['.']);
+    assert.equal(await page.locator('#save-policy').isDisabled(), true, 'nothing to save yet');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('adds a folder typed or picked, checks domains as you type (one message per field), and saves', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    // Typed, then Enter: the focus stays in the add field for the next one.
+    await page.fill('#policy-filesystem-allowWrite-add', 'out/');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#policy-filesystem-allowWrite-1');
+    assert.equal(await page.inputValue('#policy-filesystem-allowWrite-1'), 'out/');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'policy-filesystem-allowWrite-add');
+    assert.equal((await summary(page))[0], 'Code may write in: this workspace, out/.');
+    // Picked with the native folder dialog: inside the workspace it is written relative.
+    await page.click('#policy-filesystem-denyWrite-pick-folder');
+    await page.waitForSelector('#policy-filesystem-denyWrite-0');
+    assert.equal(await page.inputValue('#policy-filesystem-denyWrite-0'), 'out/');
+    const [open] = await calls(page, 'plugin:dialog|open');
+    assert.equal(open.options.directory, true, 'a folder picker');
+    assert.equal((await summary(page))[0], 'Code may write in: this workspace, out/; except: out/.');
+
+    // A bad domain: an error under that entry, named for screen readers, and Save is off.
+    await page.fill('#policy-network-allowedDomains-add', 'https://pypi.org');
+    await page.click('#policy-network-allowedDomains-add-button');
+    const message = page.locator('#policy-network-allowedDomains-0-message');
+    await message.waitFor();
+    assert.equal(await message.textContent(), '"https://pypi.org" is a URL; give the domain alone (example.org)');
+    assert.equal(await page.locator('#policy-network-allowedDomains-0').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('#policy-network-allowedDomains-0').getAttribute('aria-describedby'), 'policy-network-allowedDomains-0-message');
+    assert.equal(await page.locator('#save-policy').isDisabled(), true, 'a policy with errors is not saved');
+    assert.deepEqual(await page.locator('#policy-view .field-error:not([hidden])').evaluateAll((els) => els.map((e) => e.id)), ['policy-network-allowedDomains-0-message'], 'one message, for that field only');
+    // Fixed in place: the message goes as you type, nothing typed is lost.
+    await page.fill('#policy-network-allowedDomains-0', 'pypi.org');
+    await page.waitForSelector('#policy-network-allowedDomains-0-message', { state: 'hidden' });
+    assert.equal((await summary(page))[2], 'Code may reach: pypi.org; nothing else on the network.');
+    // The engine checked too (debounced), with the same text.
+    await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'check_policy' && c.args.text.includes('"pypi.org"')));
+
+    await page.click('#save-policy');
+    await page.waitForFunction(() => document.querySelector('#save-policy-status')?.textContent.startsWith('Saved'));
+    const [saved] = await calls(page, 'save_policy');
+    const policy = JSON.parse(saved.text);
+    assert.deepEqual(policy.filesystem.allowWrite, ['.', 'out/']);
+    assert.deepEqual(policy.network.allowedDomains, ['pypi.org']);
+    assert.ok(Array.isArray(policy.filesystem.denyRead) && policy.filesystem.denyRead.includes('~/.ssh'), 'what the form did not touch is kept');
+    assert.equal(await page.locator('#save-policy').isDisabled(), true);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('warns on switches that weaken the sandbox, in the form and in words', async () => {
+    const { page, close } = await app();
+    await openTab(page);
+    const help = await page.locator('#policy-flag-network-allowAllUnixSockets-help').textContent();
+    assert.match(help, /Weakens the sandbox: Code could talk to D-Bus, Docker/);
+    await page.check('#policy-flag-network-allowAllUnixSockets');
+    await page.waitForSelector('#policy-summary li.policy-warn');
+    assert.match(await page.locator('#policy-summary li.policy-warn').textContent(), /Warning: Code may connect to any Unix socket/);
+    assert.equal((await json(page)).network.allowAllUnixSockets, true);
+    await page.uncheck('#policy-flag-network-allowAllUnixSockets');
+    assert.equal('allowAllUnixSockets' in (await json(page)).network, false, 'off: the key goes, as srt defaults it');
+    await close();
+  });
+
+  it('an outside edit shows at once; with unsaved edits here it asks: keep mine or load theirs', async () => {
+    const { page, close } = await app();
+    await openTab(page);
+    const theirs = (allowWrite) => JSON.stringify({ filesystem: { denyRead: ['.env'], allowWrite, denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } }, null, 2);
+    await page.evaluate((text) => window.__mock.emit('policy-file', { path: '/home/ana/projects/weather/sandbox-config.json', text }), theirs(['.', 'results/']));
+    await page.waitForSelector('#policy-filesystem-allowWrite-1');
+    assert.equal(await page.inputValue('#policy-filesystem-allowWrite-1'), 'results/');
+    assert.equal(await page.locator('#policy-conflict').isHidden(), true, 'no edits here: loaded without asking');
+
+    await page.fill('#policy-network-allowedDomains-add', 'pypi.org');
+    await page.keyboard.press('Enter');
+    await page.evaluate((text) => window.__mock.emit('policy-file', { path: '/home/ana/projects/weather/sandbox-config.json', text }), theirs(['.', 'plots/']));
+    await page.waitForSelector('#policy-conflict:not([hidden])');
+    assert.match(await page.locator('#policy-conflict').textContent(), /changed outside ipybox while you were editing/);
+    assert.equal(await page.inputValue('#policy-network-allowedDomains-0'), 'pypi.org', 'nothing typed is lost while it asks');
+    await page.click('#policy-load-theirs');
+    await page.waitForSelector('#policy-conflict', { state: 'hidden' });
+    assert.equal(await page.inputValue('#policy-filesystem-allowWrite-1'), 'plots/');
+    assert.equal(await page.locator('#policy-network-allowedDomains-0').count(), 0);
+    await close();
+  });
+
+  it('a shipped profile opens read-only and can be saved as the workspace policy', async () => {
+    const { page, close } = await app({ policy: { text: null } });
+    await openTab(page);
+    assert.match(await page.locator('#policy-read-only').textContent(), /no sandbox-config.json yet/);
+    await page.selectOption('#policy-source', 'profile:kernel-allow-pypi');
+    await page.waitForSelector('#save-as-workspace-policy:not([hidden])');
+    assert.match(await page.locator('#policy-heading').textContent(), /kernel-allow-pypi.*read-only/);
+    assert.equal(await page.locator('#policy-network-allowedDomains-add').count(), 0, 'no adding to a shipped profile');
+    assert.equal(await page.locator('#policy-network-allowedDomains-0').getAttribute('readonly'), '');
+    await page.click('#save-as-workspace-policy');
+    await page.waitForSelector('#policy-network-allowedDomains-add');
+    const [saved] = await calls(page, 'save_policy');
+    assert.deepEqual(JSON.parse(saved.text).network.allowedDomains, ['pypi.org', 'files.pythonhosted.org']);
+    assert.equal(await page.inputValue('#policy-source'), 'workspace');
+    await close();
+  });
+
+  it('Apply restarts under the new policy; a policy srt refuses is reported in words and the kernel stays', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    assert.match(await page.locator('#apply-note').textContent(), /variables, imports and running cells are lost/);
+    await page.fill('#policy-network-allowedDomains-add', '*.com');
+    await page.keyboard.press('Enter');
+    await page.click('#apply-sandbox');
+    await page.waitForSelector('#apply-error:not([hidden])');
+    assert.match(await page.locator('#apply-error').textContent(), /^Not applied — the kernel keeps running as before\. srt refused this policy: .*"\*\.com"/);
+    assert.equal(await page.locator('#sandbox-badge').textContent(), 'Sandboxed: sandbox-config.json');
+
+    await page.click('#policy-network-allowedDomains-0 ~ button');
+    await page.selectOption('#policy-source', 'profile:kernel-allow-pypi');
+    await page.waitForSelector('#save-as-workspace-policy:not([hidden])');
+    await page.click('#apply-sandbox');
+    await page.waitForFunction(() => document.querySelector('#apply-status')?.textContent.startsWith('Applied'));
+    assert.equal(await page.locator('#sandbox-badge').textContent(), 'Sandboxed: kernel-allow-pypi');
+    const applied = await calls(page, 'apply_sandbox');
+    assert.deepEqual(applied.at(-1), { choice: { sandbox: true, policy: { kind: 'profile', name: 'kernel-allow-pypi' } } });
+
+    await page.uncheck('#sandbox-on');
+    await page.click('#apply-sandbox');
+    await page.waitForSelector('#sandbox-badge[data-sandboxed="no"]');
+    assert.equal(await page.locator('#sandbox-badge').textContent(), 'Not sandboxed');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('is reachable by keyboard: the tab list, then every control in order', async () => {
+    const { page, close } = await app();
+    await openTab(page);
+    await page.focus('#side-tab-sandbox');
+    await page.keyboard.press('Tab');
+    const seen = [];
+    for (let i = 0; i < 6; i++) {
+      seen.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.tagName));
+      await page.keyboard.press('Tab');
+    }
+    assert.ok(seen.includes('sandbox-on') && seen.includes('policy-source') && seen.includes('apply-sandbox'), seen.join(', '));
+    await close();
+  });
+});
