@@ -8,6 +8,7 @@ import { getCurrentWindow } from '@tauri-apps/api/window';
 import { ask, message, open as openDialog } from '@tauri-apps/plugin-dialog';
 import { assertNever } from './util/assert';
 import type { JsonObject, JsonValue } from './util/json';
+import type { ServerParamsJson, ToolChanges, VariableSource } from './model/serverForm';
 import type { PolicyProblem } from './model/policy';
 
 // ---------------------------------------------------------------------------------------------
@@ -85,9 +86,9 @@ export type SessionEvent =
   | { type: 'approval_decided'; id: number; decision: ApprovalDecision; decided_by: DecidedBy }
   | { type: 'approval_withdrawn'; id: number; reason: string }
   | ToolCallEvent
-  // Belong to a later panel; received and ignored for now.
-  | { type: 'mcp_server_started' }
-  | { type: 'mcp_server_exited' };
+  // MCP servers started on a call, and gone on their own (`stderr`: their last lines).
+  | { type: 'mcp_server_started'; server: string }
+  | { type: 'mcp_server_exited'; server: string; stderr: string };
 
 // ---- MCP tool calls and their approval
 
@@ -422,6 +423,72 @@ export function auditLog(): Promise<AuditEntry[]> {
 /** Native save dialog; resolves the written path, or null when cancelled. */
 export function exportAuditLog(): Promise<string | null> {
   return call<string | null>('export_audit_log');
+}
+
+// ---- MCP servers registered for the workspace (the MCP servers panel)
+
+/** One tool of a registered server; `interface`: its generated Params/Result and run(), to read. */
+export interface ToolSummary {
+  tool: string;
+  module: string;
+  description?: string | null;
+  interface?: string | null;
+}
+
+export interface RegisteredServer {
+  name: string;
+  params: ServerParamsJson;
+  tools: ToolSummary[];
+}
+
+/** A sandbox profile ipybox ships for MCP servers (`srt --settings ipybox:<name>`). */
+export interface ServerProfile {
+  name: string;
+  purpose: string;
+}
+
+export interface ServerList {
+  servers: RegisteredServer[];
+  profiles: ServerProfile[];
+}
+
+/** What registering or regenerating did. */
+export interface Registration {
+  server: RegisteredServer;
+  skipped: { tool: string; reason: string }[];
+  changes: ToolChanges;
+}
+
+/** Where a `${NAME}` gets its value; null: nowhere (never the value itself). */
+export interface Placeholder {
+  name: string;
+  source: VariableSource | null;
+}
+
+export function mcpServers(): Promise<ServerList> {
+  return call<ServerList>('mcp_servers');
+}
+
+/** "Test connection": the tools the server offers; rejects with McpError carrying its stderr when it fails to start. */
+export function previewMcpServer(params: ServerParamsJson): Promise<ToolSummary[]> {
+  return call<ToolSummary[]>('preview_mcp_server', { params });
+}
+
+export function registerMcpServer(name: string, params: ServerParamsJson): Promise<Registration> {
+  return call<Registration>('register_mcp_server', { name, params });
+}
+
+export function regenerateMcpServer(name: string): Promise<Registration> {
+  return call<Registration>('regenerate_mcp_server', { name });
+}
+
+/** Resolves false when it was not registered. */
+export function unregisterMcpServer(name: string): Promise<boolean> {
+  return call<boolean>('unregister_mcp_server', { name });
+}
+
+export function mcpPlaceholders(names: string[]): Promise<Placeholder[]> {
+  return call<Placeholder[]>('mcp_placeholders', { names });
 }
 
 // ---- the app's own MCP endpoint, and what agents do through it

@@ -20,6 +20,8 @@ import { DocumentTabs } from './agentsView';
 import { EndpointDialog } from './endpointDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
+import { ServersView } from './serversView';
+import { ServerStatuses } from '../model/serverForm';
 import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
 import { h, isTextField } from './dom';
@@ -89,6 +91,8 @@ export class App implements CellViewHost {
   private readonly approvals = new ApprovalsModel();
   private readonly approvalsView: ApprovalsView;
   private readonly auditView: AuditView;
+  private readonly serverStatuses = new ServerStatuses();
+  private readonly serversView = new ServersView(this.serverStatuses);
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly sidePanel: SidePanel;
   private readonly approvalsButton: HTMLButtonElement;
@@ -262,6 +266,7 @@ export class App implements CellViewHost {
     this.sidePanel = new SidePanel([
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
       { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
+      { id: 'servers', label: 'MCP servers', content: this.serversView.element, width: 560, onShow: () => this.serversView.onShow(), onHide: () => this.serversView.onHide() },
       { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
     ]);
     const rightPanel = this.sidePanel.element;
@@ -405,6 +410,7 @@ export class App implements CellViewHost {
         this.setKernelBase('idle');
         return;
       case 'stopped':
+        this.serverStatuses.apply({ type: 'servers_stopped' });
         this.setKernelBase('dead');
         return;
       case 'kernel_busy':
@@ -414,6 +420,7 @@ export class App implements CellViewHost {
         this.setKernelBase('idle');
         return;
       case 'kernel_replaced':
+        this.serverStatuses.apply({ type: 'servers_stopped' });
         this.setKernelBase('idle');
         this.flash(`The kernel was restarted (${event.reason}). Variables are gone; run the cells again.`);
         return;
@@ -463,7 +470,7 @@ export class App implements CellViewHost {
         return;
       case 'mcp_server_started':
       case 'mcp_server_exited':
-        // For the MCP servers panel that comes later.
+        this.serverStatuses.apply(event);
         return;
       default:
         assertNever(event, 'session event');
@@ -1008,6 +1015,7 @@ export class App implements CellViewHost {
     // Rules and the audit log belong to the workspace; pending requests to the session.
     if (state.workspace !== before) {
       this.auditView.invalidate();
+      this.serversView.invalidate();
       this.approvalsView.refresh();
     }
   }
