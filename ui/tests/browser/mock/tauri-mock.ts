@@ -9,6 +9,7 @@
 import { emit } from '@tauri-apps/api/event';
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { type PolicyMockConfig, policyBackend } from './policy-mock';
+import { type ServersMockConfig, serversBackend } from './servers-mock';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -39,6 +40,7 @@ interface MockConfig {
   approvalTimeoutSecs?: number;
   /** The Sandbox tab's backend. */
   policy?: PolicyMockConfig;
+  servers?: ServersMockConfig;
 }
 
 interface ApprovalRequest {
@@ -105,6 +107,8 @@ interface MockApi {
   audit(): Json[];
   /** The settings as saved and in force. */
   settings(): { approvalTimeoutSecs: number };
+  /** The fake MCP server offers one more tool from now on (for Regenerate). */
+  growServer(): void;
 }
 
 declare global {
@@ -121,6 +125,7 @@ const config: MockConfig = window.__MOCK_CONFIG__ ?? {};
 const calls: Call[] = [];
 const workspace = config.workspace ?? '/home/ana/projects/weather';
 const policy = policyBackend(workspace, config.policy ?? {});
+const servers = serversBackend(config.servers ?? {});
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -684,6 +689,8 @@ mockIPC(
         if (approval.handled) return approval.value;
         const sandbox = policy.command(cmd, args);
         if (sandbox.handled) return sandbox.value;
+        const server = servers.command(cmd, args);
+        if (server.handled) return server.value;
         if (cmd.startsWith('plugin:window|') || cmd.startsWith('plugin:webview|')) return null;
         throw { code: 'IoError', message: `mock: unknown command ${cmd}` };
       }
@@ -722,6 +729,7 @@ window.__mock = {
   rules: () => rules,
   audit: () => audit,
   settings: () => ({ ...settings }),
+  growServer: () => servers.grow(),
 };
 
 let scripted = false;

@@ -1,0 +1,99 @@
+/**
+ * The fake backend's MCP servers tab: a registry in memory, "Test connection" that lists a
+ * fixed set of tools (or fails with a server's stderr for the command `crash-server`), and
+ * placeholders defined when they are in `config.servers.defined`.
+ */
+import { checkName } from '../../../src/model/serverForm';
+
+export interface ServersMockConfig {
+  /** Servers registered at start: name → params. */
+  registered?: Record<string, unknown>;
+  /** Variables the workspace's .env defines. */
+  defined?: string[];
+}
+
+interface Tool {
+  tool: string;
+  module: string;
+  description?: string;
+  interface?: string;
+}
+
+const ECHO: Tool = {
+  tool: 'echo',
+  module: 'echo',
+  description: 'Echoes back the input string',
+  interface: 'class Params(BaseModel):\n    """Echoes back the input string"""\n\n    message: str = Field(..., description="Message to echo")\n\n\ndef run(params: Params) -> str:\n    """Echoes back the input string"""\n    ...\n',
+};
+const ADD: Tool = {
+  tool: 'add',
+  module: 'add',
+  description: 'Adds two numbers',
+  interface: 'class Params(BaseModel):\n    a: float\n    b: float\n\n\ndef run(params: Params) -> str:\n    """Adds two numbers"""\n    ...\n',
+};
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function serversBackend(config: ServersMockConfig) {
+  const registry = new Map<string, { params: unknown; tools: Tool[] }>();
+  for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: [ECHO] });
+  /** A regenerate after this finds `add` too (the server grew a tool). */
+  let grown = false;
+  const list = () => ({
+    servers: [...registry.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, s]) => ({ name, params: s.params, tools: s.tools })),
+    profiles: [
+      { name: 'mcp-server', purpose: 'the default for an MCP server run under srt, npm-ready' },
+      { name: 'mcp-offline', purpose: 'an MCP server that is already installed: no network, no writes' },
+    ],
+  });
+  const connect = (params: unknown): Tool[] => {
+    if (!isRecord(params)) throw { code: 'InvalidConfig', message: 'invalid MCP server parameters' };
+    const command = params.command;
+    const args = Array.isArray(params.args) ? params.args : [];
+    if (command === 'crash-server' || args.includes('crash-server')) {
+      throw { code: 'McpError', message: 'the MCP server "preview" exited before it answered. Its last lines on stderr:\nTraceback (most recent call last):\n  File "server.py", line 3, in <module>\nValueError: BOOM is not set' };
+    }
+    return grown ? [ECHO, ADD] : [ECHO];
+  };
+  return {
+    grow(): void {
+      grown = true;
+    },
+    command(cmd: string, args: Record<string, unknown>): { handled: boolean; value?: unknown } {
+      switch (cmd) {
+        case 'mcp_servers':
+          return { handled: true, value: list() };
+        case 'preview_mcp_server':
+          return { handled: true, value: connect(args.params) };
+        case 'register_mcp_server': {
+          const name = String(args.name);
+          const problem = checkName(name);
+          if (problem) throw { code: 'InvalidConfig', message: problem };
+          const tools = connect(args.params);
+          const before = registry.get(name)?.tools ?? [];
+          registry.set(name, { params: args.params, tools });
+          return { handled: true, value: { server: list().servers.find((s) => s.name === name), skipped: [], changes: { added: tools.filter((t) => !before.some((b) => b.module === t.module)).map((t) => t.module), removed: [], changed: [] } } };
+        }
+        case 'regenerate_mcp_server': {
+          const name = String(args.name);
+          const s = registry.get(name);
+          if (!s) throw { code: 'InvalidConfig', message: `no MCP server "${name}" is registered here` };
+          const tools = connect(s.params);
+          const added = tools.filter((t) => !s.tools.some((b) => b.module === t.module)).map((t) => t.module);
+          s.tools = tools;
+          return { handled: true, value: { server: list().servers.find((x) => x.name === name), skipped: [], changes: { added, removed: [], changed: [] } } };
+        }
+        case 'unregister_mcp_server':
+          return { handled: true, value: registry.delete(String(args.name)) };
+        case 'mcp_placeholders': {
+          const names = Array.isArray(args.names) ? args.names.map(String) : [];
+          return { handled: true, value: names.map((name) => ({ name, source: name === 'WORKSPACE' ? 'workspace' : (config.defined ?? []).includes(name) ? 'dot_env' : null })) };
+        }
+        default:
+          return { handled: false };
+      }
+    },
+  };
+}

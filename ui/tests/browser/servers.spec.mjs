@@ -1,0 +1,170 @@
+// The MCP servers tab: the form (checked as typed, filled from pasted JSON), Test connection
+// (tools, or a failing server's stderr), saving, each server's tools with their generated
+// interface, Regenerate, the sandbox switch, Remove, and the live status from session events.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { useApp } from './harness.mjs';
+
+const { app } = useApp({ before, after }, { notebook: null });
+
+const calls = (page, cmd) => page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
+const text = (page, sel) => page.locator(sel).textContent();
+
+async function openTab(page) {
+  await page.click('#toggle-approvals');
+  await page.click('#side-tab-servers');
+  await page.waitForSelector('#mcp-servers');
+}
+
+describe('the MCP servers tab', () => {
+  it('checks the form as it is typed, explains placeholders, and sends nothing invalid', async () => {
+    const { page, errors, close } = await app({ servers: { defined: ['API_KEY'] } });
+    await openTab(page);
+    await page.waitForSelector('#mcp-servers .panel-empty:not([hidden])');
+    await page.click('#add-server');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'server-name', 'the name field has the focus');
+
+    await page.fill('#server-name', 'brave-search');
+    assert.match(await text(page, '#server-name-error'), /“-” cannot be in it/);
+    assert.equal(await page.getAttribute('#server-name', 'aria-invalid'), 'true');
+    await page.fill('#server-name', 'brave');
+    assert.equal(await page.locator('#server-name-error').isVisible(), false);
+
+    await page.fill('#server-command', 'npx -y @brave/brave-search-mcp-server');
+    assert.match(await text(page, '#server-command-error'), /each of its arguments on a line of its own/);
+    await page.fill('#server-command', 'npx');
+    await page.fill('#server-args', '-y\n@brave/brave-search-mcp-server');
+    await page.fill('#server-env', 'BRAVE_API_KEY=${API_KEY}\nOTHER=${MISSING}\nbad line');
+    assert.match(await text(page, '#server-env-error'), /^Line 3: write one variable per line as NAME=value/);
+    await page.waitForSelector('#server-placeholders li[data-placeholder="MISSING"]');
+    assert.match(await text(page, '#server-placeholders li[data-placeholder="API_KEY"]'), /defined in the workspace’s .env/);
+    assert.match(await text(page, '#server-placeholders li[data-placeholder="MISSING"]'), /not defined/);
+    assert.match(await text(page, '#server-placeholders'), /not shown here/);
+
+    await page.click('#save-server');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'server-env', 'the first field to fix gets the focus');
+    await page.click('#test-server');
+    assert.deepEqual(await calls(page, 'register_mcp_server'), []);
+    assert.deepEqual(await calls(page, 'preview_mcp_server'), [], 'nothing invalid reaches the backend');
+
+    // HTTP: URL and headers instead.
+    await page.check('#server-transport-streamable_http');
+    assert.equal(await page.locator('#server-command').isVisible(), false);
+    await page.fill('#server-url', 'example.com/mcp');
+    assert.match(await text(page, '#server-url-error'), /http:\/\/ or https:\/\//);
+    await page.fill('#server-headers', 'Bearer x');
+    assert.match(await text(page, '#server-headers-error'), /Name: value/);
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('#server-form').isVisible(), false, 'Escape closes the form');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('fills the form from a README’s JSON, tests the connection, saves, and shows tools with their interface', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    await page.click('#add-server');
+    await page.click('.server-paste summary');
+    await page.fill('#server-json', '{"mcpServers": {"everything-else": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "disabled": false}, "fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}');
+    await page.click('#server-json-apply');
+    assert.equal(await page.inputValue('#server-name'), 'everything_else', 'a name that can be a package');
+    assert.equal(await page.inputValue('#server-command'), 'npx');
+    assert.equal(await page.inputValue('#server-args'), '-y\n@modelcontextprotocol/server-everything');
+    assert.match(await text(page, '#server-json-error'), /Left out \(ipybox does not use them\): disabled/);
+    assert.equal(await page.locator('#server-json-pick').isVisible(), true, 'several servers: pick one');
+    await page.selectOption('#server-json-pick', '1');
+    assert.equal(await page.inputValue('#server-name'), 'fetch');
+    await page.selectOption('#server-json-pick', '0');
+
+    await page.fill('#server-json', '{"command": "npx", ');
+    await page.click('#server-json-apply');
+    assert.match(await text(page, '#server-json-error'), /not valid JSON/);
+    assert.equal(await page.inputValue('#server-name'), 'everything_else', 'bad JSON loses nothing typed');
+
+    await page.click('#test-server');
+    await page.waitForSelector('.server-test-ok');
+    assert.equal(await text(page, '.server-test-ok'), 'Connected: the server offers 1 tool.');
+    assert.deepEqual(await calls(page, 'preview_mcp_server'), [{ params: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } }]);
+
+    await page.click('#save-server');
+    await page.waitForSelector('.server-card[data-server="everything_else"]');
+    assert.equal(await page.locator('#server-form').isVisible(), false);
+    const card = '.server-card[data-server="everything_else"]';
+    assert.equal(await text(page, `${card} .server-params`), 'npx -y @modelcontextprotocol/server-everything');
+    assert.equal(await page.getAttribute(card, 'data-state'), 'not_started');
+    await page.click(`${card} .server-tool summary`);
+    assert.match(await text(page, `${card} .server-interface`), /class Params\(BaseModel\):[\s\S]*message: str[\s\S]*def run\(params: Params\) -> str:/);
+    assert.equal(await text(page, `${card} .server-import code`), 'from mcptools.everything_else.echo import Params, run');
+    assert.equal(await page.getAttribute(`${card} .server-interface`, 'tabindex'), '0', 'the interface scrolls by keyboard');
+
+    // Regenerate: the server offers one more tool now.
+    await page.evaluate(() => window.__mock.growServer());
+    await page.click(`${card} .server-regenerate`);
+    await page.waitForFunction((c) => document.querySelector(`${c} .server-changes`)?.textContent.includes('added'), card);
+    assert.equal(await text(page, `${card} .server-changes`), 'Regenerated: 1 tool added (add).');
+    assert.equal(await page.locator(`${card} .server-tool`).count(), 2);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('a server that fails to start shows its stderr in words; the form keeps what was typed', async () => {
+    const { page, close } = await app();
+    await openTab(page);
+    await page.click('#add-server');
+    await page.fill('#server-name', 'broken');
+    await page.fill('#server-command', 'crash-server');
+    await page.click('#test-server');
+    await page.waitForSelector('#server-test-result .server-stderr');
+    assert.match(await text(page, '#server-test-result'), /The connection failed:[\s\S]*ValueError: BOOM is not set/);
+    await page.click('#save-server');
+    await page.waitForSelector('#server-form-error:not([hidden])');
+    assert.match(await text(page, '#server-form-error'), /^Not saved: .*exited before it answered/);
+    assert.equal(await page.inputValue('#server-command'), 'crash-server', 'nothing typed is lost');
+    await close();
+  });
+
+  it('shows each server live: running, crashed with its stderr, and stopped on a reset; switches the sandbox; removes', async () => {
+    const { page, errors, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' }, web: { type: 'streamable_http', url: 'https://h/mcp' } } } });
+    await openTab(page);
+    const card = '.server-card[data-server="fx"]';
+    await page.waitForSelector(card);
+    await page.evaluate(() => window.__mock.emitSession({ type: 'mcp_server_started', server: 'fx' }));
+    await page.waitForSelector(`${card}[data-state="running"]`);
+    assert.equal(await text(page, `${card} .server-state`), 'Running');
+    await page.evaluate(() => window.__mock.emitSession({ type: 'mcp_server_exited', server: 'fx', stderr: 'panic: out of cheese\n' }));
+    await page.waitForSelector(`${card}[data-state="crashed"]`);
+    assert.match(await text(page, `${card} .server-state`), /^Crashed/);
+    assert.equal(await text(page, `${card} .server-stderr`), 'panic: out of cheese');
+    await page.evaluate(() => window.__mock.emitSession({ type: 'kernel_replaced', reason: 'restart' }));
+    await page.waitForSelector(`${card}[data-state="not_started"]`);
+
+    // The sandbox switch re-registers under srt with the mcp-server profile.
+    assert.equal(await page.isDisabled('.server-card[data-server="web"] .server-sandbox-switch'), true, 'an HTTP server cannot be sandboxed');
+    await page.click(`${card} .server-sandbox-switch`);
+    await page.waitForFunction((c) => document.querySelector(`${c} .server-changes`)?.textContent.startsWith('Now sandboxed'), card);
+    assert.deepEqual((await calls(page, 'register_mcp_server')).at(-1), { name: 'fx', params: { type: 'stdio', command: 'srt', args: ['--settings', 'ipybox:mcp-server', 'ipybox-fixture-mcp'] } });
+    assert.match(await text(page, `${card} .server-switch-label`), /Sandboxed with ipybox’s mcp-server profile/);
+    assert.equal(await text(page, `${card} .server-params`), 'ipybox-fixture-mcp', 'the command is shown without srt');
+
+    // Remove asks in place, by keyboard too.
+    await page.focus(`${card} .server-remove`);
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'button button-danger server-remove-yes');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(card, { state: 'detached' });
+    assert.deepEqual(await calls(page, 'unregister_mcp_server'), [{ name: 'fx' }]);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'add-server');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('reads well in dark mode too (screenshot)', async () => {
+    const { page, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' } } } }, { colorScheme: 'dark' });
+    await openTab(page);
+    await page.waitForSelector('.server-card[data-server="fx"]');
+    await page.click('.server-card[data-server="fx"] .server-tool summary');
+    const shot = await page.locator('#right-panel').screenshot();
+    assert.ok(shot.length > 1000);
+    await close();
+  });
+});
