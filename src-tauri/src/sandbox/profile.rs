@@ -212,15 +212,6 @@ impl SandboxPolicy {
                         message,
                         Severity::Error,
                     ));
-                } else if key == "allowedDomains"
-                    && domain.starts_with('*')
-                    && !domain.starts_with("*.")
-                {
-                    out.push(problem(
-                        format!("network.{key}[{i}]"),
-                        "a lone * allows every domain".into(),
-                        Severity::Warning,
-                    ));
                 }
             }
         }
@@ -298,9 +289,18 @@ fn domain_problem(domain: &str) -> Option<String> {
     {
         return Some(format!("{domain:?}: {port:?} is not a port (1–65535)"));
     }
-    let host = host.strip_prefix("*.").unwrap_or(host);
+    // srt refuses these ("overly broad"): a policy with one would not start.
     if host == "*" {
-        return None;
+        return Some(format!(
+            "{domain:?} would allow every domain, which the sandbox refuses; list the domains code needs"
+        ));
+    }
+    let wildcard = host.starts_with("*.");
+    let host = host.strip_prefix("*.").unwrap_or(host);
+    if wildcard && !host.contains('.') {
+        return Some(format!(
+            "{domain:?} would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.{host})"
+        ));
     }
     let valid_label = |l: &str| {
         !l.is_empty()
@@ -346,7 +346,7 @@ mod tests {
     fn problems_name_their_field() {
         let p = SandboxPolicy::from_json(
             r#"{"filesystem": {"denyRead": [""], "allowWrite": ["~"], "denyWrite": ["~bob/x"]},
-                "network": {"allowedDomains": ["pypi.org", "https://x.org", "a..b", "x.org:99999", "*.github.com"],
+                "network": {"allowedDomains": ["pypi.org", "https://x.org", "a..b", "x.org:99999", "*.github.com", "*", "*.com"],
                             "allowAllUnixSockets": true},
                 "mandatoryDenySearchDepth": 3}"#,
         )
@@ -365,6 +365,8 @@ mod tests {
                 ("network.allowedDomains[1]".to_owned(), Severity::Error),
                 ("network.allowedDomains[2]".to_owned(), Severity::Error),
                 ("network.allowedDomains[3]".to_owned(), Severity::Error),
+                ("network.allowedDomains[5]".to_owned(), Severity::Error),
+                ("network.allowedDomains[6]".to_owned(), Severity::Error),
                 ("network.allowAllUnixSockets".to_owned(), Severity::Warning),
             ]
         );

@@ -163,8 +163,11 @@ export function domainProblem(domain: string): string | null {
     const n = /^\d+$/.test(port) ? Number(port) : NaN;
     if (!(n >= 1 && n <= 65535)) return `"${domain}": "${port}" is not a port (1–65535)`;
   }
-  if (host.startsWith('*.')) host = host.slice(2);
-  if (host === '*') return null;
+  // srt refuses these ("overly broad"): a policy with one would not start.
+  if (host === '*') return `"${domain}" would allow every domain, which the sandbox refuses; list the domains code needs`;
+  const wildcard = host.startsWith('*.');
+  if (wildcard) host = host.slice(2);
+  if (wildcard && !host.includes('.')) return `"${domain}" would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.${host})`;
   const label = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
   if (host.length > 253 || !host.split('.').every((l) => label.test(l))) return `"${domain}" is not a domain name (letters, digits, hyphens and dots, as in example.org)`;
   return null;
@@ -179,7 +182,6 @@ export function localProblems(policy: JsonObject): PolicyProblem[] {
       const message = spec.kind === 'domain' ? domainProblem(entry) : pathProblem(entry);
       if (message) out.push({ field, message, severity: 'error' });
       else if (spec.id === 'filesystem.allowWrite' && ['~', '/', ''].includes(entry.replace(/\/+$/, ''))) out.push({ field, message: `"${entry}" lets code write your whole home or disk: what your programs run and read as configuration`, severity: 'warning' });
-      else if (spec.id === 'network.allowedDomains' && entry.startsWith('*') && !entry.startsWith('*.')) out.push({ field, message: 'a lone * allows every domain', severity: 'warning' });
     });
   }
   return out;

@@ -20,6 +20,7 @@ import { DocumentTabs } from './agentsView';
 import { EndpointDialog } from './endpointDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
+import { PolicyView } from './policyView';
 import { ServersView } from './serversView';
 import { ServerStatuses } from '../model/serverForm';
 import { PolicyView } from './policyView';
@@ -91,6 +92,7 @@ export class App implements CellViewHost {
   private readonly approvals = new ApprovalsModel();
   private readonly approvalsView: ApprovalsView;
   private readonly auditView: AuditView;
+  private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly serverStatuses = new ServerStatuses();
   private readonly serversView = new ServersView(this.serverStatuses);
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
@@ -206,6 +208,7 @@ export class App implements CellViewHost {
       this.saveStatusEl,
       this.kernelEl,
       this.policyView.badge,
+      this.policyView.badge,
       this.agentsButton,
       this.approvalsButton,
       settingsButton,
@@ -266,6 +269,7 @@ export class App implements CellViewHost {
     this.sidePanel = new SidePanel([
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
       { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
+      { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
       { id: 'servers', label: 'MCP servers', content: this.serversView.element, width: 560, onShow: () => this.serversView.onShow(), onHide: () => this.serversView.onHide() },
       { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
     ]);
@@ -278,7 +282,7 @@ export class App implements CellViewHost {
     this.pathEl = h('span', { class: 'status-item path' });
     this.sandboxEl = h('span', { id: 'sandbox-status', class: 'status-item sandbox', hidden: true }, icon('shield'), h('span', { text: 'Sandboxed' }));
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
-    const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.sandboxEl, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
+    const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
     root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element, this.endpointDialog.element);
 
@@ -304,6 +308,7 @@ export class App implements CellViewHost {
         return;
       }
       await ipc.onSessionEvent((event) => this.onSessionEvent(event));
+      void this.policyView.init();
       void this.policyView.init();
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);

@@ -71,9 +71,11 @@ function domId(listId: string): string {
 
 export class PolicyView {
   readonly element: HTMLElement;
-  /** "Sandboxed: POLICY" / "Not sandboxed", for the toolbar; opens the tab. */
+  /** A shield beside the kernel status (green: sandboxed, amber: not); opens the tab. */
   readonly badge: HTMLButtonElement;
-  private readonly badgeText: HTMLElement;
+  /** "Sandboxed: POLICY" / "Not sandboxed", for the status bar; opens the tab. */
+  readonly statusItem: HTMLButtonElement;
+  private readonly statusText: HTMLElement;
   private state: SandboxState | null = null;
   private doc: PolicyDocument | null = null;
   private draft: PolicyDraft | null = null;
@@ -109,12 +111,18 @@ export class PolicyView {
 
   constructor(
     private readonly openTab: () => void = () => undefined,
+    /** What the kernel runs under changed (null: not sandboxed). */
+    private readonly onRunning: (running: string | null) => void = () => undefined,
     private readonly backend: PolicyBackend = defaultBackend,
   ) {
-    this.badgeText = h('span', { text: 'Sandbox' });
-    this.badge = h('button', { id: 'sandbox-badge', class: 'sandbox-badge', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'), this.badgeText);
-    this.badge.dataset.sandboxed = 'unknown';
-    this.badge.addEventListener('click', () => this.openTab());
+    // The toolbar has no room for words at 1280 px: the shield there, the words in the status bar.
+    this.badge = h('button', { id: 'sandbox-badge', class: 'sandbox-badge', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'));
+    this.statusText = h('span', { text: '' });
+    this.statusItem = h('button', { id: 'sandbox-policy-status', class: 'status-item sandbox-status', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'), this.statusText);
+    for (const b of [this.badge, this.statusItem]) {
+      b.dataset.sandboxed = 'unknown';
+      b.addEventListener('click', () => this.openTab());
+    }
 
     // ---- the kernel's sandbox
     this.statusLine = h('p', { id: 'sandbox-running', class: 'policy-running', role: 'status', 'aria-live': 'polite' });
@@ -229,9 +237,13 @@ export class PolicyView {
     }
     this.state = state;
     const running = state.running;
-    this.badge.dataset.sandboxed = running ? 'yes' : 'no';
-    this.badgeText.textContent = running ? `Sandboxed: ${running}` : 'Not sandboxed';
-    this.badge.setAttribute('aria-label', running ? `The kernel is sandboxed under ${running}. Open the sandbox policy` : 'The kernel is not sandboxed. Open the sandbox policy');
+    for (const b of [this.badge, this.statusItem]) {
+      b.dataset.sandboxed = running ? 'yes' : 'no';
+      b.title = running ? `The kernel is sandboxed under ${running}` : 'The kernel is not sandboxed';
+      b.setAttribute('aria-label', running ? `The kernel is sandboxed under ${running}. Open the sandbox policy` : 'The kernel is not sandboxed. Open the sandbox policy');
+    }
+    this.statusText.textContent = running ? `Sandboxed: ${running}` : 'Not sandboxed';
+    this.onRunning(running);
     this.statusLine.dataset.sandboxed = running ? 'yes' : 'no';
     this.statusLine.textContent = running ? `The kernel runs in the sandbox under ${running}.` : 'The kernel is not sandboxed: its code can do what you can.';
     this.cliNote.hidden = state.commandLine === null;

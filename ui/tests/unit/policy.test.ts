@@ -84,8 +84,11 @@ describe('validation, one message per field', () => {
       ['filesystem.allowWrite[0]', 'warning'],
       ['filesystem.denyRead[0]', 'error'],
       ['network.allowedDomains[1]', 'error'],
-      ['network.allowedDomains[2]', 'warning'],
+      ['network.allowedDomains[2]', 'error'],
     ]);
+    expect(domainProblem('*')).toMatch(/every domain, which the sandbox refuses/);
+    expect(domainProblem('*.com')).toBe('"*.com" would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.com)');
+    expect(domainProblem('*.co.uk')).toBeNull();
     const engine = [{ field: 'network.allowedDomains[2]', message: 'srt refuses *', severity: 'error' as const }];
     const byField = problemsByField(engine, local);
     expect(byField.get('network.allowedDomains[2]')?.message).toBe('srt refuses *');

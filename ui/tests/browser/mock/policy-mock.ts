@@ -1,6 +1,6 @@
 /**
  * The fake backend's Sandbox tab: the workspace's sandbox-config.json, the per-workspace
- * choice, Apply (refused, in srt's words, for a policy with "*.com"), the file picker. The
+ * choice, Apply (refused, in srt's words, for a policy allowing the bare domain "com"), the file picker. The
  * engine's checks are stood in for by the UI's own quick checks.
  */
 import { localProblems, parsePolicy } from '../../../src/model/policy';
@@ -78,8 +78,8 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
         case 'apply_sandbox': {
           const c = args.choice as Choice;
           const t = c.policy.kind === 'workspace' ? (text ?? '') : (PROFILES[c.policy.name]?.text ?? '');
-          if (c.sandbox && t.includes('*.com')) {
-            throw { code: 'SandboxUnavailable', message: 'srt refused this policy: network.allowedDomains.0: Invalid domain pattern. Overly broad patterns like "*.com" or "*" are not allowed for security reasons.' };
+          if (c.sandbox && t.includes('"com"')) {
+            throw { code: 'SandboxUnavailable', message: 'srt refused this policy: network.allowedDomains.0: Invalid domain pattern. Must be a valid domain (e.g., "example.com"), a wildcard (e.g., "*.example.com"), or a bracketed IPv6 literal.' };
           }
           choice = c;
           running = c.sandbox ? (c.policy.kind === 'workspace' ? 'sandbox-config.json' : c.policy.name) : null;

@@ -1,0 +1,140 @@
+// The Sandbox tab in the real app under Xvfb, with the real srt: the sandbox switched on for a
+// workspace, its policy edited (allowWrite gains out/), saved and applied, and a cell that could
+// not write out/x now can, while writing elsewhere — and the policy file itself — still fails;
+// an outside edit of the policy file shows in the editor within a second; a policy srt refuses
+// is reported in words and the kernel keeps running, its variables intact.
+// Run by tests/e2e/run.sh.
+import { test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Keys, ROOT, notebook, quitAll, settled, workspace } from './webdriver.mjs';
+
+const apps = [];
+afterEach((t) => quitAll(apps, t));
+
+/** Keep a screenshot for the docs with IPYBOX_UPDATE_SCREENSHOTS=1. */
+function forDocs(shot, name) {
+  if (process.env.IPYBOX_UPDATE_SCREENSHOTS === '1') copyFileSync(shot, join(ROOT, 'docs/images', name));
+}
+
+const POLICY = {
+  filesystem: { denyRead: ['.env', '**/.env', '~/.ssh'], allowWrite: [], denyWrite: [] },
+  network: { allowedDomains: [], deniedDomains: [] },
+};
+
+const tryWrites = [
+  'for p in ["out/x", "elsewhere.txt", "sandbox-config.json"]:',
+  '    try:',
+  '        with open(p, "a") as f:',
+  '            f.write("x")',
+  '        print("wrote", p)',
+  '    except OSError as e:',
+  '        print("cannot write", p, "-", e.strerror)',
+].join('\n');
+
+async function open(dir) {
+  const app = await App.launch(['open', join(dir, 'test.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  return app;
+}
+
+const badge = (app) => app.text('#sandbox-policy-status');
+
+async function openSandboxTab(app) {
+  await app.until('the sandbox badge', () => app.execute('return document.querySelector("#sandbox-badge")?.dataset.sandboxed !== "unknown";'));
+  await app.click('#sandbox-badge');
+  await app.until('the policy editor', () => app.execute('return !!document.querySelector("#policy-filesystem-allowWrite-add");'));
+}
+
+/** Apply, then wait for the kernel the new session starts. */
+async function apply(app) {
+  await app.click('#apply-sandbox');
+  const outcome = await app.until('Apply to finish', () => app.execute(
+    `const err = document.querySelector('#apply-error');
+     if (err && !err.hidden) return 'error: ' + err.textContent;
+     const s = document.querySelector('#apply-status')?.textContent ?? '';
+     return s.startsWith('Applied') ? s : null;`), 60000);
+  if (outcome.startsWith('Applied')) {
+    await app.until('the new kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  }
+  return outcome;
+}
+
+async function typeInto(app, css, text) {
+  await app.execute('document.querySelector(arguments[0])?.scrollIntoView({ block: "center", inline: "nearest" });', css);
+  await app.click(css);
+  await app.type(text);
+}
+
+test('add allowWrite out/, save, apply: the cell that could not write out/x now can; elsewhere and the policy file stay read-only', async () => {
+  const dir = workspace({ 'test.ipynb': notebook(tryWrites, tryWrites), 'sandbox-config.json': POLICY, 'out/.keep': '' });
+  const app = await open(dir);
+  await openSandboxTab(app);
+  assert.equal(await badge(app), 'Not sandboxed', 'a workspace starts unsandboxed unless chosen');
+
+  // Switch the sandbox on for this workspace, under its own policy (writes nowhere).
+  await app.click('#sandbox-on');
+  const first = await apply(app);
+  assert.equal(first, 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
+  assert.equal(await badge(app), 'Sandboxed: sandbox-config.json');
+  await app.click('#run-cell');
+  const before = await settled(app, 0);
+  assert.match(before.output, /cannot write out\/x - Read-only file system/, before.output);
+  assert.match(before.output, /cannot write elsewhere\.txt/);
+  assert.match(before.output, /cannot write sandbox-config\.json/, 'kernel code cannot change the policy');
+
+  // Edit: allowWrite gains out/; the words say so; Save writes the file.
+  await typeInto(app, '#policy-filesystem-allowWrite-add', 'out/');
+  await app.press(Keys.Enter);
+  await app.until('the new entry', () => app.execute('return document.querySelector("#policy-filesystem-allowWrite-0")?.value === "out/";'));
+  assert.equal(await app.text('#policy-summary li'), 'Code may write in: out/.');
+  await app.click('#save-policy');
+  await app.until('the save', () => app.execute('return (document.querySelector("#save-policy-status")?.textContent ?? "").startsWith("Saved");'));
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'sandbox-config.json'), 'utf8')).filesystem.allowWrite, ['out/']);
+  await app.execute('document.querySelector("#policy-heading").scrollIntoView({ block: "start", inline: "nearest" }); document.scrollingElement.scrollLeft = 0;');
+  const shot = await app.screenshot('sandbox-policy-editor');
+  forDocs(shot, 'sandbox-policy-editor.png');
+
+  const second = await apply(app);
+  assert.equal(second, 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
+  await app.click('#run-cell');
+  const after = await settled(app, 1);
+  assert.match(after.output, /wrote out\/x/, after.output);
+  assert.match(after.output, /cannot write elsewhere\.txt - Read-only file system/);
+  assert.match(after.output, /cannot write sandbox-config\.json/);
+  assert.equal(readFileSync(join(dir, 'out/x'), 'utf8'), 'x');
+  assert.ok(!existsSync(join(dir, 'elsewhere.txt')));
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'sandbox-config.json'), 'utf8')).filesystem.allowWrite, ['out/'], 'the policy file is untouched');
+  // The choice is kept out of the workspace.
+  assert.deepEqual(readdirSync(dir).filter((n) => n.includes('desktop')), []);
+});
+
+test('an outside edit shows within a second; a policy srt refuses is reported in words and the kernel keeps its state', async () => {
+  const dir = workspace({ 'test.ipynb': notebook('x = 41', 'print(x + 1)'), 'sandbox-config.json': POLICY });
+  const app = await open(dir);
+  await app.click('#run-cell');
+  await settled(app, 0);
+  await openSandboxTab(app);
+
+  const edited = { ...POLICY, filesystem: { ...POLICY.filesystem, allowWrite: ['.', 'results/'] } };
+  const t0 = Date.now();
+  writeFileSync(join(dir, 'sandbox-config.json'), JSON.stringify(edited, null, 2));
+  await app.until('the outside edit in the editor', () => app.execute('return document.querySelector("#policy-filesystem-allowWrite-1")?.value === "results/";'), 5000);
+  const ms = Date.now() - t0;
+  process.stdout.write(`# outside edit shown in the editor after ${ms} ms\n`);
+  assert.ok(ms < 1000, `shown after ${ms} ms`);
+
+  // The bare domain "com" passes ipybox's checks; srt refuses it.
+  await typeInto(app, '#policy-network-allowedDomains-add', 'com');
+  await app.press(Keys.Enter);
+  await app.click('#sandbox-on');
+  const outcome = await apply(app);
+  assert.match(outcome, /^error: Not applied — the kernel keeps running as before\. srt refused this policy: network\.allowedDomains\.0: Invalid domain pattern/, outcome);
+  assert.equal(await badge(app), 'Not sandboxed');
+  await app.click('#run-cell');
+  const kept = await settled(app, 1);
+  assert.match(kept.output, /^42/, 'the old kernel kept its variables');
+});
