@@ -20,7 +20,6 @@ import { DocumentTabs } from './agentsView';
 import { EndpointDialog } from './endpointDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
-import { PolicyView } from './policyView';
 import { ServersView } from './serversView';
 import { ServerStatuses } from '../model/serverForm';
 import { PolicyView } from './policyView';
@@ -92,7 +91,6 @@ export class App implements CellViewHost {
   private readonly approvals = new ApprovalsModel();
   private readonly approvalsView: ApprovalsView;
   private readonly auditView: AuditView;
-  private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly serverStatuses = new ServerStatuses();
   private readonly serversView = new ServersView(this.serverStatuses);
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
@@ -208,7 +206,6 @@ export class App implements CellViewHost {
       this.saveStatusEl,
       this.kernelEl,
       this.policyView.badge,
-      this.policyView.badge,
       this.agentsButton,
       this.approvalsButton,
       settingsButton,
@@ -269,7 +266,6 @@ export class App implements CellViewHost {
     this.sidePanel = new SidePanel([
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
       { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
-      { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
       { id: 'servers', label: 'MCP servers', content: this.serversView.element, width: 560, onShow: () => this.serversView.onShow(), onHide: () => this.serversView.onHide() },
       { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
     ]);
@@ -308,7 +304,6 @@ export class App implements CellViewHost {
         return;
       }
       await ipc.onSessionEvent((event) => this.onSessionEvent(event));
-      void this.policyView.init();
       void this.policyView.init();
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
