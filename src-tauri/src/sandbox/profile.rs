@@ -206,7 +206,7 @@ impl SandboxPolicy {
             ("deniedDomains", &net.denied_domains),
         ] {
             for (i, domain) in list.iter().enumerate() {
-                if let Some(message) = domain_problem(domain) {
+                if let Some(message) = domain_problem(domain, key == "allowedDomains") {
                     out.push(problem(
                         format!("network.{key}[{i}]"),
                         message,
@@ -226,6 +226,13 @@ impl SandboxPolicy {
             out.push(problem(
                 "enableWeakerNestedSandbox".into(),
                 "the sandbox sees the host's processes (/proc): meant for containers only".into(),
+                Severity::Warning,
+            ));
+        }
+        if fs.other.get("allowGitConfig") == Some(&Value::Bool(true)) {
+            out.push(problem(
+                "filesystem.allowGitConfig".into(),
+                "code can change .git/config, which your own git obeys outside the sandbox (core.fsmonitor, core.sshCommand run programs)".into(),
                 Severity::Warning,
             ));
         }
@@ -266,7 +273,9 @@ fn path_problem(path: &str) -> Option<String> {
     None
 }
 
-fn domain_problem(domain: &str) -> Option<String> {
+/// `allowed`: an `allowedDomains` entry, where srt refuses the broadest patterns (a lone
+/// `*` in `deniedDomains` denies everything, which is fine).
+fn domain_problem(domain: &str, allowed: bool) -> Option<String> {
     if domain.is_empty() {
         return Some("the domain is empty".into());
     }
@@ -289,6 +298,9 @@ fn domain_problem(domain: &str) -> Option<String> {
     {
         return Some(format!("{domain:?}: {port:?} is not a port (1–65535)"));
     }
+    if host == "*" && !allowed {
+        return None;
+    }
     // srt refuses these ("overly broad"): a policy with one would not start.
     if host == "*" {
         return Some(format!(
@@ -297,7 +309,7 @@ fn domain_problem(domain: &str) -> Option<String> {
     }
     let wildcard = host.starts_with("*.");
     let host = host.strip_prefix("*.").unwrap_or(host);
-    if wildcard && !host.contains('.') {
+    if wildcard && allowed && !host.contains('.') {
         return Some(format!(
             "{domain:?} would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.{host})"
         ));
@@ -347,6 +359,7 @@ mod tests {
         let p = SandboxPolicy::from_json(
             r#"{"filesystem": {"denyRead": [""], "allowWrite": ["~"], "denyWrite": ["~bob/x"]},
                 "network": {"allowedDomains": ["pypi.org", "https://x.org", "a..b", "x.org:99999", "*.github.com", "*", "*.com"],
+                            "deniedDomains": ["*"],
                             "allowAllUnixSockets": true},
                 "mandatoryDenySearchDepth": 3}"#,
         )

@@ -24,7 +24,7 @@ export type ListId =
   | 'network.deniedDomains'
   | 'network.allowUnixSockets';
 
-export type FlagId = 'network.allowAllUnixSockets' | 'network.allowLocalBinding' | 'enableWeakerNestedSandbox' | 'filesystem.disabled';
+export type FlagId = 'network.allowAllUnixSockets' | 'network.allowLocalBinding' | 'filesystem.allowGitConfig' | 'allowPty' | 'enableWeakerNetworkIsolation' | 'enableWeakerNestedSandbox' | 'filesystem.disabled';
 
 export interface ListSpec {
   id: ListId;
@@ -61,6 +61,9 @@ export const LISTS: readonly ListSpec[] = [
 export const FLAGS: readonly FlagSpec[] = [
   { id: 'network.allowAllUnixSockets', label: 'Allow every Unix socket', help: 'Lifts the block on Unix sockets.', warning: 'Code could talk to D-Bus, Docker or your desktop (X11): a way out of the sandbox.' },
   { id: 'network.allowLocalBinding', label: 'Allow listening on local ports', help: 'Lets code run a local server. Only macOS honours this; on Linux the sandbox has a network of its own anyway.', macOnly: true, warning: 'Other programs on this Mac could reach what code serves.' },
+  { id: 'filesystem.allowGitConfig', label: 'Allow changing .git/config', help: 'Lets code update git remotes in a folder it may write; .git/hooks stay protected.', warning: 'Your own git obeys .git/config outside the sandbox: settings like core.fsmonitor or core.sshCommand run programs.' },
+  { id: 'allowPty', label: 'Allow terminals (pty)', help: 'Lets code open pseudo-terminals. Only macOS restricts them.', macOnly: true },
+  { id: 'enableWeakerNetworkIsolation', label: 'Weaker network isolation', help: 'Lets code reach macOS’s certificate service (com.apple.trustd), which some tools need to check TLS certificates.', macOnly: true, warning: 'Opens a system service to code.' },
   { id: 'enableWeakerNestedSandbox', label: 'Weaker sandbox for containers', help: 'For Docker without user namespaces: the sandbox sees the host’s processes (/proc).', warning: 'Meant for containers only; on a desktop it lets code see your other programs.' },
   { id: 'filesystem.disabled', label: 'Turn off file restrictions', help: 'Ignores every path rule above.', warning: 'Code reads and writes everything you can.' },
 ];
@@ -151,7 +154,8 @@ export function pathProblem(path: string): string | null {
   return null;
 }
 
-export function domainProblem(domain: string): string | null {
+/** `allowed`: an allowedDomains entry (srt refuses the broadest patterns there; a lone * in deniedDomains denies all). */
+export function domainProblem(domain: string, allowed = true): string | null {
   if (domain === '') return 'the domain is empty';
   if (domain.includes('://')) return `"${domain}" is a URL; give the domain alone (example.org)`;
   if (domain.includes('/')) return `"${domain}" has a path; give the domain alone (example.org)`;
@@ -164,10 +168,11 @@ export function domainProblem(domain: string): string | null {
     if (!(n >= 1 && n <= 65535)) return `"${domain}": "${port}" is not a port (1–65535)`;
   }
   // srt refuses these ("overly broad"): a policy with one would not start.
+  if (host === '*' && !allowed) return null;
   if (host === '*') return `"${domain}" would allow every domain, which the sandbox refuses; list the domains code needs`;
   const wildcard = host.startsWith('*.');
   if (wildcard) host = host.slice(2);
-  if (wildcard && !host.includes('.')) return `"${domain}" would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.${host})`;
+  if (wildcard && allowed && !host.includes('.')) return `"${domain}" would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.${host})`;
   const label = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
   if (host.length > 253 || !host.split('.').every((l) => label.test(l))) return `"${domain}" is not a domain name (letters, digits, hyphens and dots, as in example.org)`;
   return null;
@@ -179,7 +184,7 @@ export function localProblems(policy: JsonObject): PolicyProblem[] {
   for (const spec of LISTS) {
     getList(policy, spec.id).forEach((entry, i) => {
       const field = `${spec.id}[${i}]`;
-      const message = spec.kind === 'domain' ? domainProblem(entry) : pathProblem(entry);
+      const message = spec.kind === 'domain' ? domainProblem(entry, spec.id === 'network.allowedDomains') : pathProblem(entry);
       if (message) out.push({ field, message, severity: 'error' });
       else if (spec.id === 'filesystem.allowWrite' && ['~', '/', ''].includes(entry.replace(/\/+$/, ''))) out.push({ field, message: `"${entry}" lets code write your whole home or disk: what your programs run and read as configuration`, severity: 'warning' });
     });
@@ -268,6 +273,8 @@ export function summarize(policy: JsonObject): SummaryLine[] {
   if (getFlag(policy, 'network.allowAllUnixSockets')) lines.push({ topic: 'sockets', text: 'Code may connect to any Unix socket of this machine (D-Bus, Docker, your desktop).', warn: true });
   else lines.push({ topic: 'sockets', text: 'Code may not open Unix sockets (on Linux; on macOS only those listed).', warn: false });
   if (getFlag(policy, 'network.allowLocalBinding')) lines.push({ topic: 'other', text: 'On macOS, code may listen on local ports.', warn: true });
+  if (getFlag(policy, 'filesystem.allowGitConfig')) lines.push({ topic: 'other', text: 'Code may change .git/config, which your own git obeys outside the sandbox.', warn: true });
+  if (getFlag(policy, 'enableWeakerNetworkIsolation')) lines.push({ topic: 'other', text: 'On macOS, code may reach the system’s certificate service.', warn: true });
   if (getFlag(policy, 'enableWeakerNestedSandbox')) lines.push({ topic: 'other', text: 'The sandbox is the weaker one for containers: code sees the host’s processes.', warn: true });
   return lines;
 }

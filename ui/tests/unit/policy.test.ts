@@ -34,6 +34,8 @@ describe('the policy in words', () => {
     expect(lines[1]).toEqual({ topic: 'read', text: 'Code may read everything you can.', warn: true });
     expect(lines[2]?.text).toBe('Code may reach: any subdomain of github.com, but never: gist.github.com; nothing else on the network.');
     expect(lines[3]?.warn).toBe(true);
+    policy = setFlag(policy, 'filesystem.allowGitConfig', true);
+    expect(summarize(policy).find((l) => l.text.includes('.git/config'))?.warn).toBe(true);
     policy = setFlag(policy, 'filesystem.disabled', true);
     expect(summarize(policy)[0]?.text).toMatch(/File restrictions are off/);
     p = parsePolicy('{}');
@@ -89,6 +91,7 @@ describe('validation, one message per field', () => {
     expect(domainProblem('*')).toMatch(/every domain, which the sandbox refuses/);
     expect(domainProblem('*.com')).toBe('"*.com" would allow a whole top-level domain, which the sandbox refuses; name the site (*.example.com)');
     expect(domainProblem('*.co.uk')).toBeNull();
+    expect(domainProblem('*', false), 'a lone * in deniedDomains denies everything').toBeNull();
     const engine = [{ field: 'network.allowedDomains[2]', message: 'srt refuses *', severity: 'error' as const }];
     const byField = problemsByField(engine, local);
     expect(byField.get('network.allowedDomains[2]')?.message).toBe('srt refuses *');
