@@ -81,7 +81,8 @@ impl Choice {
 
     /// How to sandbox the kernel on `workspace`, or `None` when the choice is no sandbox.
     /// A shipped profile is written to the workspace's directory in ipybox's data directory
-    /// for srt to read.
+    /// for srt to read; the workspace's policy file is created (as the default policy) when
+    /// it is missing.
     pub fn options(
         &self,
         workspace: &Path,
@@ -92,8 +93,17 @@ impl Choice {
         }
         let policy = match &self.policy {
             PolicySource::Workspace => {
+                // A sandbox under the workspace's policy always has the file, which it
+                // keeps read-only: without one, kernel code could create it and choose the
+                // next session's policy. A missing one starts as ipybox's default.
                 let file = workspace.join(WORKSPACE_POLICY);
-                file.exists().then_some(file)
+                if std::fs::symlink_metadata(&file).is_err() {
+                    crate::workspace::save_atomic(
+                        &file,
+                        crate::sandbox::policy::DEFAULT_KERNEL_POLICY.as_bytes(),
+                    )?;
+                }
+                Some(file)
             }
             PolicySource::Profile { name } => {
                 let profile = shipped_profiles()
@@ -497,6 +507,31 @@ mod tests {
             std::fs::read_to_string(&file).expect("read"),
             crate::sandbox::policy::DEFAULT_KERNEL_POLICY,
             "saved byte for byte"
+        );
+    }
+
+    #[test]
+    fn a_sandbox_under_the_workspace_policy_always_has_the_file() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws = tempfile::tempdir().expect("tempdir");
+        let state = WorkspaceState::new(home.path(), ws.path());
+        let choice = Choice {
+            sandbox: true,
+            policy: PolicySource::Workspace,
+        };
+        let options = choice
+            .options(ws.path(), &state)
+            .expect("options")
+            .expect("sandboxed");
+        let file = ws.path().join(WORKSPACE_POLICY);
+        assert_eq!(
+            options.policy.as_deref(),
+            Some(file.as_path()),
+            "the file is handed to the session, which makes it read-only inside the sandbox: kernel code cannot create one for the next session"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("created"),
+            crate::sandbox::policy::DEFAULT_KERNEL_POLICY
         );
     }
 
