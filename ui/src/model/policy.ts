@@ -327,6 +327,12 @@ export class PolicyDraft {
   external(text: string | null): ExternalOutcome {
     if (text === null) return 'removed';
     if (text === this.base) return 'same';
+    // What is being edited here, saved (our own Save, its event ahead of its answer).
+    if (text === this.text) {
+      this.base = text;
+      this.pendingExternal = null;
+      return 'same';
+    }
     const parsed = parsePolicy(text);
     if (parsed.ok && !this.dirty) {
       this.base = text;

@@ -119,7 +119,9 @@ describe('a change on disk while editing', () => {
     expect(getList(d.policy, 'network.allowedDomains'), 'nothing typed is lost').toEqual(['pypi.org']);
     d.keepMine();
     expect(d.dirty).toBe(true);
-    expect(d.external(b)).toBe('same');
+    expect(d.external(b), 'the same outside change does not ask twice').toBe('same');
+    expect(d.external(d.text), 'our own save, seen by the watch first').toBe('same');
+    expect(d.dirty).toBe(false);
     const e = new PolicyDraft(a);
     e.edit(setList(e.policy, 'network.allowedDomains', ['pypi.org']));
     e.external(b);
