@@ -520,6 +520,11 @@ export function setMcpEndpoint(enabled: boolean, newToken = false): Promise<McpE
   return call<McpEndpointState>('set_mcp_endpoint', { enabled, newToken });
 }
 
+/** The endpoint started (or failed to) after the window asked about it. */
+export function onMcpEndpoint(handler: (state: McpEndpointState) => void): Promise<UnlistenFn> {
+  return listen<McpEndpointState>('endpoint', (event) => handler(event.payload));
+}
+
 /** Agents' activity, a frame's worth per call. */
 export function onAgentActivity(handler: (batch: AgentActivity[]) => void): Promise<UnlistenFn> {
   return listen<AgentActivity[]>('agent', (event) => {

@@ -103,7 +103,7 @@ impl Endpoint {
         saved: &Saved,
     ) -> Result<(Endpoint, Saved)> {
         let listener = match saved.port {
-            Some(port) => match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+            Some(port) => match bind_again(port).await {
                 Ok(l) => l,
                 Err(e) => {
                     tracing::warn!(
@@ -182,6 +182,24 @@ impl Endpoint {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!("the MCP endpoint stopped with an error: {e}"),
             Err(e) => tracing::warn!("the MCP endpoint's task failed: {e}"),
+        }
+    }
+}
+
+/// The port served on last time. An app that just closed on this workspace may hold it for
+/// a few more seconds while it stops its kernels: wait for it rather than move, so that the
+/// configurations agents hold keep working.
+async fn bind_again(port: u16) -> std::io::Result<tokio::net::TcpListener> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::AddrInUse
+                    && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => return other,
         }
     }
 }

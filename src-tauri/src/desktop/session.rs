@@ -256,10 +256,16 @@ impl Desktop {
                 }
                 let Some(slot) = slot.upgrade() else { return };
                 let mut slot = slot.lock().await;
+                if slot.running.is_some() {
+                    // Switched on in the window while the kernel started.
+                    return;
+                }
                 serve(
                     &mut slot, &app, &workspace, approver, sandbox, &state, saved,
                 )
                 .await;
+                // The window asked before the endpoint was up: tell it now.
+                let _ = app.emit("endpoint", endpoint_state(&slot));
             }
         };
         tauri::async_runtime::spawn(async move {

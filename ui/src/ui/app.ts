@@ -306,6 +306,7 @@ export class App implements CellViewHost {
       await ipc.onSessionEvent((event) => this.onSessionEvent(event));
       void this.policyView.init();
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
+      await ipc.onMcpEndpoint((state) => this.endpointDialog.update(state));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();
       this.load(state);

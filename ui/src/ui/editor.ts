@@ -138,6 +138,7 @@ export class CellEditor {
           keymap.of([...closeBracketsKeymap, ...completionKeymap, ...searchKeymap, ...historyKeymap, ...defaultKeymap]),
           EditorView.contentAttributes.of({ 'aria-label': label }),
           EditorState.readOnly.of(readOnly),
+          EditorView.editable.of(!readOnly),
           EditorView.updateListener.of((update) => {
             if (update.docChanged && !this.silent) callbacks.onChange(update.state.doc.toString());
             if (update.focusChanged && update.view.hasFocus) callbacks.onFocus();

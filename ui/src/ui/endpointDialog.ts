@@ -191,6 +191,11 @@ export class EndpointDialog {
     }
   }
 
+  /** The backend says how the endpoint is (it started after the window loaded). */
+  update(state: McpEndpointState): void {
+    if (!this.busy) this.show(state);
+  }
+
   private show(state: McpEndpointState): void {
     this.state = state;
     if (state.error) this.showError(`Agents cannot be served: ${state.error}`);
