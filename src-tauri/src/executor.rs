@@ -448,7 +448,17 @@ impl CodeExecutor {
     /// Start the gateway (or connect to the external one) and the first kernel.
     /// Executions submitted meanwhile wait for it.
     pub async fn start(&self) -> Result<()> {
-        self.ask(Command::Start).await
+        self.ask(Command::Start).await?;
+        self.catch_up_registry();
+        Ok(())
+    }
+
+    /// A server registered while the session started (after it read the registry, before
+    /// it could be told) is known to it from now on.
+    fn catch_up_registry(&self) {
+        if let Err(e) = self.reload_registry() {
+            tracing::warn!("servers registered while the session started: {e}");
+        }
     }
 
     /// [`start`](Self::start), begun before this returns: executions submitted from now on
@@ -457,9 +467,12 @@ impl CodeExecutor {
     pub fn start_now(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let (tx, rx) = oneshot::channel();
         let sent = self.send(Command::Start(tx));
+        let this = self.clone();
         async move {
             sent?;
-            rx.await.map_err(|_| Error::NotRunning)?
+            rx.await.map_err(|_| Error::NotRunning)??;
+            this.catch_up_registry();
+            Ok(())
         }
     }
 
