@@ -73,10 +73,7 @@ pub async fn register_mcp_server(
 
 /// Generate `name` again from what the server offers now; what changed.
 #[tauri::command]
-pub async fn regenerate_mcp_server(
-    state: State<'_, Desktop>,
-    name: String,
-) -> Reply<Registration> {
+pub async fn regenerate_mcp_server(state: State<'_, Desktop>, name: String) -> Reply<Registration> {
     Ok(state.executor()?.update_mcp_server(&name, None).await?)
 }
 

@@ -603,7 +603,7 @@ export class ServersView {
       const previous = this.editing;
       const r = await this.backend.registerMcpServer(checked.name, checked.params);
       if (previous && previous !== checked.name) await this.backend.unregisterMcpServer(previous);
-      this.changes.set(checked.name, `Registered ${r.server.tools.length} tool${r.server.tools.length === 1 ? '' : 's'}.${skippedText(r)}`);
+      this.changes.set(checked.name, `Registered: import its tools as mcptools.${checked.name}.<tool>.${skippedText(r)}`);
       this.say(`Registered ${checked.name}.`);
       this.form.hidden = true;
       this.editing = null;
