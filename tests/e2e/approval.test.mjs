@@ -238,7 +238,7 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
   await app.until('its dialog to close itself', async () => !windowOpen(title), 10000);
   assert.match((await settled(app, 0)).output, /^one$/m);
   assert.deepEqual((await invoke(app, 'approval_rules')).rules, [
-    { server: 'ipybox', tool: 'shell', args: { command: { equals: 'echo one' } }, decision: 'allow', comment: 'added from the approval panel' },
+    { server: 'ipybox', tool: 'shell', args: { command: { equals: 'echo one' } }, exact_args: true, decision: 'allow', comment: 'added from the approval panel' },
   ]);
   assert.match(await app.until('cell 1\'s row', () => row(0)), /ipybox\.shell echo one.*allowed by a rule/);
 

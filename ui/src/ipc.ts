@@ -152,6 +152,8 @@ export interface Rule {
   tool: string;
   /** Keyed by argument name, or by a JSON Pointer (starting with `/`) for nested values. */
   args?: { [argNameOrJsonPointer: string]: ArgMatcher };
+  /** The call may give no top-level argument that `args` does not name. */
+  exact_args?: boolean;
   decision: 'allow' | 'reject';
   reason?: string;
   comment?: string;
@@ -162,6 +164,8 @@ export interface ArgMatcher {
   one_of?: JsonValue[];
   glob?: string;
   under?: string;
+  /** true: not given; false: given, any value. */
+  absent?: boolean;
 }
 
 /** One line of the workspace's audit log. */

@@ -69,6 +69,10 @@ pub struct Rule {
     /// arguments for nested values.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub args: BTreeMap<String, ArgMatcher>,
+    /// The call may have no top-level argument that `args` does not name: a rule made from
+    /// one call's arguments then does not match a call that adds another.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact_args: bool,
     /// What to do with a matching call.
     pub decision: RuleDecision,
     /// Told to the kernel code when this rule rejects a call (reject rules only).
@@ -102,6 +106,10 @@ pub struct ArgMatcher {
     /// no filesystem access, symlinks not resolved), is this path or lies below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under: Option<String>,
+    /// `true`: the argument is not given (the only condition that a missing argument
+    /// meets); `false`: it is given, with any value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<bool>,
 }
 
 /// `"equals": null` means "equals null", not "no condition".
@@ -111,6 +119,9 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>
 
 impl ArgMatcher {
     fn matches(&self, arg: Option<&Value>) -> bool {
+        if self.absent == Some(true) {
+            return arg.is_none();
+        }
         let Some(arg) = arg else { return false };
         self.equals.as_ref().is_none_or(|v| json_eq(v, arg))
             && self
@@ -128,12 +139,18 @@ impl ArgMatcher {
     }
 
     fn validate(&self) -> std::result::Result<(), String> {
-        if self.equals.is_none()
-            && self.one_of.is_none()
-            && self.glob.is_none()
-            && self.under.is_none()
-        {
-            return Err("no condition (give equals, one_of, glob or under)".into());
+        let others = self.equals.is_some()
+            || self.one_of.is_some()
+            || self.glob.is_some()
+            || self.under.is_some();
+        if !others && self.absent.is_none() {
+            return Err("no condition (give equals, one_of, glob, under or absent)".into());
+        }
+        if others && self.absent == Some(true) {
+            return Err(
+                "absent: true cannot be combined with other conditions (an absent argument has no value to compare)"
+                    .into(),
+            );
         }
         if self.one_of.as_ref().is_some_and(Vec::is_empty) {
             return Err("one_of is empty, so the rule could never match".into());
@@ -174,27 +191,33 @@ impl Rule {
         Ok(())
     }
 
-    /// Does the rule match this call? `Err` names the first argument whose condition fails
-    /// when the names match.
-    fn matches<'r>(
-        &'r self,
-        server: &str,
-        tool: &str,
-        args: &Value,
-    ) -> Option<Result<(), &'r str>> {
+    /// Does the rule match this call? When the names match, `Err` says in words why its
+    /// arguments do not.
+    fn matches(&self, server: &str, tool: &str, args: &Value) -> Option<Result<(), String>> {
         if !glob_match(&self.server, server) || !glob_match(&self.tool, tool) {
             return None;
         }
-        Some(
-            match self
-                .args
-                .iter()
-                .find(|(key, m)| !m.matches(lookup(args, key)))
-            {
-                Some((key, _)) => Err(key.as_str()),
-                None => Ok(()),
-            },
-        )
+        if let Some((key, _)) = self
+            .args
+            .iter()
+            .find(|(key, m)| !m.matches(lookup(args, key)))
+        {
+            return Some(Err(format!(
+                "its condition on argument {key:?} does not hold"
+            )));
+        }
+        if self.exact_args
+            && let Some(extra) = args
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.keys())
+                .find(|name| !self.args.keys().any(|key| names_top_level(key, name)))
+        {
+            return Some(Err(format!(
+                "it allows no other arguments and the call also gives {extra:?}"
+            )));
+        }
+        Some(Ok(()))
     }
 }
 
@@ -284,8 +307,8 @@ impl Rules {
         for (i, rule) in self.rules.iter().enumerate() {
             match rule.matches(server, tool, args) {
                 None => {}
-                Some(Err(key)) => {
-                    near_miss.get_or_insert((i, key));
+                Some(Err(why)) => {
+                    near_miss.get_or_insert((i, why));
                 }
                 Some(Ok(())) => {
                     let message = match (rule.decision, &rule.reason) {
@@ -308,11 +331,7 @@ impl Rules {
             }
         }
         let near_miss = match near_miss {
-            Some((i, key)) => {
-                format!(
-                    " (rules[{i}] names it, but its condition on argument {key:?} does not hold)"
-                )
-            }
+            Some((i, why)) => format!(" (rules[{i}] names it, but {why})"),
             None => String::new(),
         };
         let target = match &self.path {
@@ -404,6 +423,18 @@ fn check_pointer(pointer: &str) -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Does the rule key `key` (a name, or a JSON Pointer) name the top-level argument `name`
+/// or something inside it?
+fn names_top_level(key: &str, name: &str) -> bool {
+    match key.strip_prefix('/') {
+        None => key == name,
+        Some(pointer) => {
+            let first = pointer.split('/').next().unwrap_or("");
+            first.replace("~1", "/").replace("~0", "~") == name
+        }
+    }
 }
 
 fn lookup<'a>(args: &'a Value, key: &str) -> Option<&'a Value> {
@@ -804,6 +835,64 @@ mod tests {
             (ACCEPT, Some(0)),
             "a pointer may index a list (and checks only that element)"
         );
+    }
+
+    #[test]
+    fn absent_arguments_and_exact_argument_lists() {
+        let r = rules(json!([
+            {"server": "s", "tool": "t", "args": {"force": {"absent": true}, "path": {"absent": false}}, "decision": "allow"},
+        ]));
+        assert_eq!(decide(&r, "s", "t", json!({"path": 1})), (ACCEPT, Some(0)));
+        assert_eq!(
+            decide(&r, "s", "t", json!({"path": 1, "force": false})),
+            (REJECT, None),
+            "a given argument is not absent, whatever its value"
+        );
+        assert_eq!(
+            decide(&r, "s", "t", json!({})),
+            (REJECT, None),
+            "absent: false needs the argument"
+        );
+
+        let exact = rules(json!([
+            {"server": "s", "tool": "t", "exact_args": true,
+             "args": {"repo": {"equals": "site"}, "/opts/depth": {"equals": 1}}, "decision": "allow"},
+        ]));
+        assert_eq!(
+            decide(
+                &exact,
+                "s",
+                "t",
+                json!({"repo": "site", "opts": {"depth": 1}})
+            ),
+            (ACCEPT, Some(0))
+        );
+        let outcome = exact.decide(
+            "s",
+            "t",
+            &json!({"repo": "site", "opts": {"depth": 1}, "delete": true}),
+        );
+        assert_eq!(
+            (outcome.decision, outcome.rule),
+            (REJECT, None),
+            "another argument"
+        );
+        assert!(
+            outcome.message.contains("\"delete\""),
+            "{}",
+            outcome.message
+        );
+
+        let bad = Rules::from_json(
+            r#"{"version": 1, "rules": [{"server": "s", "tool": "t", "args": {"x": {"absent": true, "equals": 1}}, "decision": "allow"}]}"#,
+        )
+        .expect_err("absent with a value condition");
+        assert!(
+            bad.to_string().contains("absent: true cannot be combined"),
+            "{bad}"
+        );
+        let again = Rules::from_json(&exact.to_json()).expect("own output parses");
+        assert_eq!(again, exact, "exact_args round-trips");
     }
 
     #[test]

@@ -182,6 +182,7 @@ export function describeArgMatcher(key: string, matcher: ArgMatcher): string {
   if (matcher.one_of !== undefined) clauses.push(`is one of ${matcher.one_of.map(quote).join(', ')}`);
   if (matcher.under !== undefined) clauses.push(`is under ${matcher.under}`);
   if (matcher.glob !== undefined) clauses.push(`matches ${matcher.glob}`);
+  if (matcher.absent === true) return `${argumentName(key)} is not given`;
   if (clauses.length === 0) clauses.push('is given');
   return `${argumentName(key)} ${clauses.join(' and ')}`;
 }
@@ -218,6 +219,7 @@ export function describeRule(rule: Rule): string {
   let text = `${verb} ${describeTarget(rule.server, rule.tool)}`;
   const conditions = Object.entries(rule.args ?? {}).map(([k, m]) => describeArgMatcher(k, m));
   if (conditions.length > 0) text += ` when ${conditions.join(' and ')}`;
+  if (rule.exact_args === true) text += conditions.length > 0 ? ', with no other arguments' : ' when it has no arguments';
   if (rule.decision === 'reject' && rule.reason?.trim()) text += ` — ${rule.reason.trim()}`;
   return text;
 }
@@ -235,15 +237,15 @@ export function argumentKey(name: string): string {
 
 /**
  * The rule "Always allow calls with these arguments" adds: `server.tool`, each top-level argument
- * equal to its value in this request (for a shell command, the command). Arguments the request
- * does not have are not checked (the rules format cannot ask for an argument to be absent).
- * Null when the request has no arguments: that rule would allow the whole tool.
+ * equal to its value in this request (for a shell command, the command), and no other argument
+ * (`exact_args`): a call that adds one asks again. Null when the request has no arguments: that
+ * rule would allow the whole tool.
  */
 export function allowArgumentsRule(server: string, tool: string, args: JsonValue): Rule | null {
   if (!isJsonObject(args) || Object.keys(args).length === 0) return null;
   const conditions: { [key: string]: ArgMatcher } = {};
   for (const [name, value] of Object.entries(args)) conditions[argumentKey(name)] = { equals: cloneJson(value) };
-  return { server, tool, args: conditions, decision: 'allow', comment: 'added from the approval panel' };
+  return { server, tool, args: conditions, exact_args: true, decision: 'allow', comment: 'added from the approval panel' };
 }
 
 /** Do two rules decide the same calls the same way (comments and reasons aside)? */
@@ -256,9 +258,10 @@ export function sameRule(a: Rule, b: Rule): boolean {
       if (m.one_of !== undefined) matcher.one_of = m.one_of;
       if (m.glob !== undefined) matcher.glob = m.glob;
       if (m.under !== undefined) matcher.under = m.under;
+      if (m.absent !== undefined) matcher.absent = m.absent;
       args[name] = matcher;
     }
-    return JSON.stringify(sortKeysDeep({ server: r.server, tool: r.tool, args, decision: r.decision }));
+    return JSON.stringify(sortKeysDeep({ server: r.server, tool: r.tool, args, exact: r.exact_args === true, decision: r.decision }));
   };
   return key(a) === key(b);
 }

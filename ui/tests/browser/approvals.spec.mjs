@@ -182,7 +182,7 @@ describe('rules made from a request’s arguments', () => {
     await card.locator('.always-allow-args').click();
     await page.waitForFunction(() => document.querySelector('.cell .tool-call')?.dataset.status === 'done');
     const added = (await calls(page, 'add_approval_rule'))[0];
-    assert.deepEqual(added, { rule: { server: 'ipybox', tool: 'shell', args: { command: { equals: 'ls -la' } }, decision: 'allow', comment: 'added from the approval panel' }, decideId: added.decideId });
+    assert.deepEqual(added, { rule: { server: 'ipybox', tool: 'shell', args: { command: { equals: 'ls -la' } }, exact_args: true, decision: 'allow', comment: 'added from the approval panel' }, decideId: added.decideId });
     assert.equal(typeof added.decideId, 'number', 'the request is decided by the new rule');
     assert.equal(await page.locator('.cell').nth(0).locator('.tool-call-words').textContent(), 'allowed by a rule', 'the cell says a rule decided it');
     await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent === 'Always allow the shell command “ls -la”');
@@ -247,7 +247,7 @@ describe('rules made from a request’s arguments', () => {
     assert.equal(await first.locator('.recent-allow-args').textContent(), 'Always allow calls with these arguments');
     await first.locator('.recent-allow-args').click();
     await page.waitForFunction(() => document.querySelector('#recent-calls .recent-rule-made')?.textContent === 'Rule added: Always allow weather.forecast when city is “Oslo”.');
-    assert.deepEqual(await calls(page, 'add_approval_rule'), [{ rule: { server: 'weather', tool: 'forecast', args: { city: { equals: 'Oslo' } }, decision: 'allow', comment: 'added from the approval panel' }, decideId: null }]);
+    assert.deepEqual(await calls(page, 'add_approval_rule'), [{ rule: { server: 'weather', tool: 'forecast', args: { city: { equals: 'Oslo' } }, exact_args: true, decision: 'allow', comment: 'added from the approval panel' }, decideId: null }]);
     await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent === 'Always allow weather.forecast when city is “Oslo”');
 
     // The same arguments decided by hand once more (from before the rule): no second copy.

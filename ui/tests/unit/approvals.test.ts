@@ -269,17 +269,19 @@ describe('a rule made from a request’s arguments', () => {
         n: { equals: 3 },
         meta: { equals: { a: null } },
       },
+      exact_args: true,
       decision: 'allow',
       comment: 'added from the approval panel',
     });
     expect(describeRule(rule as Rule)).toBe(
-      'Always allow github.create_issue when owner is “acme” and repo is “site” and labels is ["data","bug"] and draft is false and n is 3 and meta is {"a":null}',
+      'Always allow github.create_issue when owner is “acme” and repo is “site” and labels is ["data","bug"] and draft is false and n is 3 and meta is {"a":null}, with no other arguments',
     );
+    expect(describeRule({ server: 's', tool: 't', args: { force: { absent: true } }, decision: 'allow' })).toBe('Always allow s.t when force is not given');
   });
 
   it('for a shell command: exactly that command, said as such', () => {
     const ls = allowArgumentsRule('ipybox', 'shell', { command: 'ls -la' });
-    expect(ls).toEqual({ server: 'ipybox', tool: 'shell', args: { command: { equals: 'ls -la' } }, decision: 'allow', comment: 'added from the approval panel' });
+    expect(ls).toEqual({ server: 'ipybox', tool: 'shell', args: { command: { equals: 'ls -la' } }, exact_args: true, decision: 'allow', comment: 'added from the approval panel' });
     expect(describeRule(ls as Rule)).toBe('Always allow the shell command “ls -la”');
     expect(describeRule({ server: 'ipybox', tool: 'shell', args: { command: { equals: 'rm -rf /' } }, decision: 'reject', reason: 'never' })).toBe('Always reject the shell command “rm -rf /” — never');
     // Other shell rules are said the general way.
@@ -311,7 +313,8 @@ describe('a rule made from a request’s arguments', () => {
 
   it('the same rule twice is recognised, whatever the key order or comment', () => {
     const a = allowArgumentsRule('ipybox', 'shell', { command: 'ls' }) as Rule;
-    expect(sameRule(a, { decision: 'allow', tool: 'shell', server: 'ipybox', args: { command: { equals: 'ls' } }, comment: 'mine' })).toBe(true);
+    expect(sameRule(a, { decision: 'allow', tool: 'shell', server: 'ipybox', args: { command: { equals: 'ls' } }, exact_args: true, comment: 'mine' })).toBe(true);
+    expect(sameRule(a, { decision: 'allow', tool: 'shell', server: 'ipybox', args: { command: { equals: 'ls' } } }), 'one allows other arguments').toBe(false);
     expect(sameRule(a, allowArgumentsRule('ipybox', 'shell', { command: 'ls -la' }) as Rule)).toBe(false);
     expect(sameRule(a, { ...a, decision: 'reject' })).toBe(false);
     expect(sameRule(allowToolRule('a', 'b'), { server: 'a', tool: 'b', decision: 'allow', args: {} })).toBe(true);
