@@ -51,6 +51,7 @@ async function openSandboxTab(app) {
 
 /** Apply, then wait for the kernel the new session starts. */
 async function apply(app) {
+  const t0 = Date.now();
   await app.click('#apply-sandbox');
   const outcome = await app.until('Apply to finish', () => app.execute(
     `const err = document.querySelector('#apply-error');
@@ -59,6 +60,7 @@ async function apply(app) {
      return s.startsWith('Applied') ? s : null;`), 60000);
   if (outcome.startsWith('Applied')) {
     await app.until('the new kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+    process.stdout.write(`# Apply to a kernel ready under the new policy: ${Date.now() - t0} ms\n`);
   }
   return outcome;
 }
@@ -137,4 +139,23 @@ test('an outside edit shows within a second; a policy srt refuses is reported in
   await app.click('#run-cell');
   const kept = await settled(app, 1);
   assert.match(kept.output, /^42/, 'the old kernel kept its variables');
+});
+
+test('a policy srt runs but the kernel cannot live under (its Python hidden) is undone: the kernel starts again as before', async () => {
+  const home = process.env.IPYBOX_HOME ?? join(process.env.HOME, '.local', 'share', 'ipybox');
+  const dir = workspace({ 'test.ipynb': notebook('print(1 + 1)'), 'sandbox-config.json': POLICY });
+  const app = await open(dir);
+  await openSandboxTab(app);
+  await typeInto(app, '#policy-filesystem-denyRead-add', join(home, 'venv'));
+  await app.press(Keys.Enter);
+  await app.click('#sandbox-on');
+  const t0 = Date.now();
+  const outcome = await apply(app);
+  process.stdout.write(`# a kernel that cannot start, undone after ${Date.now() - t0} ms\n`);
+  assert.match(outcome, /^error: Not applied\. the kernel could not start under this policy, so it was started again as before/, outcome);
+  await app.until('the badge back to the previous choice', async () => (await badge(app)) === 'Not sandboxed');
+  await app.until('the kernel started again', async () => (await app.kernelStatus()) === 'idle', 60000);
+  await app.click('#run-cell');
+  const ran = await settled(app, 0);
+  assert.match(ran.output, /^2/, 'a kernel runs, under the previous choice');
 });

@@ -272,13 +272,43 @@ pub async fn apply<R: Runtime>(
         .await
         .map_err(|e| Error::sandbox("trying the policy with srt").because(e))??;
     }
+    let previous = Choice::load(state.dir());
     choice.save(&state)?;
     desktop.restart(app).await?;
+    if let Some(why) = start_failure(desktop).await
+        && previous != choice
+    {
+        // srt ran the policy, but the kernel cannot live under it (its Python hidden, say):
+        // back to the previous choice rather than no kernel.
+        previous.save(&state)?;
+        desktop.restart(app).await?;
+        return Err(Error::kernel_start(format!(
+            "the kernel could not start under this policy, so it was started again as before (its variables are lost): {why}"
+        ))
+        .into());
+    }
     Ok(state_of(
         &workspace,
         None,
         desktop.session_sandbox()?.as_ref(),
     )?)
+}
+
+/// How long Apply waits for the new kernel before it calls the policy good.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Wait for the session's kernel to start; why it could not, if it could not.
+async fn start_failure(desktop: &Desktop) -> Option<String> {
+    let deadline = std::time::Instant::now() + START_TIMEOUT;
+    while std::time::Instant::now() < deadline {
+        match desktop.state() {
+            Ok(s) if s.kernel == super::dto::KernelStatus::Starting => {}
+            Ok(s) => return s.startup_error.map(|e| e.message),
+            Err(e) => return Some(e.message),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
 }
 
 /// The watch on the open workspace's policy file.

@@ -616,7 +616,12 @@ export class PolicyView {
       this.applyStatus.textContent = state.running ? `Applied: the kernel restarted in the sandbox under ${state.running}.` : 'Applied: the kernel restarted without the sandbox.';
     } catch (err) {
       this.applyStatus.textContent = '';
-      this.applyError.textContent = `Not applied — the kernel keeps running as before. ${errorText(err)}`;
+      const e = ipc.toBackendError(err);
+      // KernelStartFailed: srt ran the policy but the kernel could not live under it; the
+      // backend went back to the previous choice. Anything else: nothing was changed.
+      const lead = e.code === 'KernelStartFailed' ? 'Not applied.' : 'Not applied — the kernel keeps running as before.';
+      this.applyError.textContent = `${lead} ${errorText(err)}`;
+      if (e.code === 'KernelStartFailed') void this.refreshState();
       this.applyError.hidden = false;
     } finally {
       this.busy = false;

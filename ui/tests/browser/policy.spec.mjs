@@ -155,7 +155,13 @@ describe('the sandbox policy editor', () => {
     assert.match(await page.locator('#apply-error').textContent(), /^Not applied — the kernel keeps running as before\. srt refused this policy: network\.allowedDomains\.0: Invalid domain pattern/);
     assert.equal(await page.locator('#sandbox-policy-status').textContent(), 'Sandboxed: sandbox-config.json');
 
-    await page.click('#policy-network-allowedDomains-0 ~ button');
+    // srt ran it, but the kernel could not start under it: undone by the backend, said so.
+    await page.fill('#policy-network-allowedDomains-0', 'pypi.org');
+    await page.fill('#policy-filesystem-denyRead-add', '/home/ana/.local/share/ipybox/venv');
+    await page.keyboard.press('Enter');
+    await page.click('#apply-sandbox');
+    await page.waitForFunction(() => document.querySelector('#apply-error')?.textContent.startsWith('Not applied. the kernel could not start'));
+    assert.equal(await page.locator('#sandbox-policy-status').textContent(), 'Sandboxed: sandbox-config.json', 'back under the previous choice');
     await page.selectOption('#policy-source', 'profile:kernel-allow-pypi');
     await page.waitForSelector('#save-as-workspace-policy:not([hidden])');
     await page.click('#apply-sandbox');

@@ -81,6 +81,9 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
           if (c.sandbox && t.includes('"com"')) {
             throw { code: 'SandboxUnavailable', message: 'srt refused this policy: network.allowedDomains.0: Invalid domain pattern. Must be a valid domain (e.g., "example.com"), a wildcard (e.g., "*.example.com"), or a bracketed IPv6 literal.' };
           }
+          if (c.sandbox && t.includes('/venv"')) {
+            throw { code: 'KernelStartFailed', message: 'the kernel could not start under this policy, so it was started again as before (its variables are lost): the sandbox (srt) exited during start-up' };
+          }
           choice = c;
           running = c.sandbox ? (c.policy.kind === 'workspace' ? 'sandbox-config.json' : c.policy.name) : null;
           return { handled: true, value: state() };
