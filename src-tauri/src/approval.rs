@@ -35,6 +35,8 @@ struct Inner {
     execution_id: Option<String>,
     origin: Option<String>,
     asked_at_ms: u64,
+    /// How long it waits for a decision (the approval timeout when it was asked).
+    timeout_ms: u64,
     decision: Mutex<Option<oneshot::Sender<Verdict>>>,
 }
 
@@ -64,7 +66,7 @@ impl Eq for ApprovalRequest {}
 impl Serialize for ApprovalRequest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("ApprovalRequest", 8)?;
+        let mut st = s.serialize_struct("ApprovalRequest", 9)?;
         st.serialize_field("id", &self.0.id)?;
         st.serialize_field("server", &self.0.server_name)?;
         st.serialize_field("tool", &self.0.tool_name)?;
@@ -73,6 +75,10 @@ impl Serialize for ApprovalRequest {
         st.serialize_field("execution_id", &self.0.execution_id)?;
         st.serialize_field("origin", &self.0.origin)?;
         st.serialize_field("asked_at", &self.0.asked_at_ms)?;
+        st.serialize_field(
+            "deadline",
+            &self.0.asked_at_ms.saturating_add(self.0.timeout_ms),
+        )?;
         st.end()
     }
 }
@@ -394,6 +400,7 @@ impl Approvals {
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
+            timeout_ms: self.timeout.load(Ordering::Relaxed),
             decision: Mutex::new(Some(tx)),
         }));
         let Some((listener, ..)) = listener else {
@@ -428,7 +435,7 @@ impl Approvals {
                 Refusal::Rejected("the execution ended before the call could be approved".into()),
             ));
         }
-        let timeout = Duration::from_millis(self.timeout.load(Ordering::Relaxed));
+        let timeout = Duration::from_millis(request.0.timeout_ms);
         let outcome = tokio::time::timeout(timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
         self.conclude(request, withdraw, outcome, timeout, ENDED)
@@ -510,6 +517,7 @@ impl Approvals {
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
+            timeout_ms: self.timeout.load(Ordering::Relaxed),
             decision: Mutex::new(Some(tx)),
         }));
         if let Ok(mut p) = self.pending.lock() {
@@ -529,7 +537,7 @@ impl Approvals {
                 id,
                 reason: Some(ASKER_GONE),
             };
-            let timeout = Duration::from_millis(approvals.timeout.load(Ordering::Relaxed));
+            let timeout = Duration::from_millis(asked.0.timeout_ms);
             let outcome = tokio::time::timeout(timeout, rx).await;
             approvals.conclude(asked, withdraw, outcome, timeout, ASKER_GONE)
         });
@@ -715,5 +723,23 @@ mod tests {
             matches!(call.await.expect("joined"), Err(Refusal::TimedOut(_))),
             "nobody answers: timeout"
         );
+    }
+
+    #[test]
+    fn a_request_says_until_when_it_waits() {
+        let approvals = Arc::new(Approvals::new(Duration::from_secs(5)));
+        let call = ExternalCall {
+            server: "s".into(),
+            tool: "t".into(),
+            arguments: serde_json::json!({}),
+            server_description: "s".into(),
+            origin: "a test".into(),
+        };
+        let (request, _wait) = approvals.request_external(call, None);
+        // A later change of the timeout is for the next requests, not this one.
+        approvals.timeout.store(60_000, Ordering::Relaxed);
+        let json = serde_json::to_value(&request).expect("serializes");
+        let asked = json["asked_at"].as_u64().expect("asked_at");
+        assert_eq!(json["deadline"].as_u64(), Some(asked + 5000), "{json}");
     }
 }

@@ -104,6 +104,8 @@ export interface ApprovalRequest {
   origin: string | null;
   /** When it was asked, ms since the epoch. */
   asked_at: number;
+  /** When it is rejected unless decided (the approval timeout when it was asked), ms since the epoch. */
+  deadline?: number;
 }
 
 export type ApprovalDecision = 'accept' | 'reject';

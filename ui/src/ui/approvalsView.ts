@@ -75,7 +75,7 @@ function argumentsRuleButton(server: string, tool: string, extraClass: string): 
     text: shell ? 'Always allow this command' : 'Always allow calls with these arguments',
     title: shell
       ? 'Add a rule that allows exactly this shell command from now on'
-      : `Add a rule that allows ${name} when each argument has the value it has here (arguments this call does not have are not checked)`,
+      : `Add a rule that allows ${name} when each argument has the value it has here, and no other argument is given`,
   });
 }
 
@@ -158,8 +158,10 @@ class RequestCard {
   }
 
   tick(now: number): void {
-    // A request waits the timeout in force when it was asked; a later change is for the next ones.
-    this.timeoutSecs ??= this.timeoutInForce();
+    // A request waits the timeout in force when it was asked (the backend says until when; an
+    // older backend does not, and then the setting read now is the best guess).
+    const deadline = this.request.deadline;
+    this.timeoutSecs ??= deadline !== undefined ? (deadline - this.request.asked_at) / 1000 : this.timeoutInForce();
     const left = this.element.dataset.state === 'withdrawn' ? null : timeLeftWords(this.request.asked_at, this.timeoutSecs, now);
     const text = `Asked ${timeAgo(this.request.asked_at, now)}${left ? ` · ${left}` : ''}`;
     if (this.asked.textContent !== text) this.asked.textContent = text;
