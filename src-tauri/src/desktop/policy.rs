@@ -566,6 +566,60 @@ mod tests {
     }
 
     #[test]
+    fn the_window_sees_these_shapes() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let doc = read(ws.path(), &PolicySource::Workspace).expect("read");
+        let json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(
+            json.as_object()
+                .map(|o| o.keys().cloned().collect::<Vec<_>>()),
+            Some(
+                ["source", "text", "path", "exists", "readOnly", "problems"]
+                    .map(String::from)
+                    .to_vec()
+            ),
+            "ui/src/ipc.ts PolicyDocument"
+        );
+        assert_eq!(json["source"], serde_json::json!({"kind": "workspace"}));
+        let problems = serde_json::to_value(check_text("[]")).expect("json");
+        assert_eq!(problems[0]["field"], "");
+        assert_eq!(problems[0]["severity"], "error");
+        let choice: Choice = serde_json::from_value(
+            serde_json::json!({"sandbox": true, "policy": {"kind": "profile", "name": "kernel"}}),
+        )
+        .expect("the window's Apply argument");
+        assert_eq!(
+            choice.policy,
+            PolicySource::Profile {
+                name: "kernel".into()
+            }
+        );
+        let state = SandboxState {
+            workspace_policy: "/w/sandbox-config.json".into(),
+            workspace_policy_exists: true,
+            profiles: vec![ProfileInfo {
+                name: "kernel".into(),
+                purpose: "p".into(),
+            }],
+            choice,
+            running: Some("kernel".into()),
+            command_line: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&state).expect("json"),
+            serde_json::json!({
+                "workspacePolicy": "/w/sandbox-config.json",
+                "workspacePolicyExists": true,
+                "profiles": [{"name": "kernel", "purpose": "p"}],
+                "choice": {"sandbox": true, "policy": {"kind": "profile", "name": "kernel"}},
+                "running": "kernel",
+                "commandLine": null,
+            }),
+            "ui/src/ipc.ts SandboxState"
+        );
+    }
+
+    #[test]
     fn a_missing_workspace_policy_opens_as_the_default() {
         let ws = tempfile::tempdir().expect("tempdir");
         let doc = read(ws.path(), &PolicySource::Workspace).expect("read");

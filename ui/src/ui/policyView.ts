@@ -18,6 +18,7 @@ import {
   getList,
   hasErrors,
   localProblems,
+  parsePolicy,
   problemsByField,
   setFlag,
   setList,
@@ -84,6 +85,8 @@ export class PolicyView {
   private checkSeq = 0;
   private busy = false;
   private watching = false;
+  /** The file on disk is not a policy (malformed JSON): shown, not edited, so Save cannot replace what could not be read. */
+  private unreadable = false;
 
   private readonly statusLine: HTMLElement;
   private readonly cliNote: HTMLElement;
@@ -292,14 +295,15 @@ export class PolicyView {
       ? 'ipybox ships this profile; it cannot be changed. “Save as the workspace’s policy” copies it to sandbox-config.json, where you can edit it.'
       : 'This workspace has no sandbox-config.json yet: this is ipybox’s default policy. Saving creates the file.';
     const parsed = doc.problems.find((p) => p.field === '');
+    this.unreadable = parsed !== undefined;
     this.textError.hidden = !parsed;
-    this.textError.textContent = parsed ? `${parsed.message}. Fix the file in a text editor; the form shows what could be read.` : '';
+    this.textError.textContent = parsed ? `${parsed.message.replace(/\.$/, '')}. Fix sandbox-config.json in a text editor: the tab follows the file and shows it here as soon as it is a policy again. Nothing is changed meanwhile.` : '';
     this.renderForm();
     this.update();
   }
 
   private edit(fn: (d: PolicyDraft) => void, rerender: boolean): void {
-    if (!this.draft || this.doc?.readOnly) return;
+    if (!this.draft || this.doc?.readOnly || this.unreadable) return;
     fn(this.draft);
     this.saveStatus.textContent = '';
     if (rerender) this.renderForm();
@@ -309,7 +313,7 @@ export class PolicyView {
 
   private renderForm(): void {
     const draft = this.draft;
-    const readOnly = this.doc?.readOnly ?? true;
+    const readOnly = (this.doc?.readOnly ?? true) || this.unreadable;
     this.fields = new Map();
     if (!draft) {
       this.form.replaceChildren();
@@ -439,7 +443,7 @@ export class PolicyView {
         return li;
       }),
     );
-    this.jsonView.textContent = draft.text;
+    this.jsonView.textContent = this.unreadable ? doc.text : draft.text;
     const problems = problemsByField(this.engineProblems.filter((p) => p.field !== ''), localProblems(draft.policy));
     for (const [field, { input, message }] of this.fields) {
       const p = problems.get(field);
@@ -452,7 +456,7 @@ export class PolicyView {
     this.saveButton.hidden = doc.readOnly;
     this.revertButton.hidden = doc.readOnly;
     this.saveAsButton.hidden = !doc.readOnly;
-    this.saveButton.disabled = !dirty || hasErrors(problems.values());
+    this.saveButton.disabled = !dirty || hasErrors(problems.values()) || this.unreadable;
     this.revertButton.disabled = !draft.dirty;
   }
 
@@ -538,6 +542,14 @@ export class PolicyView {
     const draft = this.draft;
     if (!draft || !this.doc || this.doc.source.kind !== 'workspace') {
       void this.refreshState();
+      return;
+    }
+    if (this.unreadable) {
+      if (text !== null) {
+        const parsed = parsePolicy(text);
+        this.show({ ...this.doc, text, exists: true, problems: parsed.ok ? [] : [{ field: '', message: parsed.message, severity: 'error' }] });
+        if (parsed.ok) this.scheduleCheck();
+      }
       return;
     }
     const outcome = draft.external(text);

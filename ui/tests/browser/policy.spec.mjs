@@ -121,6 +121,24 @@ describe('the sandbox policy editor', () => {
     await close();
   });
 
+  it('a file that is not a policy is shown as it is, never saved over; fixed on disk, it opens', async () => {
+    const broken = '{ "filesystem": { "allowWrite": ["."] ';
+    const { page, close } = await app({ policy: { text: broken } });
+    await page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
+    await page.click('#sandbox-badge');
+    await page.waitForSelector('#policy-text-error:not([hidden])');
+    assert.match(await page.locator('#policy-text-error').textContent(), /^The policy is not valid JSON: .*Fix sandbox-config.json in a text editor/);
+    assert.equal(await page.locator('#policy-json').textContent(), broken, 'the file as it is, not a guess');
+    assert.equal(await page.locator('#policy-filesystem-allowWrite-add').count(), 0, 'nothing to edit');
+    assert.equal(await page.locator('#save-policy').isDisabled(), true);
+    const fixed = JSON.stringify({ filesystem: { denyRead: [], allowWrite: ['.'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } });
+    await page.evaluate((text) => window.__mock.emit('policy-file', { path: '/home/ana/projects/weather/sandbox-config.json', text }), fixed);
+    await page.waitForSelector('#policy-filesystem-allowWrite-add');
+    assert.equal(await page.locator('#policy-text-error').isHidden(), true);
+    assert.equal(await page.inputValue('#policy-filesystem-allowWrite-0'), '.');
+    await close();
+  });
+
   it('a shipped profile opens read-only and can be saved as the workspace policy', async () => {
     const { page, close } = await app({ policy: { text: null } });
     await openTab(page);
