@@ -11,6 +11,8 @@
 //! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
 //! unsandboxed when a sandbox was asked for.
 
+/// Only the desktop app tries a policy before it applies it.
+#[cfg(feature = "desktop")]
 pub mod check;
 #[cfg(target_os = "linux")]
 pub mod netns;
