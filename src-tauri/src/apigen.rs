@@ -37,6 +37,7 @@
 //! string literals or escaped docstrings (module `literal`), and names only after sanitizing
 //! (module `names`).
 
+pub mod codeaction;
 pub mod generate;
 mod literal;
 mod names;

@@ -485,7 +485,8 @@ impl Drop for Slot {
     }
 }
 
-/// The four tools of ipybox's MCP server, for one MCP session.
+/// The tools of ipybox's MCP server (the Python ipybox's four, and two for code actions),
+/// for one MCP session.
 #[derive(Debug, Clone)]
 pub struct IpyboxMcpServer {
     workspace: Arc<Workspace>,
@@ -539,6 +540,190 @@ struct InstallParams {
         description = "Package spec: a name, name==version or another specifier (numpy>=1.20.0), or a git+https://... URL."
     )]
     package_name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
+struct ListToolsParams {
+    #[schemars(
+        description = "Only this MCP server's tools (a registered server name) or this category of saved code actions; omit for everything."
+    )]
+    #[serde(default)]
+    server: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
+struct CodeActionParameter {
+    #[schemars(description = "A Python identifier.")]
+    name: String,
+    #[schemars(
+        description = "A Python type annotation: str, int, list[str], dict[str, float] | None, or the name of a model defined in `models`. Default: object."
+    )]
+    #[serde(rename = "type", default)]
+    ty: Option<String>,
+    #[schemars(description = "What the parameter is (goes into the docstring).")]
+    #[serde(default)]
+    description: Option<String>,
+    #[schemars(
+        description = "Its default value as JSON (null means None); omit for a required parameter."
+    )]
+    #[serde(default, deserialize_with = "present")]
+    default: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
+struct CodeActionReturns {
+    #[schemars(description = "A Python type annotation (default: object).")]
+    #[serde(rename = "type", default)]
+    ty: Option<String>,
+    #[schemars(description = "What it returns (goes into the docstring).")]
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(transform = standard_json_schema)]
+struct SaveCodeActionParams {
+    #[schemars(
+        description = "The tool's name, a Python identifier: it becomes gentools.<category>.<name>."
+    )]
+    name: String,
+    #[schemars(description = "Its category, a Python identifier (a group of related tools).")]
+    category: String,
+    #[schemars(
+        description = "What the tool does: a one-line summary, then details if needed. Becomes run()'s docstring."
+    )]
+    description: String,
+    #[schemars(description = "The parameters of run(), in order (those with a default last).")]
+    #[serde(default)]
+    parameters: Vec<CodeActionParameter>,
+    #[schemars(description = "What run() returns.")]
+    #[serde(default)]
+    returns: Option<CodeActionReturns>,
+    #[schemars(
+        description = "Python source of pydantic models (BaseModel and Field are imported) that the annotations use; goes into api.py."
+    )]
+    #[serde(default)]
+    models: Option<String>,
+    #[schemars(
+        description = "The implementation: Python statements forming the body of a function whose arguments are the parameters; it must `return` the result. Imports go inside it; generated MCP tools are imported as in a cell (from mcptools.<server>.<tool> import Params, run)."
+    )]
+    code: String,
+}
+
+/// `"default": null` means "defaults to None", not "no default".
+fn present<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+impl From<SaveCodeActionParams> for crate::apigen::codeaction::CodeAction {
+    fn from(p: SaveCodeActionParams) -> Self {
+        use crate::apigen::codeaction::{Parameter, Returns};
+        let any = || "object".to_owned();
+        crate::apigen::codeaction::CodeAction {
+            name: p.name,
+            category: p.category,
+            description: p.description,
+            parameters: p
+                .parameters
+                .into_iter()
+                .map(|q| Parameter {
+                    name: q.name,
+                    ty: q.ty.unwrap_or_else(any),
+                    description: q.description,
+                    default: q.default,
+                })
+                .collect(),
+            returns: p.returns.map(|r| Returns {
+                ty: r.ty.unwrap_or_else(any),
+                description: r.description,
+            }),
+            models: p.models,
+            code: p.code,
+        }
+    }
+}
+
+/// What `list_tools` says: every registered server's tools with their interfaces, then every
+/// saved code action's `api.py`; `only` narrows it to one server or category.
+fn tool_listing(workspace: &std::path::Path, only: Option<&str>) -> Result<String> {
+    use std::fmt::Write as _;
+    let registry = crate::registry::Registry::load(&crate::home::ipybox_home()?, workspace)?;
+    let mut out = String::new();
+    let mut servers = 0;
+    for (server, tools) in &registry.tools {
+        if only.is_some_and(|o| o != server) {
+            continue;
+        }
+        servers += 1;
+        let _ = writeln!(
+            out,
+            "## MCP server {server}: mcptools.{server}
+"
+        );
+        for t in tools {
+            let _ = writeln!(
+                out,
+                "### mcptools.{server}.{module} (tool \"{tool}\")\n",
+                module = t.module,
+                tool = t.tool
+            );
+            match (&t.interface, &t.description) {
+                (Some(interface), _) => {
+                    let _ = writeln!(out, "```python\n{}\n```\n", interface.trim_end());
+                }
+                (None, Some(d)) => {
+                    let _ = writeln!(
+                        out,
+                        "{d}\n(read mcptools/{server}/{}.py for its parameters)\n",
+                        t.module
+                    );
+                }
+                (None, None) => {
+                    let _ = writeln!(out, "(read mcptools/{server}/{}.py)\n", t.module);
+                }
+            }
+        }
+    }
+    let actions = crate::apigen::codeaction::interfaces(workspace, only);
+    for (module, api) in &actions {
+        let _ = writeln!(
+            out,
+            "## saved code action {module}\n\n```python\n{}\n```\n",
+            api.trim_end()
+        );
+    }
+    if servers == 0 && actions.is_empty() {
+        return Ok(match only {
+            Some(o) => format!(
+                "no registered MCP server and no category of saved code actions is called {o:?}"
+            ),
+            None => "no MCP server is registered and no code action is saved yet: register a server with register_mcp_server, or save working code with save_code_action".into(),
+        });
+    }
+    Ok(out.trim_end().to_owned())
+}
+
+/// Python that imports a saved code action afresh (the new version, not a cached one).
+fn import_check(category: &str, name: &str) -> String {
+    format!(
+        r#"def __ipybox_import_check():
+    import importlib, sys
+    importlib.invalidate_caches()
+    for key in [k for k in sys.modules if k in ("gentools", "gentools.{category}") or k == "gentools.{category}.{name}" or k.startswith("gentools.{category}.{name}.")]:
+        del sys.modules[key]
+    importlib.import_module("gentools.{category}.{name}.api")
+    importlib.import_module("gentools.{category}.{name}.impl")
+try:
+    __ipybox_import_check()
+finally:
+    del __ipybox_import_check
+"#
+    )
 }
 
 /// Keep parameter schemas to standard JSON Schema, as the Python ipybox's are: schemars
@@ -846,6 +1031,81 @@ impl IpyboxMcpServer {
     }
 
     #[tool(
+        description = "List the Python APIs the kernel's code can use, compactly: each registered MCP server's tools as mcptools.<server>.<module> with their interface (Params, Result and run() with its docstring), then each saved code action gentools.<category>.<name> with its api.py. Read this instead of opening the files one by one; import only what the task needs."
+    )]
+    async fn list_tools(&self, Parameters(p): Parameters<ListToolsParams>) -> CallToolResult {
+        const TOOL: &str = "list_tools";
+        let workspace = self.workspace.config.workspace.clone();
+        let only = p.server;
+        match tokio::task::spawn_blocking(move || tool_listing(&workspace, only.as_deref())).await {
+            Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok(Err(e)) => failure(TOOL, e),
+            Err(e) => failure(TOOL, e),
+        }
+    }
+
+    #[tool(
+        description = "Save code that worked as a tool of its own: gentools/<category>/<name>/api.py (the interface: the models, then run(<parameters>) -> <returns> with a docstring made from the descriptions) and impl.py (the code, as the body of the implementation). The tool is then imported in any cell as `from gentools.<category>.<name>.api import run` and listed by list_tools; the MCP tools it calls still ask for approval. The saved modules are imported in the kernel before this answers: code that does not import is not saved (an earlier version stays). Saving again under the same name replaces the tool."
+    )]
+    async fn save_code_action(
+        &self,
+        Parameters(p): Parameters<SaveCodeActionParams>,
+    ) -> CallToolResult {
+        const TOOL: &str = "save_code_action";
+        let session = match self.session() {
+            Ok(s) => s,
+            Err(why) => return failure(TOOL, why),
+        };
+        let _busy = session.busy();
+        let action = crate::apigen::codeaction::CodeAction::from(p);
+        if let Err(e) = action.validate() {
+            return failure(TOOL, e);
+        }
+        if let Err(e) = session.ready(&self.workspace).await {
+            return failure(TOOL, e);
+        }
+        let workspace = self.workspace.config.workspace.clone();
+        let to_write = action.clone();
+        let written = match tokio::task::spawn_blocking(move || {
+            crate::apigen::codeaction::write(&workspace, &to_write)
+        })
+        .await
+        {
+            Ok(Ok(w)) => w,
+            Ok(Err(e)) => return failure(TOOL, e),
+            Err(e) => return failure(TOOL, e),
+        };
+        let check = import_check(&action.category, &action.name);
+        match session
+            .executor
+            .execute(&check, Some(Duration::from_secs(60)))
+            .await
+        {
+            Ok(_) => {
+                let module = written.saved.module.clone();
+                let api = written.saved.api.clone();
+                written.keep();
+                CallToolResult::success(vec![ContentBlock::text(format!(
+                    "saved {module}: use it as `from {module}.api import run`\n\n{api}"
+                ))])
+            }
+            Err(e) => {
+                written.undo();
+                let why = match &e {
+                    Error::CodeExecution { error, .. } => {
+                        format!("{}: {}\n{}", error.name, error.value, error.traceback)
+                    }
+                    other => other.to_string(),
+                };
+                failure(
+                    TOOL,
+                    format!("the code action does not import, so it was not saved: {why}"),
+                )
+            }
+        }
+    }
+
+    #[tool(
         description = "Install a Python package with pip into the kernel's environment. Installed packages persist across reset and are importable at once. Supports version specifiers (e.g. `numpy>=1.20.0`) and git URLs (`git+https://...`). Returns pip's output."
     )]
     async fn install_package(&self, Parameters(p): Parameters<InstallParams>) -> CallToolResult {
@@ -895,7 +1155,7 @@ impl IpyboxMcpServer {
 #[tool_handler(
     router = self.tool_router,
     name = "ipybox",
-    instructions = "Run Python in a stateful IPython kernel with execute_ipython_cell. Register MCP servers with register_mcp_server to call their tools from that code through a typed API (mcptools.<server>.<tool>). Install packages with install_package; reset gives a fresh kernel."
+    instructions = "Run Python in a stateful IPython kernel with execute_ipython_cell. Register MCP servers with register_mcp_server to call their tools from that code through a typed API (mcptools.<server>.<tool>); list_tools shows the interfaces of those tools and of saved code actions. Save code that worked as a tool of its own with save_code_action (gentools.<category>.<name>). Install packages with install_package; reset gives a fresh kernel."
 )]
 impl ServerHandler for IpyboxMcpServer {
     async fn call_tool(

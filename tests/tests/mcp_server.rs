@@ -36,8 +36,10 @@ async fn stdio_tools_registration_timeout_reset() {
         [
             "execute_ipython_cell",
             "install_package",
+            "list_tools",
             "register_mcp_server",
-            "reset"
+            "reset",
+            "save_code_action"
         ]
     );
 
