@@ -685,6 +685,52 @@ impl CodeExecutor {
         Ok(had)
     }
 
+    /// Save working code as a tool of its own, `gentools/<category>/<name>/` in the working
+    /// directory: checked, written (never through a link), then imported afresh in the
+    /// kernel; code that does not import is removed again (an earlier version comes back)
+    /// and the error says why. Starts the kernel if needed.
+    pub async fn save_code_action(
+        &self,
+        action: &crate::apigen::codeaction::CodeAction,
+    ) -> Result<crate::apigen::codeaction::Saved> {
+        action.validate()?;
+        self.start().await?;
+        let workspace = self.registry()?.workspace;
+        let to_write = action.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            crate::apigen::codeaction::write(&workspace, &to_write)
+        })
+        .await
+        .map_err(|e| Error::config("saving the code action").because(e))??;
+        let check = crate::apigen::codeaction::import_check(&action.category, &action.name);
+        match self.execute(&check, Some(Duration::from_secs(60))).await {
+            Ok(_) => {
+                let saved = written.saved.clone();
+                written.keep();
+                Ok(saved)
+            }
+            Err(e) => {
+                written.undo();
+                let why = match &e {
+                    Error::CodeExecution { error, .. } => {
+                        format!("{}: {}\n{}", error.name, error.value, error.traceback)
+                    }
+                    other => other.to_string(),
+                };
+                Err(Error::config(format!(
+                    "the code action does not import, so it was not saved: {why}"
+                )))
+            }
+        }
+    }
+
+    /// The saved code actions of the working directory: `gentools.<category>.<name>` with
+    /// its `api.py`, sorted (`only`: one category).
+    pub fn code_actions(&self, only: Option<&str>) -> Result<Vec<(String, String)>> {
+        let workspace = self.registry()?.workspace;
+        Ok(crate::apigen::codeaction::interfaces(&workspace, only))
+    }
+
     fn registry(&self) -> Result<Registry> {
         let working_dir = match &self.shared.config.working_dir {
             Some(d) => d.clone(),

@@ -708,24 +708,6 @@ fn tool_listing(workspace: &std::path::Path, only: Option<&str>) -> Result<Strin
     Ok(out.trim_end().to_owned())
 }
 
-/// Python that imports a saved code action afresh (the new version, not a cached one).
-fn import_check(category: &str, name: &str) -> String {
-    format!(
-        r#"def __ipybox_import_check():
-    import importlib, sys
-    importlib.invalidate_caches()
-    for key in [k for k in sys.modules if k in ("gentools", "gentools.{category}") or k == "gentools.{category}.{name}" or k.startswith("gentools.{category}.{name}.")]:
-        del sys.modules[key]
-    importlib.import_module("gentools.{category}.{name}.api")
-    importlib.import_module("gentools.{category}.{name}.impl")
-try:
-    __ipybox_import_check()
-finally:
-    del __ipybox_import_check
-"#
-    )
-}
-
 /// Keep parameter schemas to standard JSON Schema, as the Python ipybox's are: schemars
 /// marks Rust number types with formats no JSON Schema validator knows (`uint`, `double`),
 /// and writes a whole-number float default as `120.0`.
@@ -1064,44 +1046,13 @@ impl IpyboxMcpServer {
         if let Err(e) = session.ready(&self.workspace).await {
             return failure(TOOL, e);
         }
-        let workspace = self.workspace.config.workspace.clone();
-        let to_write = action.clone();
-        let written = match tokio::task::spawn_blocking(move || {
-            crate::apigen::codeaction::write(&workspace, &to_write)
-        })
-        .await
-        {
-            Ok(Ok(w)) => w,
-            Ok(Err(e)) => return failure(TOOL, e),
-            Err(e) => return failure(TOOL, e),
-        };
-        let check = import_check(&action.category, &action.name);
-        match session
-            .executor
-            .execute(&check, Some(Duration::from_secs(60)))
-            .await
-        {
-            Ok(_) => {
-                let module = written.saved.module.clone();
-                let api = written.saved.api.clone();
-                written.keep();
-                CallToolResult::success(vec![ContentBlock::text(format!(
-                    "saved {module}: use it as `from {module}.api import run`\n\n{api}"
-                ))])
-            }
-            Err(e) => {
-                written.undo();
-                let why = match &e {
-                    Error::CodeExecution { error, .. } => {
-                        format!("{}: {}\n{}", error.name, error.value, error.traceback)
-                    }
-                    other => other.to_string(),
-                };
-                failure(
-                    TOOL,
-                    format!("the code action does not import, so it was not saved: {why}"),
-                )
-            }
+        match session.executor.save_code_action(&action).await {
+            Ok(saved) => CallToolResult::success(vec![ContentBlock::text(format!(
+                "saved {module}: use it as `from {module}.api import run`\n\n{api}",
+                module = saved.module,
+                api = saved.api
+            ))]),
+            Err(e) => failure(TOOL, e),
         }
     }
 

@@ -351,6 +351,25 @@ fn check_annotation(ty: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Python that imports a saved code action afresh (the new version, not a cached one),
+/// leaving nothing behind in the kernel's namespace.
+pub fn import_check(category: &str, name: &str) -> String {
+    format!(
+        r#"def __ipybox_import_check():
+    import importlib, sys
+    importlib.invalidate_caches()
+    for key in [k for k in sys.modules if k in ("gentools", "gentools.{category}") or k == "gentools.{category}.{name}" or k.startswith("gentools.{category}.{name}.")]:
+        del sys.modules[key]
+    importlib.import_module("gentools.{category}.{name}.api")
+    importlib.import_module("gentools.{category}.{name}.impl")
+try:
+    __ipybox_import_check()
+finally:
+    del __ipybox_import_check
+"#
+    )
+}
+
 fn io(what: &Path, e: std::io::Error) -> Error {
     Error::io(format!("writing {}", what.display()), e)
 }
