@@ -604,6 +604,7 @@ impl CodeExecutor {
         let home = crate::home::ipybox_home()?;
         let mut registry = Registry::load(&home, &working_dir)?;
         let working_dir = registry.workspace.clone();
+        let policy = crate::registry::srt_policy(params);
         let params = registry.pin_srt_policy(name, params, &working_dir)?;
         // A running session resolves ${VAR}s the way its tool server does: a sandboxed one
         // from the snapshot taken at its start, never from a .env its kernel may have written.
@@ -620,6 +621,10 @@ impl CodeExecutor {
             c.mcp_connect_timeout,
         )
         .await?;
+        match policy {
+            Some(policy) => registry.policies.insert(name.to_owned(), policy),
+            None => registry.policies.remove(name),
+        };
         registry.insert(name, params.clone())?;
         registry.set_tools(name, summaries(&generated))?;
         if let Some(state) = tools
@@ -640,6 +645,7 @@ impl CodeExecutor {
             .map(|(name, params)| RegisteredServer {
                 name: name.clone(),
                 params: params.clone(),
+                policy: registry.policies.get(name).cloned(),
                 tools: registry.tools.get(name).cloned().unwrap_or_default(),
             })
             .collect())
@@ -850,6 +856,10 @@ pub struct RegisteredServer {
     pub name: String,
     /// How to reach it (`${VAR}`s unresolved).
     pub params: ServerParams,
+    /// Run under srt: the policy as given at registration (`ipybox:mcp-server` or a file);
+    /// `params` name the copy ipybox pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
     /// Its tools, as generated.
     pub tools: Vec<ToolSummary>,
 }

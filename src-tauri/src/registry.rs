@@ -48,6 +48,31 @@ fn shipped_policy(name: &str) -> Result<serde_json::Value> {
         .map_err(|e| Error::config("the shipped sandbox profile").because(e))
 }
 
+/// The sandbox policy a stdio server under `srt --settings P …` names: P as given.
+pub fn srt_policy(params: &ServerParams) -> Option<String> {
+    let command = params.command.as_deref()?;
+    if crate::mcp::client::program_name(command) != "srt" {
+        return None;
+    }
+    crate::mcp::client::srt_settings(&params.args).map(str::to_owned)
+}
+
+/// `params` with srt's `--settings` argument replaced by `path`.
+fn with_srt_settings(params: &ServerParams, path: &str) -> ServerParams {
+    let mut out = params.clone();
+    for i in 0..out.args.len() {
+        let a = &out.args[i];
+        if (a == "--settings" || a == "-s") && i + 1 < out.args.len() {
+            out.args[i + 1] = path.to_owned();
+            break;
+        } else if a.starts_with("--settings=") {
+            out.args[i] = format!("--settings={path}");
+            break;
+        }
+    }
+    out
+}
+
 /// The policy file a connection test wrote; removed when dropped.
 #[derive(Debug)]
 pub struct PreviewPolicy(Option<PathBuf>);
@@ -113,6 +138,10 @@ pub struct Registry {
     /// Server name → its tools, as generated when it was registered.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, Vec<ToolSummary>>,
+    /// Server name → the sandbox policy it was registered with, as given (`ipybox:mcp-server`
+    /// or a file), for a server run under srt: its parameters hold the pinned copy.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, String>,
     #[serde(skip)]
     path: PathBuf,
 }
@@ -148,6 +177,7 @@ impl Registry {
                 workspace,
                 servers: BTreeMap::new(),
                 tools: BTreeMap::new(),
+                policies: BTreeMap::new(),
                 path,
             }),
             Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
@@ -231,23 +261,17 @@ impl Registry {
             .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
         std::fs::rename(&tmp, &pinned)
             .map_err(|e| Error::io(format!("writing {}", pinned.display()), e))?;
-        let pinned = pinned.to_string_lossy().into_owned();
-        let mut out = params.clone();
-        let mut replaced = false;
-        for i in 0..out.args.len() {
-            if replaced {
-                break;
-            }
-            let a = &out.args[i];
-            if (a == "--settings" || a == "-s") && i + 1 < out.args.len() {
-                out.args[i + 1] = pinned.clone();
-                replaced = true;
-            } else if a.starts_with("--settings=") {
-                out.args[i] = format!("--settings={pinned}");
-                replaced = true;
-            }
-        }
-        Ok(out)
+        Ok(with_srt_settings(params, &pinned.to_string_lossy()))
+    }
+
+    /// The parameters to register `name` with again: as stored, with the sandbox policy as
+    /// it was given (so a workspace file or a shipped profile is read afresh), not the copy.
+    pub fn params_to_regenerate(&self, name: &str) -> Option<ServerParams> {
+        let params = self.servers.get(name)?;
+        Some(match self.policies.get(name) {
+            Some(policy) => with_srt_settings(params, policy),
+            None => params.clone(),
+        })
     }
 
     /// Add or replace `name` and save.
@@ -266,6 +290,7 @@ impl Registry {
     /// Remove `name` and save; `false` when it was not registered.
     pub fn remove(&mut self, name: &str) -> Result<bool> {
         self.tools.remove(name);
+        self.policies.remove(name);
         let had = self.servers.remove(name).is_some();
         if had {
             self.save()?;
@@ -417,5 +442,14 @@ mod tests {
         assert!(written.is_file(), "a test connection gets its own copy");
         drop(guard);
         assert!(!written.exists(), "and it is removed after the test");
+
+        let mut r = r;
+        r.servers.insert("fs".into(), pinned);
+        r.policies.insert("fs".into(), "ipybox:mcp-server".into());
+        assert_eq!(
+            r.params_to_regenerate("fs").expect("registered").args[..3],
+            ["--settings", "ipybox:mcp-server", "npx"],
+            "regenerating reads the policy as it was given, not the pinned copy"
+        );
     }
 }

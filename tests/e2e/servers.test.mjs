@@ -142,3 +142,24 @@ test('a server that crashes shows as crashed with its last stderr lines', async 
   assert.match(await app.text(`${card('crashy')} .server-stderr`), /crashy: loaded 3 plugins/);
   spawnSync('import', ['-window', 'root', join(SHOTS, 'servers-crashed.png')]);
 });
+
+test('the sandbox switch runs a registered server under srt with the mcp-server profile', async () => {
+  const dir = workspace({ 'test.ipynb': notebook('from mcptools.fx.echo import Params, run\nprint(run(Params(text="from inside srt")))') });
+  const app = await open(dir);
+  await openServersTab(app);
+  await register(app, 'fx', { 'server-command': FIXTURE, 'server-args': 'stdio' }, /^Connected/);
+  step('switch the sandbox on');
+  await app.click(`${card('fx')} .server-sandbox-switch`);
+  const label = await app.until('the switch to take', async () => {
+    const t = await app.text(`${card('fx')} .server-switch-label`);
+    return t?.startsWith('Sandboxed with') ? t : null;
+  }, 60000);
+  assert.equal(label, 'Sandboxed with ipybox’s mcp-server profile');
+  assert.match(await app.text(`${card('fx')} .server-changes`), /^Now sandboxed\. No tool was added, removed or changed\.$/);
+  await app.click('#run-cell');
+  answerDialog('Approve tool call — fx.echo', 'Return', 30);
+  const done = await settled(app, 0);
+  assert.match(done.output, /from inside srt/);
+  const srt = spawnSync('pgrep', ['-f', 'srt/fx.json'], { encoding: 'utf8' }).stdout.trim();
+  assert.notEqual(srt, '', 'the server runs under srt with its pinned policy');
+});

@@ -444,6 +444,8 @@ export interface ToolSummary {
 export interface RegisteredServer {
   name: string;
   params: ServerParamsJson;
+  /** Under srt: the policy as given (`ipybox:mcp-server` or a file); `params` name ipybox's pinned copy. */
+  policy?: string | null;
   tools: ToolSummary[];
 }
 

@@ -104,6 +104,7 @@ mod tests {
             servers: vec![RegisteredServer {
                 name: "fx".into(),
                 params,
+                policy: Some("ipybox:mcp-server".into()),
                 tools: vec![ToolSummary {
                     tool: "echo-it".into(),
                     module: "echo_it".into(),
@@ -122,6 +123,7 @@ mod tests {
                 "servers": [{
                     "name": "fx",
                     "params": {"command": "srt", "args": ["--settings", "/p.json", "uvx", "x"], "env": {"K": "${K}"}},
+                    "policy": "ipybox:mcp-server",
                     "tools": [{"tool": "echo-it", "module": "echo_it", "interface": "class Params(BaseModel):\n    ..."}]
                 }],
                 "profiles": [{"name": "mcp-server", "purpose": "p"}]

@@ -51,7 +51,7 @@ impl CodeExecutor {
         let before = registry.tools.get(name).cloned().unwrap_or_default();
         let params = match params {
             Some(p) => p.clone(),
-            None => registry.servers.get(name).cloned().ok_or_else(|| {
+            None => registry.params_to_regenerate(name).ok_or_else(|| {
                 Error::config(format!("no MCP server \"{name}\" is registered here"))
             })?,
         };

@@ -281,7 +281,7 @@ export class ServersView {
       'label',
       { class: 'server-switch-label', for: sandbox.id, title: server.params.command === undefined ? 'Only a program ipybox starts can run in the sandbox.' : '' },
       sandbox,
-      h('span', { text: inner ? `Sandboxed with ${profileLabel(inner.policy)}` : 'Sandboxed' }),
+      h('span', { text: inner ? `Sandboxed with ${profileLabel(server.policy ?? inner.policy)}` : 'Sandboxed' }),
     );
     const regenerate = h('button', { class: 'link-button server-regenerate', type: 'button', text: 'Regenerate', 'aria-label': `Regenerate the tools of ${server.name}` });
     regenerate.addEventListener('click', () => void this.regenerate(server.name, regenerate));
@@ -402,6 +402,7 @@ export class ServersView {
 
   private async setSandboxed(server: RegisteredServer, input: HTMLInputElement): Promise<void> {
     const form = formFromParams(server.name, server.params);
+    if (server.policy) form.policy = server.policy;
     form.sandbox = input.checked;
     if (input.checked) form.policy = DEFAULT_PROFILE;
     const check = checkForm(form);
@@ -441,7 +442,9 @@ export class ServersView {
     this.editing = server?.name ?? null;
     this.formTitle.textContent = server ? `Edit ${server.name}` : 'Add an MCP server';
     this.fillPolicies();
-    this.setForm(server ? formFromParams(server.name, server.params) : emptyForm());
+    const form = server ? formFromParams(server.name, server.params) : emptyForm();
+    if (server?.policy) form.policy = server.policy;
+    this.setForm(form);
     this.json.value = '';
     this.jsonError.hidden = true;
     this.jsonPickRow.hidden = true;

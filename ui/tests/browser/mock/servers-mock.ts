@@ -36,13 +36,24 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** As the engine stores a server under srt: its policy as given, and the parameters naming the pinned copy. */
+function pinned(name: string, params: unknown): { params: unknown; policy?: string } {
+  if (!isRecord(params) || params.command !== 'srt' || !Array.isArray(params.args)) return { params };
+  const args = [...params.args];
+  const at = args.indexOf('--settings');
+  if (at < 0 || typeof args[at + 1] !== 'string') return { params };
+  const policy = String(args[at + 1]);
+  args[at + 1] = `/home/ana/.local/share/ipybox/workspaces/weather-1f2e/srt/${name}.json`;
+  return { params: { ...params, args }, policy };
+}
+
 export function serversBackend(config: ServersMockConfig) {
   const registry = new Map<string, { params: unknown; tools: Tool[] }>();
   for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: [ECHO] });
   /** A regenerate after this finds `add` too (the server grew a tool). */
   let grown = false;
   const list = () => ({
-    servers: [...registry.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, s]) => ({ name, params: s.params, tools: s.tools })),
+    servers: [...registry.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, s]) => ({ name, ...pinned(name, s.params), tools: s.tools })),
     profiles: [
       { name: 'mcp-server', purpose: 'the default for an MCP server run under srt, npm-ready' },
       { name: 'mcp-offline', purpose: 'an MCP server that is already installed: no network, no writes' },
