@@ -218,8 +218,8 @@ describe('rules made from a request’s arguments', () => {
     assert.equal(await waitingCard(page).locator('.always-allow-args').textContent(), 'Always allow calls with these arguments');
     await waitingCard(page).locator('.always-allow-args').click();
     await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent.startsWith('Always allow github.create_issue when'));
-    assert.equal(await page.locator('#rule-list .rule-text').first().textContent(), 'Always allow github.create_issue when owner is “acme” and repo is “site”');
-    assert.match(await page.locator('#approvals-status').textContent(), /^Rule added: Always allow github\.create_issue when owner is “acme” and repo is “site”\.$/);
+    assert.equal(await page.locator('#rule-list .rule-text').first().textContent(), 'Always allow github.create_issue when owner is “acme” and repo is “site”, with no other arguments');
+    assert.match(await page.locator('#approvals-status').textContent(), /^Rule added: Always allow github\.create_issue when owner is “acme” and repo is “site”, with no other arguments\.$/);
     // Other values ask; the same values do not.
     await runCell(page, 1);
     await waitingCard(page).waitFor();
@@ -246,9 +246,9 @@ describe('rules made from a request’s arguments', () => {
     const first = page.locator('#recent-calls .recent-call').first();
     assert.equal(await first.locator('.recent-allow-args').textContent(), 'Always allow calls with these arguments');
     await first.locator('.recent-allow-args').click();
-    await page.waitForFunction(() => document.querySelector('#recent-calls .recent-rule-made')?.textContent === 'Rule added: Always allow weather.forecast when city is “Oslo”.');
+    await page.waitForFunction(() => document.querySelector('#recent-calls .recent-rule-made')?.textContent === 'Rule added: Always allow weather.forecast when city is “Oslo”, with no other arguments.');
     assert.deepEqual(await calls(page, 'add_approval_rule'), [{ rule: { server: 'weather', tool: 'forecast', args: { city: { equals: 'Oslo' } }, exact_args: true, decision: 'allow', comment: 'added from the approval panel' }, decideId: null }]);
-    await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent === 'Always allow weather.forecast when city is “Oslo”');
+    await page.waitForFunction(() => document.querySelector('#rule-list .rule-text')?.textContent === 'Always allow weather.forecast when city is “Oslo”, with no other arguments');
 
     // The same arguments decided by hand once more (from before the rule): no second copy.
     await request(page, { id: 72, server: 'weather', tool: 'forecast', arguments: { city: 'Oslo' } });

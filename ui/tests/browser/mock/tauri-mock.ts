@@ -537,8 +537,8 @@ function callTool(executionId: string, origin: string | null, server: string, to
   return verdict.finally(() => clearTimeout(timer));
 }
 
-const RULE_FIELDS = ['server', 'tool', 'args', 'decision', 'reason', 'comment'];
-const MATCHER_FIELDS = ['equals', 'one_of', 'glob', 'under'];
+const RULE_FIELDS = ['server', 'tool', 'args', 'exact_args', 'decision', 'reason', 'comment'];
+const MATCHER_FIELDS = ['equals', 'one_of', 'glob', 'under', 'absent'];
 
 /** A small part of the backend's checks, with its kind of messages. */
 function checkRules(value: unknown): string | null {
