@@ -274,7 +274,7 @@ export class ServersView {
     const state = h('span', { class: 'server-state' });
     const stderr = h('pre', { class: 'server-stderr', hidden: true, 'aria-label': `Last lines ${server.name} wrote on stderr` });
     const inner = server.params.command !== undefined ? unwrapSrt(server.params.command, server.params.args ?? []) : null;
-    const sandbox = h('input', { type: 'checkbox', role: 'switch', class: 'server-sandbox-switch', id: `${id}-sandbox`, disabled: server.params.command === undefined });
+    const sandbox = h('input', { type: 'checkbox', role: 'switch', class: 'server-sandbox-switch', id: `${id}-sandbox`, 'aria-label': `Run ${server.name} sandboxed (srt)`, disabled: server.params.command === undefined });
     sandbox.checked = inner !== null;
     sandbox.addEventListener('change', () => void this.setSandboxed(server, sandbox));
     const sandboxLabel = h(
