@@ -158,6 +158,43 @@ describe('the MCP servers tab', () => {
     await close();
   });
 
+  it('is reachable by keyboard alone: the tab, the form, Test connection and Save', async () => {
+    const { page, errors, close } = await app();
+    await page.click('#toggle-approvals');
+    await page.focus('#side-tab-approvals');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'side-tab-servers');
+    assert.equal(await page.getAttribute('#side-tab-servers', 'aria-selected'), 'true');
+    // Tab from the tab list: the close button, then the tab's first control.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'add-server');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'server-name');
+    await page.keyboard.type('kb');
+    await page.keyboard.press('Tab'); // the stdio radio (checked)
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'server-transport-stdio');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'server-command');
+    await page.keyboard.type('uvx');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('mcp-server-fetch');
+    // The accessible names: every field is labelled.
+    for (const id of ['server-name', 'server-command', 'server-args', 'server-env', 'server-sandbox']) {
+      assert.equal(await page.evaluate((i) => document.querySelector(`label[for="${i}"]`) !== null, id), true, `${id} has a label`);
+    }
+    await page.focus('#test-server');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.server-test-ok');
+    await page.focus('#save-server');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.server-card[data-server="kb"]');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Regenerate the tools of kb', 'the focus stays in the new server');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('reads well in dark mode too (screenshot)', async () => {
     const { page, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' } } } }, { colorScheme: 'dark' });
     await openTab(page);
