@@ -195,6 +195,33 @@ describe('the MCP servers tab', () => {
     await close();
   });
 
+  it('Edit opens the form on a server as given (a sandboxed one with its profile, not the pinned copy); renaming replaces it', async () => {
+    const registered = { fx: { type: 'stdio', command: 'srt', args: ['--settings', 'ipybox:mcp-offline', 'ipybox-fixture-mcp', 'stdio'], env: { MODE: '${MODE}' } } };
+    const { page, errors, close } = await app({ servers: { registered } });
+    await openTab(page);
+    const card = '.server-card[data-server="fx"]';
+    await page.waitForSelector(card);
+    assert.match(await text(page, `${card} .server-switch-label`), /Sandboxed with ipybox’s mcp-offline profile/);
+    await page.click(`${card} .server-edit`);
+    assert.equal(await text(page, '#server-form-title'), 'Edit fx');
+    assert.equal(await page.inputValue('#server-command'), 'ipybox-fixture-mcp');
+    assert.equal(await page.inputValue('#server-args'), 'stdio');
+    assert.equal(await page.inputValue('#server-env'), 'MODE=${MODE}');
+    assert.equal(await page.isChecked('#server-sandbox'), true);
+    assert.equal(await page.inputValue('#server-policy'), 'ipybox:mcp-offline');
+    assert.equal(await page.locator('#server-name-note').isVisible(), false, 'its own name is no clash');
+    await page.fill('#server-name', 'fixture');
+    await page.click('#save-server');
+    await page.waitForSelector('.server-card[data-server="fixture"]');
+    await page.waitForSelector(card, { state: 'detached' });
+    assert.deepEqual(await calls(page, 'register_mcp_server'), [
+      { name: 'fixture', params: { type: 'stdio', command: 'srt', args: ['--settings', 'ipybox:mcp-offline', 'ipybox-fixture-mcp', 'stdio'], env: { MODE: '${MODE}' } } },
+    ]);
+    assert.deepEqual(await calls(page, 'unregister_mcp_server'), [{ name: 'fx' }]);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('reads well in dark mode too (screenshot)', async () => {
     const { page, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' } } } }, { colorScheme: 'dark' });
     await openTab(page);
