@@ -2,6 +2,7 @@
  * The backend contract: every Tauri command, event and window/dialog call the UI makes.
  * This is the only module that calls `invoke`; everything else imports typed functions from here.
  */
+import type { CodeActionDraft } from './model/codeAction';
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
@@ -497,6 +498,28 @@ export function unregisterMcpServer(name: string): Promise<boolean> {
 
 export function mcpPlaceholders(names: string[]): Promise<Placeholder[]> {
   return call<Placeholder[]>('mcp_placeholders', { names });
+}
+
+// ---- saved code actions ("Save cell as tool")
+
+/** A saved code action: `gentools.<category>.<name>` and its interface (api.py). */
+export interface SavedTool {
+  module: string;
+  api: string;
+}
+
+/** The api.py a code action would have; rejects with InvalidConfig saying what is wrong. */
+export function previewCodeAction(action: CodeActionDraft): Promise<string> {
+  return call<string>('preview_code_action', { action });
+}
+
+/** Save it (imported in the kernel first; code that does not import is refused, naming the error). */
+export function saveCodeAction(action: CodeActionDraft): Promise<SavedTool> {
+  return call<SavedTool>('save_code_action', { action });
+}
+
+export function codeActions(): Promise<SavedTool[]> {
+  return call<SavedTool[]>('code_actions');
 }
 
 // ---- the app's own MCP endpoint, and what agents do through it

@@ -194,15 +194,20 @@ impl CodeAction {
         out.push_str(&self.return_type());
         out.push_str(":\n    ");
         let mut doc = String::from(&description);
-        let described: Vec<&Parameter> = self.parameters.iter().collect();
+        let described: Vec<(&str, String)> = self
+            .parameters
+            .iter()
+            .filter_map(|p| {
+                let text = p.description.as_deref().and_then(tidy_description)?;
+                Some((p.name.as_str(), text))
+            })
+            .collect();
         if !described.is_empty() {
             doc.push_str("\n\nArgs:");
-            for p in &described {
-                let text = p.description.as_deref().and_then(tidy_description);
+            for (name, text) in &described {
                 doc.push_str(&format!(
-                    "\n    {}: {}",
-                    p.name,
-                    text.as_deref().unwrap_or("").replace('\n', "\n        ")
+                    "\n    {name}: {}",
+                    text.replace('\n', "\n        ")
                 ));
             }
         }

@@ -7,9 +7,10 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
-use super::dto::{AppSettings, AppState, DesktopError, ExecEvent, McpEndpointState};
+use super::dto::{AppSettings, AppState, DesktopError, ExecEvent, McpEndpointState, SavedTool};
 use super::session::Desktop;
 use super::settings::Settings;
+use crate::apigen::codeaction::CodeAction;
 use crate::audit::AuditEntry;
 use crate::error::Error;
 use crate::events::DecidedBy;
@@ -228,6 +229,35 @@ pub async fn set_mcp_endpoint<R: Runtime>(
     state
         .set_endpoint(&app, enabled, new_token.unwrap_or(false))
         .await
+}
+
+/// The interface (`api.py`) a code action would have, checked first: what "Save cell as
+/// tool" shows before saving.
+#[tauri::command]
+pub fn preview_code_action(action: CodeAction) -> Reply<String> {
+    action.validate()?;
+    Ok(action.render_api())
+}
+
+/// Save a cell as a tool (`gentools/<category>/<name>/`), imported in the kernel first.
+#[tauri::command]
+pub async fn save_code_action(state: State<'_, Desktop>, action: CodeAction) -> Reply<SavedTool> {
+    let saved = state.executor()?.save_code_action(&action).await?;
+    Ok(SavedTool {
+        module: saved.module,
+        api: saved.api,
+    })
+}
+
+/// The workspace's saved code actions with their interfaces.
+#[tauri::command]
+pub fn code_actions(state: State<'_, Desktop>) -> Reply<Vec<SavedTool>> {
+    Ok(state
+        .executor()?
+        .code_actions(None)?
+        .into_iter()
+        .map(|(module, api)| SavedTool { module, api })
+        .collect())
 }
 
 /// The tool calls waiting for a decision, oldest first.

@@ -69,6 +69,15 @@ pub struct AppSettings {
     pub approval_timeout_secs: u64,
 }
 
+/// A saved code action, as the window lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SavedTool {
+    /// `gentools.<category>.<name>`.
+    pub module: String,
+    /// Its interface (`api.py`).
+    pub api: String,
+}
+
 /// The app's own MCP endpoint for agents, as the window shows it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -18,6 +18,7 @@ import { ApprovalsModel } from '../model/approvals';
 import { AgentSessions } from '../model/agents';
 import { DocumentTabs } from './agentsView';
 import { EndpointDialog } from './endpointDialog';
+import { SaveToolDialog } from './saveToolDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
 import { ServersView } from './serversView';
@@ -102,6 +103,7 @@ export class App implements CellViewHost {
   private readonly docTabs: DocumentTabs;
   private readonly endpointDialog: EndpointDialog;
   private readonly agentsButton: HTMLButtonElement;
+  private readonly saveToolDialog = new SaveToolDialog((tool) => this.flash(`Saved ${tool.module}`));
 
   /** An executor whose runs name their cell ("cell 3 of analysis.ipynb") for approvals and the audit log. */
   private newExecutor(nb: Notebook): Executor {
@@ -149,6 +151,7 @@ export class App implements CellViewHost {
       { id: 'run-below', label: 'Run selected cell and all below', action: () => this.afterMenu(() => this.runBelow()) },
       { id: 'run-all-menu', label: 'Run all cells', action: () => this.afterMenu(() => this.dispatch('run-all')) },
       { id: 'clear-selected-outputs', label: 'Clear outputs of selected cells', action: () => this.afterMenu(() => this.clearSelectedOutputs()) },
+      { id: 'save-cell-as-tool', label: 'Save selected cell as a tool…', action: () => this.afterMenu(() => this.saveCellAsTool()) },
       { id: 'clear-all-outputs', label: 'Clear all outputs', action: () => this.afterMenu(() => this.clearAllOutputs()) },
     ]);
 
@@ -280,7 +283,7 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element, this.endpointDialog.element);
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element);
 
     this.saver.subscribe((s) => this.showSaveStatus(s));
     this.wireNotebook();
@@ -736,6 +739,16 @@ export class App implements CellViewHost {
       cell.clearToolCalls();
       cell.setNotice(null);
     }
+  }
+
+  /** "Save cell as tool" on the active code cell. */
+  private saveCellAsTool(): void {
+    const cell = this.editor.activeCell;
+    if (!cell || cell.type !== 'code' || cell.source.trim() === '') {
+      this.flash("Select a code cell with code to save it as a tool");
+      return;
+    }
+    this.saveToolDialog.open(cell.source);
   }
 
   private clearSelectedOutputs(): void {
