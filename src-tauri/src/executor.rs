@@ -627,7 +627,10 @@ impl CodeExecutor {
         };
         registry.insert(name, params.clone())?;
         registry.set_tools(name, summaries(&generated))?;
-        if let Some(state) = tools
+        // Asked again now that the registry holds it: a session that started while this
+        // generated has read the registry before, and is told here (one still starting reads
+        // it once it has started).
+        if let Some(state) = self.snapshot().tools
             && state.set_server(name, params)
         {
             // Re-registered with other parameters: the old connection goes.
