@@ -190,6 +190,25 @@ pub struct PolicyFileChanged {
     pub text: Option<String>,
 }
 
+/// A sandbox profile ipybox ships for MCP servers (`srt --settings ipybox:<name>`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerProfile {
+    /// Its name (`mcp-server`).
+    pub name: &'static str,
+    /// What it is for, in words.
+    pub purpose: &'static str,
+}
+
+/// The servers registered for the workspace, with their tools.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerList {
+    /// The servers, by name.
+    pub servers: Vec<crate::executor::RegisteredServer>,
+    /// The profiles a server can be sandboxed with.
+    pub profiles: Vec<ServerProfile>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,35 +2,15 @@
 //! parameters arrive as JSON and are checked by the engine, so a form's mistake comes back
 //! as `InvalidConfig` in words rather than as a Tauri argument error.
 
-use serde::Serialize;
 use tauri::State;
 
-use super::dto::DesktopError;
+use super::dto::{DesktopError, ServerList, ServerProfile};
 use super::session::Desktop;
-use crate::executor::{Placeholder, RegisteredServer, Registration};
+use crate::executor::{Placeholder, Registration};
 use crate::mcp::ServerParams;
 use crate::registry::ToolSummary;
 
 type Reply<T> = Result<T, DesktopError>;
-
-/// A sandbox profile ipybox ships for MCP servers (`srt --settings ipybox:<name>`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerProfile {
-    /// Its name (`mcp-server`).
-    pub name: &'static str,
-    /// What it is for, in words.
-    pub purpose: &'static str,
-}
-
-/// The servers registered for the workspace, with their tools.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerList {
-    /// The servers, by name.
-    pub servers: Vec<RegisteredServer>,
-    /// The profiles a server can be sandboxed with.
-    pub profiles: Vec<ServerProfile>,
-}
 
 #[tauri::command]
 pub fn mcp_servers(state: State<'_, Desktop>) -> Reply<ServerList> {
@@ -92,6 +72,7 @@ pub fn mcp_placeholders(state: State<'_, Desktop>, names: Vec<String>) -> Reply<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::executor::RegisteredServer;
 
     /// The shapes `ui/src/ipc.ts` reads, pinned.
     #[test]
