@@ -48,6 +48,11 @@ test('a cell saved as a tool is callable from another cell, and its MCP call sti
   assert.ok(existsSync(join(ws, 'gentools', 'demo', 'shout', 'impl.py')));
   await app.click('#close-save-tool');
 
+  // Listed in the MCP servers tab, beside the servers.
+  await app.click('#toggle-approvals');
+  await app.click('#side-tab-servers');
+  await app.until('the saved tool in the MCP servers tab', async () => /gentools\.demo\.shout/.test(await app.text('#saved-tool-list') ?? ''), 10000);
+
   // Another cell calls it; the echo inside asks the person.
   await app.click('.cell[data-cell-id="cell-1"] .prompt');
   await app.press(Keys.Shift, Keys.Enter);

@@ -22,6 +22,7 @@ import { SaveToolDialog } from './saveToolDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
 import { ServersView } from './serversView';
+import { SavedToolsView } from './savedToolsView';
 import { ServerStatuses } from '../model/serverForm';
 import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
@@ -94,6 +95,7 @@ export class App implements CellViewHost {
   private readonly auditView: AuditView;
   private readonly serverStatuses = new ServerStatuses();
   private readonly serversView = new ServersView(this.serverStatuses);
+  private readonly savedToolsView = new SavedToolsView();
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly sidePanel: SidePanel;
   private readonly approvalsButton: HTMLButtonElement;
@@ -103,7 +105,10 @@ export class App implements CellViewHost {
   private readonly docTabs: DocumentTabs;
   private readonly endpointDialog: EndpointDialog;
   private readonly agentsButton: HTMLButtonElement;
-  private readonly saveToolDialog = new SaveToolDialog((tool) => this.flash(`Saved ${tool.module}`));
+  private readonly saveToolDialog = new SaveToolDialog((tool) => {
+    this.flash(`Saved ${tool.module}`);
+    void this.savedToolsView.reload();
+  });
 
   /** An executor whose runs name their cell ("cell 3 of analysis.ipynb") for approvals and the audit log. */
   private newExecutor(nb: Notebook): Executor {
@@ -269,7 +274,7 @@ export class App implements CellViewHost {
     this.sidePanel = new SidePanel([
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
       { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
-      { id: 'servers', label: 'MCP servers', content: this.serversView.element, width: 560, onShow: () => this.serversView.onShow(), onHide: () => this.serversView.onHide() },
+      { id: 'servers', label: 'MCP servers', content: h('div', { class: 'servers-tab' }, this.serversView.element, this.savedToolsView.element), width: 560, onShow: () => { this.serversView.onShow(); void this.savedToolsView.reload(); }, onHide: () => this.serversView.onHide() },
       { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
     ]);
     const rightPanel = this.sidePanel.element;

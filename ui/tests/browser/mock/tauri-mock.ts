@@ -598,6 +598,10 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
       return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
     case 'app_settings':
       return { handled: true, value: { ...settings } };
+    case 'code_actions':
+      return { handled: true, value: [] };
+    case 'mcp_endpoint':
+      return { handled: true, value: { enabled: false, url: null, token: null, error: null } };
     case 'set_app_settings': {
       const secs = args.approvalTimeoutSecs;
       if (typeof secs !== 'number' || !Number.isInteger(secs) || secs < 1 || secs > 86400) throw { code: 'InvalidConfig', message: `the approval timeout must be from 1 to 86400 seconds, got ${String(secs)}` };
