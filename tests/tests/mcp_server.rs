@@ -240,7 +240,7 @@ async fn http_requires_the_token_and_works_with_it() {
         StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header("secret-token"),
     );
     let c = ().serve(good).await.unwrap();
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 4);
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 6);
     let r = call(
         &c,
         "execute_ipython_cell",
