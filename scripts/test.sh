@@ -17,6 +17,7 @@ cargo clippy "${features[@]}" --all-targets -- -D warnings
 cargo clippy --workspace --all-features --all-targets -- -D warnings
 echo "== cargo build (headless engine and examples)"
 cargo build "${features[@]}" --all-targets
+node tests/plugin/validate.mjs target/debug/ipybox  # the Claude Code plugin marketplace (.claude-plugin/, plugin/) against its documented format
 echo "== ipybox setup (Python environment for the kernels, sandbox runtime)"
 target/debug/ipybox setup --sandbox
 echo "== reference MCP servers for the tests (npm, PyPI)"

@@ -34,6 +34,10 @@ function mcpFlags() {
   if (!flags.has("--sandbox") || !flags.has("--approval")) {
     throw new Error(`could not read the flags of ${binary} mcp --help`);
   }
+  // The approval modes are the back-quoted words of --approval's help (`auto`, `rules`, ...),
+  // up to the sentence naming the one it lacks (`ask`).
+  const approval = (help.split("\n").find((l) => /^\s+--approval /.test(l)) ?? "").split("There is no")[0];
+  flags.approvalModes = new Set([...approval.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
   return flags;
 }
 
@@ -66,7 +70,7 @@ function validate(root, flags) {
       }
       if (flag === "--approval") {
         const mode = args[++i];
-        if (!["auto", "reject", "rules", "desktop"].includes(mode)) fail(where, `--approval ${mode}: unknown mode`);
+        if (!flags.approvalModes.has(mode)) fail(where, `--approval ${mode}: unknown mode`);
         if (mode === "rules") i++;
       } else if (flags.get(flag) && !arg.includes("=")) {
         if (args[++i] === undefined) fail(where, `${flag} needs a value`);
