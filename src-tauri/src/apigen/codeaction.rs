@@ -172,7 +172,7 @@ impl CodeAction {
                 DocPart::line(&summary),
                 DocPart::lines("\n\nSaved code action "),
                 DocPart::line(&self.module()),
-                DocPart::lines(": its interface. The implementation is in impl.py.\n"),
+                DocPart::lines(": its interface. The implementation is in impl.py."),
             ],
         );
         out.push_str("\n\nfrom __future__ import annotations\n\n");
