@@ -202,6 +202,15 @@ pub fn echo_server() -> ipybox::ServerParams {
     .expect("valid server parameters")
 }
 
+/// Parameters of the reference server `@modelcontextprotocol/server-everything` over stdio,
+/// as JSON (what `register_mcp_server` takes); needs `tests/servers/install.sh`.
+pub fn everything_params() -> serde_json::Value {
+    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(js.exists(), "run tests/servers/install.sh");
+    serde_json::json!({"command": "node", "args": [js, "stdio"]})
+}
+
 /// A client of `ipybox mcp` over stdio, as an agent would run it.
 pub mod mcp_client {
     use std::path::Path;

@@ -11,15 +11,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use ipybox_tests::mcp_client::{Client, call, stdio_client, text};
-use ipybox_tests::{ipybox_bin, wait_for, workspace};
+use ipybox_tests::{everything_params, ipybox_bin, wait_for, workspace};
 use rmcp::ServiceExt;
-
-fn everything() -> serde_json::Value {
-    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(js.exists(), "run tests/servers/install.sh");
-    serde_json::json!({"command": "node", "args": [js, "stdio"]})
-}
 
 async fn ok(c: &Client, tool: &str, args: serde_json::Value) -> String {
     let r = call(c, tool, args.clone()).await;
@@ -61,7 +54,7 @@ async fn the_skill(c: &Client, ws: &Path) {
     ok(
         c,
         "register_mcp_server",
-        serde_json::json!({"server_name": "everything", "server_params": everything()}),
+        serde_json::json!({"server_name": "everything", "server_params": everything_params()}),
     )
     .await;
 

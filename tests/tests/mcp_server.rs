@@ -9,15 +9,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use ipybox_tests::mcp_client::{call, stdio_client, text};
-use ipybox_tests::{ipybox_bin, wait_for, workspace};
+use ipybox_tests::{everything_params, ipybox_bin, wait_for, workspace};
 use rmcp::ServiceExt;
-
-fn everything() -> serde_json::Value {
-    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(js.exists(), "run tests/servers/install.sh");
-    serde_json::json!({"command": "node", "args": [js, "stdio"]})
-}
 
 #[tokio::test]
 async fn stdio_tools_registration_timeout_reset() {
@@ -46,7 +39,7 @@ async fn stdio_tools_registration_timeout_reset() {
     let r = call(
         &c,
         "register_mcp_server",
-        serde_json::json!({"server_name": "everything", "server_params": everything()}),
+        serde_json::json!({"server_name": "everything", "server_params": everything_params()}),
     )
     .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
@@ -103,7 +96,7 @@ async fn stdio_tools_registration_timeout_reset() {
     let r = call(
         &c,
         "register_mcp_server",
-        serde_json::json!({"server_name": "not-valid", "server_params": everything()}),
+        serde_json::json!({"server_name": "not-valid", "server_params": everything_params()}),
     )
     .await;
     assert_eq!(r.is_error, Some(true), "an invalid name is refused");
@@ -370,7 +363,7 @@ async fn drop_in_for_the_python_ipybox_command_line_and_results() {
     use base64::Engine;
     let ws = workspace();
     let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/.venv/bin/python");
-    let server_js = everything()["args"][0].as_str().unwrap().to_owned();
+    let server_js = everything_params()["args"][0].as_str().unwrap().to_owned();
     let (tool_port, gateway_port) = (free_port(), free_port());
     let errlog = ws.path().join("stderr.txt");
     let out = tokio::process::Command::new(py)
@@ -752,7 +745,7 @@ async fn rules_allow_and_reject_including_an_argument_pattern() {
     call(
         &c,
         "register_mcp_server",
-        serde_json::json!({"server_name": "everything", "server_params": everything()}),
+        serde_json::json!({"server_name": "everything", "server_params": everything_params()}),
     )
     .await;
     let code = "from mcptools.everything import echo, get_sum\nfrom mcptools._runtime import ApprovalRejected\n\

@@ -82,7 +82,6 @@ export class App implements CellViewHost {
   private readonly cellTypeSelect: HTMLSelectElement;
   private readonly modeEl: HTMLElement;
   private readonly pathEl: HTMLElement;
-  private readonly sandboxEl: HTMLElement;
   private readonly messageEl: HTMLElement;
   private readonly packageInput: HTMLInputElement;
   private readonly installButton: HTMLButtonElement;
@@ -284,7 +283,6 @@ export class App implements CellViewHost {
     // ---- status bar
     this.modeEl = h('span', { id: 'mode-indicator', class: 'status-item mode', text: 'Command' });
     this.pathEl = h('span', { class: 'status-item path' });
-    this.sandboxEl = h('span', { id: 'sandbox-status', class: 'status-item sandbox', hidden: true }, icon('shield'), h('span', { text: 'Sandboxed' }));
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
@@ -368,7 +366,6 @@ export class App implements CellViewHost {
       this.docTabs.setNotebookName(baseName(state.notebookPath));
       void this.endpointDialog.refresh();
       this.pathEl.title = state.notebookPath;
-      this.sandboxEl.hidden = !state.sandbox;
       this.setKernelBase(state.kernel);
       if (state.provisioning) this.onSessionEvent({ type: 'provisioning', ...state.provisioning });
       if (state.startupError) this.onSessionEvent({ type: 'startup_failed', ...state.startupError });
