@@ -4,12 +4,12 @@
 //   100,000 printed lines: longest main-thread stall while streaming, time to final render;
 //   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots;
 //   a tool call to its native approval dialog on screen (median of 10), and an agent's call
-//   (`ipybox mcp --approval desktop`) to its dialog.
+//   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint).
 // Run: bash scripts/bench-desktop.sh
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
+import { App, ROOT, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 10) / 10;
@@ -113,7 +113,7 @@ function appMemory(dir) {
 
 const results = {};
 const launches = [];
-// BENCH_ONLY=memory (or stream, launch) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env.
+// BENCH_ONLY=memory (or stream, launch, dialog, endpoint) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env.
 const only = process.env.BENCH_ONLY;
 const env = JSON.parse(process.env.BENCH_ENV ?? '{}');
 for (let i = 0; i < (only && only !== 'launch' ? 0 : 5); i++) {
@@ -178,6 +178,45 @@ if (!only || only === 'dialog') {
     await app.until('the cell', () => app.execute('return document.querySelector(".cell").dataset.state === "done";'), 30000);
   }
   results.tool_call_to_dialog_visible_ms = { median: median(latencies), min: Math.min(...latencies), max: Math.max(...latencies), n: latencies.length };
+  await app.quit();
+}
+
+if (!only || only === 'endpoint') {
+  // An agent on the app's own MCP endpoint: from its execute_ipython_cell request leaving the
+  // client (and from the window's request being made) to the dialog mapped on screen.
+  const { execFile } = await import('node:child_process');
+  const { pathToFileURL } = await import('node:url');
+  const sdk = join(ROOT, 'tests', 'servers', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
+  const { Client } = await import(pathToFileURL(join(sdk, 'index.js')).href);
+  const { StreamableHTTPClientTransport } = await import(pathToFileURL(join(sdk, 'streamableHttp.js')).href);
+  const visible = () => new Promise((resolve) => execFile('xdotool', ['search', '--onlyvisible', '--name', '^Approve tool call — fx.echo$'], (_, out) => resolve(String(out).trim() !== '')));
+  const dir = fixtureWorkspace('1');
+  const app = await App.launch(['open', join(dir, 'test.ipynb')], { env });
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const state = await app.execute('return window.__TAURI_INTERNALS__.invoke("set_mcp_endpoint", { enabled: true, newToken: false });');
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(state.url), { requestInit: { headers: { Authorization: `Bearer ${state.token}` } } }));
+  const fromClient = [];
+  const fromRequest = [];
+  for (let k = 0; k < 11; k++) {
+    const sent = Date.now();
+    const call = client.callTool({ name: 'execute_ipython_cell', arguments: { code: 'from mcptools.fx.echo import Params, run\nprint(run(Params(text="x")))' } }, undefined, { timeout: 60000 });
+    let seen;
+    for (const deadline = Date.now() + 30000; Date.now() < deadline;) {
+      if (await visible()) { seen = Date.now(); break; }
+    }
+    const [request] = await app.execute('return window.__TAURI_INTERNALS__.invoke("approvals_pending", {});');
+    if (k > 0 && seen) {
+      fromClient.push(seen - sent);
+      if (request) fromRequest.push(seen - request.asked_at);
+    }
+    answerDialog('Approve tool call — fx.echo', 'Return');
+    await call;
+  }
+  const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length });
+  results.agent_endpoint_call_to_dialog_visible_ms = { from_client: stats(fromClient), from_window_request: stats(fromRequest) };
+  await client.close();
   await app.quit();
 }
 
