@@ -23,8 +23,15 @@ const TYPES = {
   '.png': 'image/png',
 };
 
-/** Serve dist/ on 127.0.0.1 (a random port). */
-export async function startServer() {
+/** The Content-Security-Policy the app's window enforces (src-tauri/tauri.conf.json), as
+ *  a header value. */
+export function appCsp() {
+  const conf = JSON.parse(readFileSync(join(ROOT, '..', 'src-tauri', 'tauri.conf.json'), 'utf8'));
+  return Object.entries(conf.app.security.csp).map(([k, v]) => `${k} ${v}`).join('; ');
+}
+
+/** Serve dist/ on 127.0.0.1 (a random port), with `headers` on every answer. */
+export async function startServer(headers = {}) {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     let path = normalize(decodeURIComponent(url.pathname)).replace(/^([/\\])+/, '');
@@ -34,7 +41,7 @@ export async function startServer() {
       res.writeHead(404).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', ...headers });
     res.end(readFileSync(file));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -79,8 +86,9 @@ export function fixture(name) {
  * A page with the fake backend. `config` becomes window.__MOCK_CONFIG__.
  * Requests that leave 127.0.0.1 are recorded in page.outsideRequests (and blocked).
  */
-export async function openApp(browser /* a browser context */, serverUrl, config = {}, { width = 1280, height = 800, colorScheme = 'light' } = {}) {
+export async function openApp(browser /* a browser context */, serverUrl, config = {}, { width = 1280, height = 800, colorScheme = 'light', onPage } = {}) {
   const page = await browser.newPage();
+  if (onPage) await onPage(page);
   await page.setViewportSize({ width, height });
   await page.emulateMedia({ colorScheme });
   const outsideRequests = [];
