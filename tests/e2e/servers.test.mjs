@@ -107,7 +107,7 @@ test('an HTTP server is registered by URL; a server that fails to start shows it
       let err = '';
       server.stderr.on('data', (d) => {
         err += d;
-        const m = /listening on (\S+)/.exec(err);
+        const m = /listening on (\S+)\n/.exec(err);
         if (m) resolve(m[1]);
       });
       server.on('exit', () => reject(new Error(`the HTTP fixture exited: ${err}`)));
