@@ -421,6 +421,12 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal: logs piped to a file or another program
+        // (an agent's MCP client, a test) stay plain text.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .init();
     #[cfg(feature = "desktop")]
     if matches!(cli.command, None | Some(Command::Open(_))) {

@@ -80,7 +80,21 @@ fn exec_exits_non_zero_with_the_traceback_on_stderr() {
         stderr.contains("ValueError: bad value") && stderr.contains("Traceback"),
         "{stderr}"
     );
-    assert!(!stderr.contains('\u{1b}'), "no ANSI escapes on stderr");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no ANSI escapes on stderr: {stderr:?}"
+    );
+
+    // ipybox's own log lines, piped, are plain text too.
+    let out = Command::new(ipybox_bin())
+        .args(["--log", "debug", "exec", "--workspace"])
+        .arg(ws.path())
+        .arg("1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("DEBUG"), "debug logs on stderr: {stderr}");
+    assert!(!stderr.contains('\u{1b}'), "plain logs: {stderr:?}");
 
     let out = exec(
         ws.path(),
