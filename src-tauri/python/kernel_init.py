@@ -41,6 +41,7 @@ def _ipybox_init():
     except Exception:
         pass
     _fast_stream_writes()
+    _open_channel()
     _approve_shell_commands()
     # IPython trims its output cache (Out, _) every 1000 results and warns about it on
     # stderr, in the middle of the user's output. The trimming is fine; the warning is noise.
@@ -51,18 +52,16 @@ def _ipybox_init():
 
 def _approve_shell_commands():
     # Shell commands a cell runs through IPython (`!cmd`, `x = !cmd`, `%system`, `%sx`,
-    # `%%bash`, `%%sh`, `%%script …`) are approved like tool calls: the tool server asks
+    # `%%bash`, `%%sh`, `%%script …`) are approved like tool calls: ipybox asks
     # (server "ipybox", tool "shell", the command after {var} expansion) and the command runs
     # only when approved; rejected, the cell raises. A guard for people deciding what an
     # agent's code may do, not a boundary: code can start processes in other ways (the
     # sandbox is the boundary).
-    import http.client
-    import json
-    import os
+    import sys
 
     try:
         shell = get_ipython()  # noqa: F821
-        from IPython.utils.process import system as run_system
+        from IPython.utils.process import system as run_system  # noqa: F401
     except Exception:
         return
 
@@ -77,25 +76,10 @@ def _approve_shell_commands():
 
     def approve(command):
         __tracebackhide__ = True  # a rejection points at the cell's line, not here
-        addr = os.environ.get("IPYBOX_TOOL_SERVER", "")
-        host, _, port = addr.rpartition(":")
-        if not host:
-            raise ShellCommandRejected("no tool server to ask for approval; the command did not run")
-        body = json.dumps({"server": "ipybox", "tool": "shell", "args": {"command": command}})
-        conn = http.client.HTTPConnection(host, int(port))
-        try:
-            conn.request(
-                "POST",
-                "/run",
-                body=body,
-                headers={
-                    "Content-Type": "application/json",
-                    "Authorization": "Bearer " + os.environ.get("IPYBOX_TOOL_TOKEN", ""),
-                },
-            )
-            answer = json.loads(conn.getresponse().read() or b"{}")
-        finally:
-            conn.close()
+        channel = sys.modules.get("ipybox_channel")
+        if channel is None:
+            raise ShellCommandRejected("no ipybox to ask for approval; the command did not run")
+        answer = channel.call("ipybox", "shell", {"command": command})
         if not answer.get("ok"):
             raise ShellCommandRejected(
                 f"the shell command was not approved: {answer.get('message', 'rejected')} (it did not run)"
@@ -146,6 +130,196 @@ def _approve_shell_commands():
         shell.magics_manager.magics["cell"]["script"] = shebang
 
 
+def _open_channel():
+    # Tool calls (and shell-command approvals) travel to ipybox over the kernel's own stdin
+    # channel, as `input()` does: an `input_request` whose content carries the call under
+    # "ipybox", answered by an `input_reply` whose value is the JSON answer. It needs no
+    # network path from the kernel to ipybox, so it works the same for local, sandboxed and
+    # remote kernels, and only the client that ran the cell receives the request.
+    #
+    # ipykernel's own `_input_request` takes the first reply that arrives and is not
+    # thread-safe, so it is replaced: every request (calls from any thread, `input()`,
+    # `getpass()`) goes through one channel. The stdin socket has one owner at a time, a
+    # "leader" among the waiting threads, which sends what the others queued and hands each
+    # reply to its waiter (matched by the request's msg_id); when its own answer is in, it
+    # passes the role on. A call not answered within a few seconds is asked again (same call
+    # id: ipybox runs it once and answers every copy), so a request lost while the connection
+    # to ipybox was down is not waited for forever.
+    import json
+    import os
+    import sys
+    import threading
+    import time
+    import types
+    import uuid
+
+    try:
+        import zmq
+
+        kernel = get_ipython().kernel  # noqa: F821
+        session, socket = kernel.session, kernel.stdin_socket
+    except Exception:
+        return
+    if socket is None or session is None:
+        return
+
+    NO_INPUT = "\x00ipybox:no-input"
+    RESEND_AFTER = float(os.environ.get("IPYBOX_CALL_RESEND", "5"))
+
+    cv = threading.Condition()
+    state = {"leader": False}
+    outbox = []  # (ident, message) waiting to be sent by the leader
+    keys = {}  # request msg_id -> waiter key
+    answers = {}  # waiter key -> reply content
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    poller = zmq.Poller()
+    poller.register(socket, zmq.POLLIN)
+    poller.register(wake_r, zmq.POLLIN)
+
+    def current_parent():
+        get = getattr(kernel, "_get_shell_context_var", None)
+        ident = get(kernel._shell_parent_ident) if get else kernel._parent_ident["shell"]
+        return ident, kernel.get_parent("shell")
+
+    def post(key, content, ident, parent):
+        msg = session.msg("input_request", content, parent=parent)
+        with cv:
+            keys[msg["header"]["msg_id"]] = key
+            outbox.append((ident, msg))
+            leading = state["leader"]
+        if leading:
+            try:
+                os.write(wake_w, b"!")
+            except BlockingIOError:
+                pass
+
+    def lead(key, resend):
+        # Owns the socket until `key` is answered.
+        while True:
+            with cv:
+                sending = outbox[:]
+                del outbox[:]
+                if key in answers:
+                    return
+            for ident, msg in sending:
+                session.send(socket, msg, ident=ident)
+            if resend is not None and time.monotonic() >= resend[0]:
+                resend[0] = time.monotonic() + RESEND_AFTER
+                resend[1]()
+                continue
+            ready = dict(poller.poll(50))
+            if wake_r in ready:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            if socket not in ready:
+                continue
+            while True:
+                try:
+                    _, reply = session.recv(socket, mode=zmq.NOBLOCK)
+                except Exception:
+                    break
+                if reply is None:
+                    break
+                parent_id = (reply.get("parent_header") or {}).get("msg_id")
+                with cv:
+                    waiter = keys.get(parent_id)
+                    if waiter is not None and waiter not in answers:
+                        answers[waiter] = reply.get("content") or {}
+                        cv.notify_all()
+
+    def ask(key, content, ident, parent, again=False):
+        """Send an input_request and wait for the content of its reply."""
+        post(key, content, ident, parent)
+        resend = None
+        if again:
+            resend = [time.monotonic() + RESEND_AFTER, lambda: post(key, content, ident, parent)]
+        try:
+            while True:
+                with cv:
+                    while key not in answers and state["leader"]:
+                        cv.wait(0.5)
+                        if resend is not None and time.monotonic() >= resend[0]:
+                            resend[0] = time.monotonic() + RESEND_AFTER
+                            cv.release()
+                            try:
+                                resend[1]()
+                            finally:
+                                cv.acquire()
+                    if key in answers:
+                        return answers.pop(key)
+                    state["leader"] = True
+                try:
+                    lead(key, resend)
+                finally:
+                    with cv:
+                        state["leader"] = False
+                        cv.notify_all()
+        finally:
+            with cv:
+                answers.pop(key, None)
+                for msg_id in [m for m, k in keys.items() if k == key]:
+                    del keys[msg_id]
+
+    def input_request(prompt, ident, parent, password=False):
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        try:
+            content = ask(uuid.uuid4().hex, {"prompt": prompt, "password": password}, ident, parent)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt("Interrupted by user") from None
+        value = content.get("value", "")
+        if value == "\x04":
+            raise EOFError
+        if value == NO_INPUT:
+            from IPython.core.error import StdinNotImplementedError
+
+            raise StdinNotImplementedError(
+                "input() was called, but whoever runs this code cannot answer it (ipybox runs it without a prompt)"
+            )
+        return value
+
+    def call(server, tool, args):
+        """Ask ipybox to run `server.tool(args)`; its JSON answer as a dict."""
+        __tracebackhide__ = True
+        if not getattr(kernel, "_allow_stdin", False):
+            return {
+                "ok": False,
+                "error": "no_channel",
+                "message": "this code was not run by ipybox (the execution does not allow stdin), so nobody can approve the call",
+            }
+        call_id = uuid.uuid4().hex
+        request = {"v": 1, "id": call_id, "server": server, "tool": tool, "args": args}
+        ident, parent = current_parent()
+        content = {"prompt": f"ipybox: {server}.{tool}", "password": False, "ipybox": request}
+        answer = json.loads(ask(call_id, content, ident, parent, again=True).get("value") or "{}")
+        # Answers larger than one WebSocket message come in parts, asked for one by one.
+        parts = answer.pop("parts", None)
+        if parts:
+            text = [answer.pop("part", "")]
+            for index in range(1, parts):
+                part = {"v": 1, "id": call_id, "part": index}
+                key = f"{call_id}/{index}"
+                got = ask(key, {"prompt": "ipybox: part", "password": False, "ipybox": part}, ident, parent, again=True)
+                text.append(json.loads(got.get("value") or "{}").get("part", ""))
+            answer = json.loads("".join(text))
+        return answer
+
+    kernel._input_request = input_request
+    module = types.ModuleType("ipybox_channel", "Tool calls to ipybox over the kernel's stdin channel.")
+    module.call = call
+    module.NO_INPUT = NO_INPUT
+    # The raw request, for tests that play an attacker writing requests by hand.
+    module._ask = ask
+    module._parent = current_parent
+    sys.modules["ipybox_channel"] = module
+
+
 def _fast_stream_writes():
     # ipykernel's OutStream.write rebuilds a frozenset of the parent header on every call
     # (twice per print()). Cache it per parent-header object; every other case (echo, a
@@ -179,4 +353,4 @@ def _fast_stream_writes():
 
 
 _ipybox_init()
-del _ipybox_init, _fast_stream_writes, _approve_shell_commands
+del _ipybox_init, _fast_stream_writes, _open_channel, _approve_shell_commands

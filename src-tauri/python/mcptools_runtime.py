@@ -1,18 +1,17 @@
 """Runtime of the MCP tool modules ipybox generates (written by ipybox; do not edit).
 
-Generated modules call tools through ipybox's tool server: a POST of
-``{"server", "tool", "args"}`` to the address in ``IPYBOX_TOOL_SERVER`` with the session
-token from ``IPYBOX_TOOL_TOKEN``. ipybox asks for approval before the tool runs.
-Standard library only; one keep-alive connection per thread.
+Generated modules ask ipybox to call a tool over the kernel's own stdin channel (the
+``ipybox_channel`` module ipybox installs in every kernel it starts): the request carries
+``{"server", "tool", "args"}``, ipybox asks for approval, runs the tool on the person's
+machine and answers. No network path from the kernel to ipybox is needed, so the same code
+works in local, sandboxed and remote kernels. Safe to call from threads and asyncio tasks.
+Standard library only.
 """
 
 from __future__ import annotations
 
 import base64
-import http.client
-import json
-import os
-import threading
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,8 +45,8 @@ class ApprovalTimeout(ApprovalRejected):
 
 
 class ToolServerError(ToolError):
-    """ipybox could not run the call: unknown server or tool, unreachable tool server,
-    or the MCP server failed."""
+    """ipybox could not run the call: unknown server or tool, a kernel ipybox did not
+    start, or the MCP server failed."""
 
 
 @dataclass
@@ -67,67 +66,25 @@ class ContentBlock:
     raw: dict = field(default_factory=dict, repr=False)
 
 
-_local = threading.local()
-
-
-def _address() -> tuple[str, int, str]:
-    address = os.environ.get("IPYBOX_TOOL_SERVER", "")
-    token = os.environ.get("IPYBOX_TOOL_TOKEN", "")
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or not token:
-        raise RuntimeError(
-            "this kernel has no ipybox tool server (IPYBOX_TOOL_SERVER / IPYBOX_TOOL_TOKEN are not set); "
-            "run the code with ipybox"
-        )
-    return host, int(port), token
-
-
 def _post(server: str, tool: str, args: dict) -> dict:
     __tracebackhide__ = True  # errors point at the caller's line
-    host, port, token = _address()
-    body = json.dumps({"server": server, "tool": tool, "args": args}).encode()
-    headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
-    for attempt in (0, 1):
-        conn = getattr(_local, "conn", None)
-        if conn is None:
-            conn = _local.conn = http.client.HTTPConnection(host, port)
-        try:
-            conn.request("POST", "/run", body, headers)
-            response = conn.getresponse()
-            data = response.read()
-            status = response.status
-            break
-        except (
-            http.client.RemoteDisconnected,
-            http.client.ImproperConnectionState,
-            BrokenPipeError,
-            ConnectionResetError,
-        ) as e:
-            # A kept-alive connection the server has closed: reconnect once.
-            conn.close()
-            _local.conn = None
-            if attempt:
-                raise ToolServerError(server, tool, f"cannot reach ipybox's tool server: {e}") from None
-        except OSError as e:
-            conn.close()
-            _local.conn = None
-            raise ToolServerError(server, tool, f"cannot reach ipybox's tool server: {e}") from None
-        except BaseException:
-            # Interrupted mid-call (KeyboardInterrupt while waiting for an approval): the
-            # connection is halfway through a request, so the next call starts a fresh one.
-            conn.close()
-            _local.conn = None
-            raise
+    channel = sys.modules.get("ipybox_channel")
+    if channel is None:
+        raise ToolServerError(
+            server,
+            tool,
+            "this kernel was not started by ipybox, so there is nobody to ask for approval; run the code with ipybox",
+        )
     try:
-        payload = json.loads(data)
-    except ValueError:
-        raise ToolServerError(server, tool, f"unexpected answer from the tool server (HTTP {status})") from None
+        payload = channel.call(server, tool, args)
+    except ValueError as e:
+        raise ToolServerError(server, tool, f"unexpected answer from ipybox: {e}") from None
     if payload.get("ok"):
         if payload.get("is_error"):
             raise ToolError(server, tool, _text(payload.get("content") or []) or "the tool reported an error")
         return payload
     kind = payload.get("error", "")
-    message = payload.get("message", f"HTTP {status}")
+    message = payload.get("message", "the call failed")
     if kind == "rejected":
         raise ApprovalRejected(server, tool, message)
     if kind == "approval_timeout":

@@ -9,6 +9,7 @@
 //! the background so `reset()` and recovery from a dead kernel are a swap.
 
 mod actor;
+mod calls;
 mod execution;
 #[cfg(feature = "desktop")]
 pub mod frames;
@@ -173,7 +174,6 @@ struct Config {
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     mcp_connect_timeout: Duration,
     mcp_call_timeout: Duration,
-    tool_listener: Arc<std::sync::Mutex<Option<std::net::TcpListener>>>,
     sandbox: Option<SandboxOptions>,
     events: Events,
 }
@@ -207,7 +207,6 @@ impl Default for CodeExecutorBuilder {
                 approval_handler: None,
                 mcp_connect_timeout: Duration::from_secs(30),
                 mcp_call_timeout: crate::tools::sessions::DEFAULT_CALL_TIMEOUT,
-                tool_listener: Arc::new(std::sync::Mutex::new(None)),
                 sandbox: None,
                 events: Events::default(),
             },
@@ -345,13 +344,6 @@ impl CodeExecutorBuilder {
     /// restarts on the next call. Time spent waiting for approval does not count.
     pub fn mcp_call_timeout(mut self, timeout: Duration) -> Self {
         self.config.mcp_call_timeout = timeout;
-        self
-    }
-
-    /// Serve the tool server on this already bound listener instead of a fresh one on
-    /// 127.0.0.1 (not used with the sandbox, which binds one inside itself).
-    pub fn tool_listener(mut self, listener: std::net::TcpListener) -> Self {
-        self.config.tool_listener = Arc::new(std::sync::Mutex::new(Some(listener)));
         self
     }
 

@@ -26,10 +26,11 @@
 //!   calls approved by the app over a private socket, `relay`: by the app in-process (the
 //!   app's own MCP endpoint).
 //! - `executor`: [`CodeExecutor`], a handle to one actor task (`executor/actor.rs`) that
-//!   owns the session's hosts (`executor/host.rs`: a gateway, its tool-server listener, its
-//!   kernels; with a sandbox one per kernel) and runs executions (`executor/execution.rs`)
-//!   whose outputs a notebook renders (`executor/output.rs`).
-//! - `tools`: the tool server kernels call, approval rules, MCP sessions.
+//!   owns the session's hosts (`executor/host.rs`: a gateway and its kernels; with a sandbox
+//!   one per kernel) and runs executions (`executor/execution.rs`, the tool calls their code
+//!   asks for over the kernel's stdin channel in `executor/calls.rs`) whose outputs a
+//!   notebook renders (`executor/output.rs`).
+//! - `tools`: the tool server that answers kernels' calls, approval rules, MCP sessions.
 //! - `registry`: the servers of a workspace; `audit`: its audit log.
 //! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named.
 //! - `sandbox`: srt, with its policies (typed and rendered), the enclosure the gateway runs

@@ -172,11 +172,11 @@ struct McpArgs {
     /// gateway's log level (its log file is in the session's state directory).
     #[arg(long, value_enum, ignore_case = true, value_name = "LEVEL")]
     log_level: Option<PyLogLevel>,
-    /// Port of the tool server the kernel calls MCP tools through (default: a free one).
-    /// Honoured over stdio without --sandbox; otherwise ignored with a note.
+    /// Accepted for the Python ipybox's command lines, with nothing to set: ipybox has no
+    /// tool server port (kernels ask for tool calls over their own Jupyter channel).
     #[arg(long, value_name = "PORT")]
     tool_server_port: Option<u16>,
-    /// Loopback address of the tool server (default 127.0.0.1; `localhost` means that).
+    /// Accepted and ignored, as --tool-server-port.
     #[arg(long, value_name = "HOST")]
     tool_server_host: Option<String>,
     /// Port of the Kernel Gateway ipybox starts (default: a free one). Honoured over stdio
@@ -220,35 +220,32 @@ impl McpArgs {
     }
 
     /// The Python ipybox's fixed addresses, where they apply: over stdio without a sandbox
-    /// there is one gateway and one tool server for the whole run. Elsewhere each is ignored
-    /// with a note on stderr.
+    /// there is one gateway for the whole run. Elsewhere it is ignored with a note on
+    /// stderr.
     fn fixed_addresses(&self) -> ipybox::server::FixedAddresses {
+        if self.tool_server_port.is_some() || self.tool_server_host.is_some() {
+            // Quietly: a Python ipybox configuration that sets them works unchanged.
+            tracing::info!(
+                "--tool-server-host/--tool-server-port have nothing to set: ipybox has no tool server port; kernels ask for tool calls over their own Jupyter channel"
+            );
+        }
         let sandboxed = self.sandbox.sandbox || self.sandbox.sandbox_config.is_some();
         let why_not = if self.http.is_some() {
-            Some("over --http every session has its own gateway and tool server, on free ports")
+            Some("over --http every session has its own gateway, on a free port")
         } else if sandboxed {
             Some(
-                "with --sandbox each sandbox (a fresh one at every reset) has its own gateway and tool server, inside its own network namespace",
+                "with --sandbox each sandbox (a fresh one at every reset) has its own gateway, inside its own network namespace",
             )
         } else {
             None
         };
         let mut fixed = ipybox::server::FixedAddresses::default();
-        let flags = [
-            (
-                "--kernel-gateway-host",
-                self.kernel_gateway_host.as_deref(),
-                self.kernel_gateway_port,
-                true,
-            ),
-            (
-                "--tool-server-host",
-                self.tool_server_host.as_deref(),
-                self.tool_server_port,
-                false,
-            ),
-        ];
-        for (flag, host, port, gateway) in flags {
+        let flags = [(
+            "--kernel-gateway-host",
+            self.kernel_gateway_host.as_deref(),
+            self.kernel_gateway_port,
+        )];
+        for (flag, host, port) in flags {
             let port_flag = flag.replace("-host", "-port");
             let ip = match host {
                 None => None,
@@ -256,7 +253,7 @@ impl McpArgs {
                     Some(ip) => Some(ip),
                     None => {
                         eprintln!(
-                            "ipybox: note: {flag} {h} is ignored: ipybox's gateway and tool server listen on 127.0.0.1 only, out of the network's reach"
+                            "ipybox: note: {flag} {h} is ignored: ipybox's gateway listens on 127.0.0.1 only, out of the network's reach"
                         );
                         None
                     }
@@ -285,11 +282,7 @@ impl McpArgs {
                 ip.unwrap_or(std::net::Ipv4Addr::LOCALHOST),
                 port.unwrap_or(0),
             ));
-            if gateway {
-                fixed.gateway = Some(addr);
-            } else {
-                fixed.tool_server = Some(addr);
-            }
+            fixed.gateway = Some(addr);
         }
         fixed
     }

@@ -63,15 +63,14 @@ pub const DEFAULT_MAX_SESSIONS: usize = 8;
 /// of clients that went away without ending their session do not pile up.
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
-/// Addresses the Python ipybox lets you fix (`--kernel-gateway-host/-port`,
-/// `--tool-server-host/-port`). They apply to the one session of a stdio server without a
-/// sandbox only: HTTP sessions and sandboxes each have their own gateway and tool server.
+/// The address the Python ipybox lets you fix (`--kernel-gateway-host/-port`). It applies
+/// to the one session of a stdio server without a sandbox only: HTTP sessions and sandboxes
+/// each have their own gateway. (Its `--tool-server-host/-port` have no counterpart: kernels
+/// ask for tool calls over their own Jupyter channel, with no port to fix.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FixedAddresses {
     /// Where the Kernel Gateway listens (port 0: a free one).
     pub gateway: Option<SocketAddr>,
-    /// Where the tool server listens (port 0: a free one).
-    pub tool_server: Option<SocketAddr>,
 }
 
 /// How `ipybox mcp` is set up.
@@ -208,14 +207,6 @@ impl Workspace {
                     builder = builder.gateway_port(addr.port());
                 }
                 builder = builder.gateway_host(addr.ip().to_string());
-            }
-            if let Some(addr) = c.fixed.tool_server {
-                let listener = std::net::TcpListener::bind(addr).map_err(|e| {
-                    Error::config(format!(
-                        "the tool server cannot listen on {addr} (--tool-server-host/--tool-server-port): {e}"
-                    ))
-                })?;
-                builder = builder.tool_listener(listener);
             }
         }
         let executor = builder.build();

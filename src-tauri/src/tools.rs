@@ -1,7 +1,7 @@
-//! The tool server: how kernel code calls MCP tools. Generated modules POST
-//! `{server, tool, args}` to it with the session token; it looks the server up in the
-//! application's registry, asks for approval, and calls the tool over a lazily started,
-//! reused MCP session.
+//! The tool server: how kernel code calls MCP tools. Generated modules ask for
+//! `{server, tool, args}` over the kernel's stdin channel; the tool server looks the server up
+//! in the application's registry, asks for approval, and calls the tool over a lazily
+//! started, reused MCP session.
 
 pub mod rules;
 pub mod server;
@@ -11,5 +11,5 @@ pub use crate::approval::{
     ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, RejectAll, ToolEvent,
 };
 pub use rules::{ArgMatcher, Rule, RuleDecision, Rules, RulesHandler};
-pub use server::{ToolServer, ToolServerHandle};
+pub use server::ToolServer;
 pub use sessions::Sessions;

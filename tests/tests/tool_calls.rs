@@ -204,33 +204,27 @@ async fn a_hundred_concurrent_calls_from_kernel_threads() {
 async fn kernel_code_cannot_bypass_the_tool_server_rules() {
     let ws = workspace();
     let e = executor_with_fixture(ws.path()).await;
+    // Requests written by hand on the kernel's stdin channel, as an attacker's cell would.
     let code = r#"
-import json, os, http.client
-host, port = os.environ["IPYBOX_TOOL_SERVER"].rsplit(":", 1)
-token = os.environ["IPYBOX_TOOL_TOKEN"]
-def post(path, body, auth=True, tok=None):
-    c = http.client.HTTPConnection(host, int(port))
-    h = {"Content-Type": "application/json"}
-    if auth:
-        h["Authorization"] = "Bearer " + (tok or token)
-    c.request("POST", path, json.dumps(body), h)
-    r = c.getresponse()
-    return r.status, json.loads(r.read() or b"null") if r.status != 404 or path == "/run" else None
-call = {"server": "fx", "tool": "echo", "args": {"text": "x"}}
-print("no token", post("/run", call, auth=False)[0])
-print("wrong token", post("/run", call, tok="0" * 32)[0])
-s, b = post("/run", dict(call, server_params={"command": "sh", "args": ["-c", "touch pwned"]}))
-print("params", s, b["error"])
-s, b = post("/run", {"server": "evil", "tool": "x", "args": {}})
-print("unregistered", s, b["error"])
-for path in ("/approve", "/approval", "/reset", "/register"):
-    print(path, post(path, {"approved": True})[0])
+import json, uuid, ipybox_channel as ch
+def raw(req):
+    ident, parent = ch._parent()
+    got = ch._ask(uuid.uuid4().hex, {"prompt": "", "password": False, "ipybox": req}, ident, parent)
+    return json.loads(got["value"])
+def call(**kw):
+    return raw(dict({"v": 1, "id": uuid.uuid4().hex, "server": "fx", "tool": "echo", "args": {"text": "x"}}, **kw))
+print("params", call(server_params={"command": "sh", "args": ["-c", "touch pwned"]})["error"])
+print("command", call(command="sh")["error"])
+print("unregistered", call(server="evil")["error"])
+print("args", call(args=[1, 2])["error"])
+print("part", raw({"v": 1, "id": "nope", "part": 1})["error"])
+print("shell", call(server="ipybox", tool="rm", args={"command": "x"})["error"])
 "#;
     let (r, seen) = run_with(&e, code, None, |_| Some(false)).await;
     let text = r.unwrap().text.unwrap();
     assert_eq!(
         text,
-        "no token 401\nwrong token 401\nparams 400 bad_request\nunregistered 404 unknown_server\n/approve 404\n/approval 404\n/reset 404\n/register 404",
+        "params bad_request\ncommand bad_request\nunregistered unknown_server\nargs bad_request\npart bad_request\nshell bad_request",
         "every bypass attempt fails"
     );
     assert!(seen.is_empty(), "none of them reached approval: {seen:?}");
@@ -385,5 +379,114 @@ async fn a_tool_call_that_does_not_answer_times_out_on_its_own() {
     )
     .await;
     assert_eq!(r.unwrap().text.as_deref(), Some("again"));
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn calls_from_asyncio_tasks_and_threads_at_once() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = r#"
+import asyncio, threading
+from mcptools.fx import echo
+threaded = []
+def worker(i):
+    for j in range(5):
+        threaded.append(echo.run(echo.Params(text=f"t{i}.{j}")))
+threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+for t in threads:
+    t.start()
+async def task(i):
+    return await asyncio.to_thread(echo.run, echo.Params(text=f"a{i}"))
+gathered = await asyncio.gather(*(task(i) for i in range(30)))
+direct = echo.run(echo.Params(text="in the event loop"))
+async def spawned():
+    return echo.run(echo.Params(text="in a task"))
+from_task = await asyncio.create_task(spawned())
+for t in threads:
+    t.join()
+print(gathered == [f"a{i}" for i in range(30)], sorted(threaded) == sorted(f"t{i}.{j}" for i in range(8) for j in range(5)), direct, from_task)
+"#;
+    let (r, seen) = run_with(&e, code, Some(Duration::from_secs(60)), |_| Some(true)).await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some("True True in the event loop in a task")
+    );
+    assert_eq!(seen.len(), 72, "every call was asked for once");
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn input_works_beside_tool_calls() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = r#"
+import threading
+from mcptools.fx import echo
+out = []
+def calls():
+    for i in range(30):
+        out.append(echo.run(echo.Params(text=str(i))))
+t = threading.Thread(target=calls)
+t.start()
+name = input("name? ")
+secret = __import__("getpass").getpass("secret? ")
+t.join()
+print(name, secret, out == [str(i) for i in range(30)])
+"#;
+    let mut s = e.stream(
+        code,
+        StreamOptions {
+            input: true,
+            timeout: Some(Duration::from_secs(60)),
+            ..Default::default()
+        },
+    );
+    let (mut prompts, mut approvals) = (Vec::new(), 0);
+    let result = loop {
+        match s.next().await.expect("a result") {
+            Ok(Event::ApprovalRequest(r)) => {
+                approvals += 1;
+                r.accept();
+            }
+            Ok(Event::Input(i)) => {
+                prompts.push((i.prompt().to_owned(), i.password()));
+                i.reply(if i.password() { "s3cret" } else { "Ada" });
+            }
+            Ok(Event::Result(r)) => break r,
+            Ok(_) => {}
+            Err(err) => panic!("{err}"),
+        }
+    };
+    assert_eq!(result.text.as_deref(), Some("Ada s3cret True"));
+    assert_eq!(
+        prompts,
+        [("name? ".to_owned(), false), ("secret? ".to_owned(), true)]
+    );
+    assert_eq!(approvals, 30);
+
+    // Without a prompt to answer, input() raises at once, tool calls still work.
+    let r = e
+        .execute(
+            "from mcptools.fx import echo\ntry:\n    input('x')\nexcept Exception as err:\n    print(type(err).__name__, echo.run(echo.Params(text='still')))",
+            Some(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("StdinNotImplementedError still"));
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_long_answer_arrives_whole_in_parts() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    // 6 MB through echo and back: more than one part each way of the stdin channel.
+    let code = "from mcptools.fx import echo\ntext = 'é' * 3_000_000\nback = echo.run(echo.Params(text=text))\nprint(len(back), back == text)";
+    let r = e
+        .execute(code, Some(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("3000000 True"));
     e.stop().await.unwrap();
 }

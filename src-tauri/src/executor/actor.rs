@@ -190,6 +190,7 @@ async fn next(
         });
         let ctx = Context {
             kernel,
+            tools: running.tools.clone(),
             approvals: running.approvals.clone(),
             images_dir: running.images_dir.clone(),
             handler: running.handler.clone(),
@@ -297,8 +298,7 @@ impl Running {
             sessions,
             approvals.clone(),
         ));
-        let launcher =
-            Arc::new(Launcher::new(c.clone(), home, working_dir.clone(), tools.clone()).await?);
+        let launcher = Arc::new(Launcher::new(c.clone(), home, working_dir.clone()).await?);
         let (host, kernel) = launcher.start_host_with_kernel().await?;
         let mut running = Running {
             handler: c.approval_handler.clone(),

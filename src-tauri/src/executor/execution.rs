@@ -8,16 +8,18 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::calls::Calls;
 use super::{CodeExecutionResult, Event, InputRequest, Output, StreamOptions};
 use crate::error::{Error, PythonError, Result};
 use crate::events::DecidedBy;
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
-    Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, ReplyStatus,
+    Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT, ReplyStatus,
+    channel_refusal,
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
-use crate::tools::{ApprovalHandler, Approvals, Decision, ToolEvent};
+use crate::tools::{ApprovalHandler, Approvals, Decision, ToolEvent, ToolServer};
 
 /// A queued execution, as the caller submitted it.
 #[derive(Debug)]
@@ -60,6 +62,7 @@ pub(super) enum Abort {
 #[derive(Debug)]
 pub(super) struct Context {
     pub(super) kernel: KernelSession,
+    pub(super) tools: Arc<ToolServer>,
     pub(super) approvals: Arc<Approvals>,
     pub(super) images_dir: Anchored,
     pub(super) handler: Option<Arc<dyn ApprovalHandler>>,
@@ -106,8 +109,11 @@ async fn execute(
     let mut collector = OutputCollector::new(options.save_images.then(|| ctx.images_dir.clone()));
     // Tool calls made by this execution's code come here for approval.
     let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id), options.origin.clone());
+    // Tool calls come over stdin, so it is always allowed; a plain input() nobody can
+    // answer is told so (`NO_INPUT`) and raises in the kernel.
+    let mut calls = Calls::new(ctx.tools.clone(), kernel.clone());
     let request = ExecuteRequest {
-        allow_stdin: options.input,
+        allow_stdin: true,
         ..ExecuteRequest::new(&code)
     };
     let (msg_id, mut events) = match kernel.execute(&request) {
@@ -184,6 +190,7 @@ async fn execute(
                 }
                 continue;
             }
+            () = calls.settle() => continue,
             _ = sleep_until(running_deadline) => break Stop::TimedOut,
             _ = &mut cancel => break Stop::Cancelled("the execution was cancelled"),
             a = &mut abort, if abort_open => {
@@ -212,6 +219,16 @@ async fn execute(
                 collector.push(content);
             }
             Some(KernelEvent::Input { header, request }) => {
+                if let Some(call) = request.ipybox {
+                    calls.request(header, call);
+                    continue;
+                }
+                if !options.input {
+                    if let Err(e) = kernel.input_reply(&header, NO_INPUT) {
+                        tracing::warn!(error = %e, "answering input() failed");
+                    }
+                    continue;
+                }
                 let (tx, rx) = oneshot::channel();
                 let input = InputRequest {
                     prompt: request.prompt,
@@ -273,7 +290,17 @@ async fn execute(
                         }
                         collector.push(c);
                     }
-                    Ok(Some(KernelEvent::Input { .. })) => {}
+                    Ok(Some(KernelEvent::Input { header, request })) => {
+                        // Nothing more is asked of a person for a cell being stopped.
+                        let value = match request.ipybox {
+                            Some(_) => channel_refusal(
+                                "rejected",
+                                "the cell was stopped before the call could be approved",
+                            ),
+                            None => "\u{4}".to_owned(),
+                        };
+                        let _ = kernel.input_reply(&header, &value);
+                    }
                     Ok(Some(KernelEvent::Done(_))) => settled = true,
                     Ok(Some(KernelEvent::Died(_))) | Ok(None) | Err(_) => break,
                 }

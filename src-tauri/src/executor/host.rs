@@ -24,13 +24,8 @@ use crate::kernel::messages::{ExecuteRequest, ReplyStatus};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::pyenv::{self, Progress, PythonEnv};
 use crate::sandbox;
-use crate::tools::{ToolServer, ToolServerHandle};
 
 const KERNEL_INIT: &str = include_str!("../../python/kernel_init.py");
-
-/// Kernel environment variables with the tool server's address and bearer token.
-const TOOL_SERVER_VAR: &str = "IPYBOX_TOOL_SERVER";
-const TOOL_TOKEN_VAR: &str = "IPYBOX_TOOL_TOKEN";
 
 /// What it takes to start one kernel.
 #[derive(Debug, Clone)]
@@ -80,7 +75,12 @@ impl KernelSpec {
     }
 }
 
-/// A gateway, the tool-server listener its kernels call, and their kernel spec.
+/// How long the channels of a kernel on someone else's server are reconnected after the
+/// connection drops (a network hiccup, a proxy's idle timeout), with the same session id so
+/// that the server replays what the kernel sent meanwhile.
+const REMOTE_RECONNECT: Duration = Duration::from_secs(30);
+
+/// A gateway and the spec of its kernels.
 #[derive(Debug)]
 pub(super) struct Host {
     pub(super) api: GatewayApi,
@@ -88,9 +88,6 @@ pub(super) struct Host {
     pub(super) gateway: Option<Gateway>,
     pub(super) spec: KernelSpec,
     state_dir: Option<PathBuf>,
-    listener: Option<ToolServerHandle>,
-    token: String,
-    tools: Arc<ToolServer>,
 }
 
 impl Host {
@@ -104,13 +101,9 @@ impl Host {
         })
     }
 
-    /// Stop serving its kernels' tool calls, stop its gateway (its kernels with it) or
-    /// delete `kernels` on an external one, and remove its state.
+    /// Stop its gateway (its kernels with it) or delete `kernels` on an external one, and
+    /// remove its state.
     pub(super) async fn shutdown(mut self, kernels: Vec<KernelSession>) {
-        self.tools.remove_token(&self.token);
-        if let Some(listener) = self.listener.take() {
-            listener.close();
-        }
         match self.gateway.take() {
             // Our own gateway: stopping it ends its kernels (they are signalled first).
             Some(mut gw) => {
@@ -135,10 +128,6 @@ impl Host {
 impl Drop for Host {
     fn drop(&mut self) {
         // Not shut down explicitly: the gateway's own Drop kills its process tree.
-        self.tools.remove_token(&self.token);
-        if let Some(listener) = self.listener.take() {
-            listener.close();
-        }
         if let Some(dir) = self.state_dir.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -153,9 +142,8 @@ pub(super) struct Launcher {
     python: Option<PythonEnv>,
     home: PathBuf,
     working_dir: PathBuf,
-    /// The kernels' environment, without the tool server's variables.
+    /// The kernels' environment.
     kernel_env: BTreeMap<String, String>,
-    tools: Arc<ToolServer>,
 }
 
 impl Launcher {
@@ -163,7 +151,6 @@ impl Launcher {
         config: Config,
         home: PathBuf,
         working_dir: PathBuf,
-        tools: Arc<ToolServer>,
     ) -> Result<Launcher> {
         if config.sandbox.is_some() && config.external_gateway.is_some() {
             return Err(Error::config(
@@ -207,7 +194,6 @@ impl Launcher {
             home,
             working_dir,
             kernel_env,
-            tools,
         })
     }
 
@@ -221,14 +207,14 @@ impl Launcher {
         self.config.spare_kernel
     }
 
-    /// Start a host: a gateway (or a connection to the external one) and a tool-server
-    /// listener its kernels reach, with a token of its own.
+    /// Start a host: a gateway (or a connection to the external one).
     pub(super) async fn start_host(&self) -> Result<Host> {
         let c = &self.config;
         let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
             (Some((url, token)), _) => {
                 let api =
-                    GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone());
+                    GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone())
+                        .reconnecting_for(REMOTE_RECONNECT);
                 api.info().await.map_err(|e| {
                     Error::gateway(format!("the gateway at {url} is not reachable")).because(e)
                 })?;
@@ -250,23 +236,7 @@ impl Launcher {
             }
             (None, None) => return Err(Error::NotRunning),
         };
-        let token = crate::auth::new_token();
-        let listener = match self.tool_listener(gateway.as_ref()) {
-            Ok(l) => l,
-            Err(e) => {
-                if let Some(mut gw) = gateway {
-                    gw.stop().await;
-                }
-                if let Some(dir) = state_dir {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-                return Err(e);
-            }
-        };
-        self.tools.add_token(&token);
-        let mut env = self.kernel_env.clone();
-        env.insert(TOOL_SERVER_VAR.into(), listener.addr().to_string());
-        env.insert(TOOL_TOKEN_VAR.into(), token.clone());
+        let env = self.kernel_env.clone();
         let init_code = KERNEL_INIT
             .replace(
                 "@@ENV@@",
@@ -287,9 +257,6 @@ impl Launcher {
             gateway,
             spec,
             state_dir,
-            listener: Some(listener),
-            token,
-            tools: self.tools.clone(),
         })
     }
 
@@ -303,36 +270,6 @@ impl Launcher {
                 Err(e)
             }
         }
-    }
-
-    /// The tool server's listener for a host: inside the gateway's sandbox when there is
-    /// one, else on the listener the builder was given, else on a free port of 127.0.0.1.
-    fn tool_listener(&self, gateway: Option<&Gateway>) -> Result<ToolServerHandle> {
-        let listener = match gateway.and_then(Gateway::enclosed_listener) {
-            Some(bound) => bound.map_err(|e| {
-                Error::sandbox(format!(
-                    "cannot open the tool server's port inside the sandbox: {e}"
-                ))
-            })?,
-            None => match self
-                .config
-                .tool_listener
-                .lock()
-                .ok()
-                .and_then(|mut l| l.take())
-            {
-                Some(l) => l,
-                None => std::net::TcpListener::bind("127.0.0.1:0")
-                    .map_err(|e| Error::io("binding the tool server to 127.0.0.1", e))?,
-            },
-        };
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("configuring the tool server socket", e))?;
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| Error::io("registering the tool server socket", e))?;
-        ToolServerHandle::spawn(listener, self.tools.clone())
-            .map_err(|e| Error::io("starting the tool server", e))
     }
 
     fn gateway_launch(&self, python: &PythonEnv, state_dir: &Path) -> Result<GatewayLaunch> {
@@ -385,8 +322,7 @@ impl Launcher {
             }
             None => None,
         };
-        let mut kernel_env_whitelist: Vec<String> = self.kernel_env.keys().cloned().collect();
-        kernel_env_whitelist.extend([TOOL_SERVER_VAR.to_owned(), TOOL_TOKEN_VAR.to_owned()]);
+        let kernel_env_whitelist: Vec<String> = self.kernel_env.keys().cloned().collect();
         Ok(GatewayLaunch {
             python: python.python().to_path_buf(),
             host: c.gateway_host.clone(),

@@ -95,6 +95,7 @@ pub type KernelSocket = WebSocketStream<QuickAck>;
 pub struct GatewayApi {
     endpoint: Endpoint,
     connector: SharedConnector,
+    reconnect: Duration,
 }
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -105,7 +106,21 @@ impl GatewayApi {
         GatewayApi {
             endpoint,
             connector,
+            reconnect: Duration::ZERO,
         }
+    }
+
+    /// Keep trying for `window` to connect a kernel's channels again when the connection
+    /// drops (a server across a network). Without it, one attempt is made: a gateway on
+    /// this machine whose connection ended has usually died.
+    pub fn reconnecting_for(mut self, window: Duration) -> Self {
+        self.reconnect = window;
+        self
+    }
+
+    /// How long a dropped channels connection is retried.
+    pub fn reconnect_window(&self) -> Duration {
+        self.reconnect
     }
 
     async fn request(

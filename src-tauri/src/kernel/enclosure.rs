@@ -3,12 +3,10 @@
 //! The kernel layer knows an isolation layer (srt's sandbox) only through these two traits:
 //! an [`Enclosure`] says what to put in front of the gateway command and waits, once the
 //! command runs, until the enclosure is up; the [`Enclosed`] it returns is the live
-//! enclosure — how to connect to the gateway inside it, how to open a listener there, and
-//! how to take it down.
+//! enclosure — how to connect to the gateway inside it and how to take it down.
 
 use std::ffi::OsString;
 use std::future::Future;
-use std::net::TcpListener;
 use std::pin::Pin;
 use std::process::Child;
 use std::sync::Arc;
@@ -46,9 +44,6 @@ pub trait Enclosure: Send + Sync + std::fmt::Debug {
 pub trait Enclosed: Send + Sync + std::fmt::Debug {
     /// Where connections to the gateway inside come from.
     fn connector(&self) -> SharedConnector;
-
-    /// A TCP listener on `127.0.0.1` inside, on a free port.
-    fn listen(&self) -> std::io::Result<TcpListener>;
 
     /// Take the enclosure down once its processes are stopped; wait up to `timeout`.
     fn close_and_wait(&self, timeout: Duration);

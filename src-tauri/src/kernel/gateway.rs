@@ -186,11 +186,6 @@ impl Gateway {
         read_tail(&self.log_path, max)
     }
 
-    /// A TCP listener on `127.0.0.1` inside the gateway's enclosure (`None` without one).
-    pub fn enclosed_listener(&self) -> Option<std::io::Result<std::net::TcpListener>> {
-        self.enclosed.as_ref().map(|e| e.listen())
-    }
-
     /// Stop the gateway and every process it started (SIGTERM, SIGKILL after 2 s).
     pub async fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

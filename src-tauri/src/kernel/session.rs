@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::Message as WsMessage;
+use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
 use super::api::{GatewayApi, KernelSocket};
 use super::messages::{
     Channel, Content, Empty, ExecuteReply, ExecuteRequest, ExecutionState, Header, Incoming,
-    InputReply, InputRequest, Request,
+    InputReply, InputRequest, Request, channel_refusal,
 };
 use crate::error::{Error, Result};
 
@@ -108,7 +108,12 @@ impl KernelSession {
         let socket = api.connect_channels(id, &session_id).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let dead = Arc::new(AtomicBool::new(false));
-        tokio::spawn(run(socket, rx, dead.clone()));
+        let link = Link {
+            api: api.clone(),
+            kernel_id: id.to_owned(),
+            session_id: session_id.clone(),
+        };
+        tokio::spawn(run(socket, rx, dead.clone(), link));
         let session = KernelSession {
             id: id.to_owned(),
             session_id,
@@ -245,49 +250,89 @@ impl KernelSession {
     }
 }
 
+/// What it takes to connect the same kernel session again.
+struct Link {
+    api: GatewayApi,
+    kernel_id: String,
+    session_id: String,
+}
+
+impl Link {
+    /// Connect again with the same session id (the server then replays what the kernel sent
+    /// while nobody was connected), for as long as the gateway's reconnect window allows.
+    async fn reconnect(&self, why: &str) -> Option<KernelSocket> {
+        let deadline = tokio::time::Instant::now() + self.api.reconnect_window();
+        let mut delay = Duration::from_millis(50);
+        loop {
+            match self
+                .api
+                .connect_channels(&self.kernel_id, &self.session_id)
+                .await
+            {
+                Ok(socket) => {
+                    tracing::info!(kernel = %self.kernel_id, %why, "reconnected to the kernel");
+                    return Some(socket);
+                }
+                Err(e) => {
+                    tracing::debug!(kernel = %self.kernel_id, error = %e, "reconnecting failed");
+                    if tokio::time::Instant::now() + delay > deadline {
+                        return None;
+                    }
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+}
+
 async fn run(
     socket: KernelSocket,
     mut commands: mpsc::UnboundedReceiver<Command>,
     dead: Arc<AtomicBool>,
+    link: Link,
 ) {
     let (mut sink, mut stream) = socket.split();
     let mut pending: HashMap<String, Waiting> = HashMap::new();
     let mut ping = tokio::time::interval(PING_INTERVAL);
     ping.tick().await;
+    // Frames whose sending failed, sent again once connected again.
+    let mut unsent: Vec<Utf8Bytes> = Vec::new();
     let reason = loop {
-        tokio::select! {
+        let lost = tokio::select! {
             biased;
             frame = stream.next() => match frame {
-                Some(Ok(WsMessage::Text(text))) => {
-                    if let Some(reason) = route(text.as_str(), &mut pending) {
-                        break reason;
+                Some(Ok(WsMessage::Text(text))) => match route(text.as_str(), &mut pending) {
+                    Routed::Delivered => None,
+                    Routed::Died(reason) => break reason,
+                    Routed::Orphan(request, call) => {
+                        let frame = refuse_orphan(&request, call, &link.session_id);
+                        send(&mut sink, frame, &mut unsent).await
                     }
-                }
+                },
                 Some(Ok(WsMessage::Binary(_))) => {
                     // Messages with binary buffers (widgets, comms): ipybox does not use them.
                     tracing::trace!("skipping a binary frame");
+                    None
                 }
-                Some(Ok(WsMessage::Close(frame))) => {
-                    break format!("the gateway closed the kernel's connection{}",
-                        frame.map(|f| format!(" ({})", f.reason)).unwrap_or_default());
-                }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => break format!("the connection to the kernel failed: {e}"),
-                None => break "the connection to the kernel closed".to_owned(),
+                Some(Ok(WsMessage::Close(frame))) => Some(format!(
+                    "the gateway closed the kernel's connection{}",
+                    frame.map(|f| format!(" ({})", f.reason)).unwrap_or_default()
+                )),
+                Some(Ok(_)) => None,
+                Some(Err(e)) => Some(format!("the connection to the kernel failed: {e}")),
+                None => Some("the connection to the kernel closed".to_owned()),
             },
             cmd = commands.recv() => match cmd {
                 Some(Command::Send { msg_id, frame, events }) => {
                     pending.insert(msg_id, Waiting { events, reply: None, idle: false });
-                    if let Err(e) = sink.send(WsMessage::text(frame)).await {
-                        break format!("sending to the kernel failed: {e}");
-                    }
+                    send(&mut sink, frame, &mut unsent).await
                 }
-                Some(Command::Forget { msg_id }) => { pending.remove(&msg_id); }
-                Some(Command::Write { frame }) => {
-                    if let Err(e) = sink.send(WsMessage::text(frame)).await {
-                        break format!("sending to the kernel failed: {e}");
-                    }
+                Some(Command::Forget { msg_id }) => {
+                    pending.remove(&msg_id);
+                    None
                 }
+                Some(Command::Write { frame }) => send(&mut sink, frame, &mut unsent).await,
                 Some(Command::Close { done }) => {
                     let _ = sink.send(WsMessage::Close(None)).await;
                     dead.store(true, Ordering::Release);
@@ -300,10 +345,26 @@ async fn run(
                 }
             },
             _ = ping.tick() => {
-                if let Err(e) = sink.send(WsMessage::Ping(Default::default())).await {
-                    break format!("the connection to the kernel failed: {e}");
-                }
+                sink.send(WsMessage::Ping(Default::default()))
+                    .await
+                    .err()
+                    .map(|e| format!("the connection to the kernel failed: {e}"))
             }
+        };
+        let Some(why) = lost else { continue };
+        let Some(socket) = link.reconnect(&why).await else {
+            break why;
+        };
+        (sink, stream) = socket.split();
+        let mut failed = None;
+        for frame in std::mem::take(&mut unsent) {
+            if let Err(e) = sink.send(WsMessage::Text(frame)).await {
+                failed = Some(format!("sending to the kernel failed: {e}"));
+                break;
+            }
+        }
+        if let Some(why) = failed {
+            break why;
         }
     };
     dead.store(true, Ordering::Release);
@@ -333,13 +394,63 @@ struct Waiting {
     idle: bool,
 }
 
-/// Route one frame. Returns `Some(reason)` when the kernel died.
-fn route(text: &str, pending: &mut HashMap<String, Waiting>) -> Option<String> {
+/// Send `frame`; when that fails, keep it to send again and say why.
+async fn send(
+    sink: &mut futures_util::stream::SplitSink<KernelSocket, WsMessage>,
+    frame: String,
+    unsent: &mut Vec<Utf8Bytes>,
+) -> Option<String> {
+    // Cheap to clone (shared bytes), so the frame can be kept.
+    let frame = Utf8Bytes::from(frame);
+    match sink.send(WsMessage::Text(frame.clone())).await {
+        Ok(()) => None,
+        Err(e) => {
+            unsent.push(frame);
+            Some(format!("sending to the kernel failed: {e}"))
+        }
+    }
+}
+
+/// What became of a frame.
+enum Routed {
+    /// Delivered to its request, or dropped (output of nobody's request).
+    Delivered,
+    /// The kernel died.
+    Died(String),
+    /// A stdin request of a request nobody waits for any more (a thread the cell left
+    /// running asks for input or a tool call): answered with a refusal, not left hanging.
+    /// `true` for a tool call.
+    Orphan(Header, bool),
+}
+
+/// The refusal of an orphaned stdin request: a tool call is refused, `input()` gets
+/// end-of-file.
+fn refuse_orphan(request: &Header, call: bool, session_id: &str) -> String {
+    let value = if call {
+        channel_refusal(
+            "rejected",
+            "the cell that made this call has finished, so nobody is asked to approve it; finish the threads and tasks that call tools before the cell ends",
+        )
+    } else {
+        "\u{4}".to_owned()
+    };
+    let header = Header::new("input_reply", session_id);
+    Request::reply(
+        &header,
+        request,
+        Channel::Stdin,
+        InputReply { value: &value },
+    )
+    .to_json()
+}
+
+/// Route one frame.
+fn route(text: &str, pending: &mut HashMap<String, Waiting>) -> Routed {
     let msg: Incoming = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) => {
             tracing::debug!(error = %e, "skipping an unparsable frame");
-            return None;
+            return Routed::Delivered;
         }
     };
     let content = msg.content();
@@ -347,37 +458,49 @@ fn route(text: &str, pending: &mut HashMap<String, Waiting>) -> Option<String> {
         // The server reports kernel restarts and failures on iopub without a parent.
         match status.execution_state {
             ExecutionState::Restarting | ExecutionState::Autorestarting => {
-                return Some("the kernel process exited and the server restarted it".into());
+                return Routed::Died(
+                    "the kernel process exited and the server restarted it".into(),
+                );
             }
             ExecutionState::Dead => {
-                return Some("the kernel process exited and could not be restarted".into());
+                return Routed::Died("the kernel process exited and could not be restarted".into());
             }
             _ => {}
         }
     }
-    let parent = msg.parent_id()?;
-    let waiting = pending.get_mut(parent)?;
+    let Some(parent) = msg.parent_id() else {
+        return Routed::Delivered;
+    };
+    let Some(waiting) = pending.get_mut(parent) else {
+        return match content {
+            Content::InputRequest(r) => Routed::Orphan(msg.header.clone(), r.ipybox.is_some()),
+            _ => Routed::Delivered,
+        };
+    };
     let event = match (msg.channel, content) {
         (_, Content::Status(s)) if s.execution_state == ExecutionState::Idle => {
             waiting.idle = true;
-            KernelEvent::Done(waiting.reply.take()?)
+            match waiting.reply.take() {
+                Some(reply) => KernelEvent::Done(reply),
+                None => return Routed::Delivered,
+            }
         }
-        (_, Content::Status(_)) => return None,
+        (_, Content::Status(_)) => return Routed::Delivered,
         (_, Content::ExecuteReply(reply)) if waiting.idle => KernelEvent::Done(reply),
         (_, Content::ExecuteReply(reply)) => {
             waiting.reply = Some(reply);
-            return None;
+            return Routed::Delivered;
         }
         (_, Content::InputRequest(request)) => KernelEvent::Input {
             header: msg.header.clone(),
             request,
         },
-        (_, Content::Unknown) => return None,
+        (_, Content::Unknown) => return Routed::Delivered,
         (_, other) => KernelEvent::Output(other),
     };
     let done = matches!(event, KernelEvent::Done(_));
     if waiting.events.send(event).is_err() || done {
         pending.remove(parent);
     }
-    None
+    Routed::Delivered
 }

@@ -4,8 +4,8 @@
 //! writable and hidden paths from the policy, a fresh network namespace that reaches the
 //! outside only through srt's domain-filtering proxy, a seccomp filter that forbids Unix
 //! sockets. ipybox keeps every one of those walls and talks to the gateway through sockets
-//! created inside the namespace ([`netns`]); the tool server listens inside it too, so kernel
-//! code reaches `127.0.0.1:<tool port>` and nothing else of the host.
+//! created inside the namespace ([`netns`]). Nothing of the host listens inside: kernel code
+//! asks for tool calls over its own Jupyter channel, so it reaches nothing of the host at all.
 //!
 //! A missing piece (srt, Node.js, bubblewrap, socat, ripgrep), an invalid policy or a system
 //! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
@@ -551,8 +551,7 @@ fn copy_font_cache(from: &Path, to: &Path) {
 }
 
 /// The gateway's port inside a sandbox. The sandbox has a network namespace of its own, so
-/// a fixed port cannot collide with the host; it stays below the ephemeral range, where the
-/// tool server's listener gets its port.
+/// a fixed port cannot collide with the host; it stays below the ephemeral range.
 pub const SANDBOX_GATEWAY_PORT: u16 = 18888;
 
 impl Enclosure for SandboxLaunch {
@@ -621,10 +620,6 @@ struct Sandboxed {
 impl Enclosed for Sandboxed {
     fn connector(&self) -> SharedConnector {
         Arc::new(NetnsConnector(self.helper.clone()))
-    }
-
-    fn listen(&self) -> std::io::Result<std::net::TcpListener> {
-        self.helper.listen(0)
     }
 
     fn close_and_wait(&self, timeout: Duration) {

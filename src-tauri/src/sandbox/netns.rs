@@ -5,8 +5,8 @@
 //! door in the sandbox for that (no Unix sockets, no proxy route): a small helper process
 //! joins the sandbox's network namespace from outside and creates sockets there, which it
 //! hands back over a socket pair (`SCM_RIGHTS`). A socket keeps the namespace it was created
-//! in, so ipybox can `connect()` it to the gateway inside the sandbox, and `accept()` kernel
-//! connections to the tool server on a listener bound inside it.
+//! in, so ipybox can `connect()` it to the gateway inside the sandbox. Nothing listens for
+//! the kernel: its tool calls come back over its own Jupyter channel, through the gateway.
 //!
 //! Joining is two `setns` calls: first into the user namespace that owns the network
 //! namespace (found with `NS_GET_USERNS`; ipybox's user created it, so it may), then into the
@@ -38,7 +38,6 @@ const MAX_WATCHED: usize = 16;
 const WATCHDOG_GRACE_MS: i64 = 3000;
 
 const OP_SOCKET: u8 = b'S';
-const OP_LISTEN: u8 = b'L';
 
 /// The network namespace identity of `pid` (`net:[inode]`).
 fn net_ns(pid: i32) -> Option<std::path::PathBuf> {
@@ -233,12 +232,6 @@ impl NetnsHelper {
     pub fn socket(&self) -> io::Result<OwnedFd> {
         self.request(OP_SOCKET, 0)
     }
-
-    /// A TCP listener on `127.0.0.1:port` inside the sandbox (`port` 0: any free port).
-    pub fn listen(&self, port: u16) -> io::Result<std::net::TcpListener> {
-        let fd = self.request(OP_LISTEN, port)?;
-        Ok(std::net::TcpListener::from(fd))
-    }
 }
 
 impl NetnsHelper {
@@ -330,10 +323,8 @@ unsafe fn helper_main(
             if n != req.len() as isize {
                 break;
             }
-            let port = u16::from_be_bytes([req[1], req[2]]);
             let (fd, err) = match req[0] {
                 OP_SOCKET => new_socket(),
-                OP_LISTEN => new_listener(port),
                 _ => (-1, libc::EINVAL),
             };
             let sent = send_reply(chan, err, fd);
@@ -392,32 +383,6 @@ unsafe fn new_socket() -> (RawFd, i32) {
         )
     };
     if fd < 0 { (-1, errno()) } else { (fd, 0) }
-}
-
-unsafe fn new_listener(port: u16) -> (RawFd, i32) {
-    // SAFETY: plain system calls on a socket we own and a stack sockaddr.
-    unsafe {
-        let (fd, err) = new_socket();
-        if fd < 0 {
-            return (fd, err);
-        }
-        let mut addr: libc::sockaddr_in = std::mem::zeroed();
-        addr.sin_family = libc::AF_INET as libc::sa_family_t;
-        addr.sin_port = port.to_be();
-        addr.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
-        if libc::bind(
-            fd,
-            (&addr as *const libc::sockaddr_in).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        ) != 0
-            || libc::listen(fd, 1024) != 0
-        {
-            let err = errno();
-            libc::close(fd);
-            return (-1, err);
-        }
-        (fd, 0)
-    }
 }
 
 /// Send a 4-byte status and, when `fd >= 0`, the descriptor. False when the peer is gone.

@@ -1,0 +1,160 @@
+//! Tool calls kernel code asks for over the kernel's stdin channel.
+//!
+//! The kernel (`ipybox_channel`, installed by ipybox's kernel init) sends an
+//! `input_request` whose content carries `{"ipybox": {id, server, tool, args}}`; the
+//! execution that ran the cell hands it here, the [`ToolServer`] approves and runs it, and
+//! the answer goes back as the `input_reply` value. The channel reaches only the client that
+//! ran the cell, and needs no network path from the kernel to ipybox: the same for local,
+//! sandboxed and remote kernels.
+//!
+//! A request can come more than once: the kernel asks again when an answer is slow, in case
+//! the first copy was lost with a dropped connection. Calls are keyed by the kernel's call
+//! id, so a call runs once and every copy gets its answer. An answer too long for one
+//! WebSocket message (Jupyter Server takes at most 10 MiB from a client) is sent in parts
+//! that the kernel asks for one by one.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::kernel::messages::{ChannelRequest, Header, channel_refusal};
+use crate::kernel::session::KernelSession;
+use crate::tools::ToolServer;
+
+/// Characters per part of a long answer (JSON escaping at most doubles them on the wire).
+const PART_CHARS: usize = 2 << 20;
+
+/// The calls of one execution.
+pub(super) struct Calls {
+    tools: Arc<ToolServer>,
+    kernel: KernelSession,
+    calls: HashMap<String, Call>,
+    done: mpsc::UnboundedSender<(String, Arc<Vec<String>>)>,
+    answered: mpsc::UnboundedReceiver<(String, Arc<Vec<String>>)>,
+}
+
+enum Call {
+    /// Running; further copies of the request wait here for the answer.
+    Running(Vec<Header>),
+    /// Answered, in parts (one part for all but long answers).
+    Answered(Arc<Vec<String>>),
+}
+
+impl Calls {
+    pub(super) fn new(tools: Arc<ToolServer>, kernel: KernelSession) -> Self {
+        let (done, answered) = mpsc::unbounded_channel();
+        Calls {
+            tools,
+            kernel,
+            calls: HashMap::new(),
+            done,
+            answered,
+        }
+    }
+
+    /// A request from the kernel, asked by `header`.
+    pub(super) fn request(&mut self, header: Header, request: ChannelRequest) {
+        if let Some(index) = request.part {
+            let value = match self.calls.get(&request.id) {
+                Some(Call::Answered(parts)) if index < parts.len() => {
+                    json!({ "part": parts[index] }).to_string()
+                }
+                _ => channel_refusal("bad_request", "no such part of an answer"),
+            };
+            self.reply(&header, &value);
+            return;
+        }
+        match self.calls.get_mut(&request.id) {
+            Some(Call::Running(waiting)) => waiting.push(header),
+            Some(Call::Answered(parts)) => {
+                let first = first_part(parts);
+                self.reply(&header, &first);
+            }
+            None => {
+                self.calls
+                    .insert(request.id.clone(), Call::Running(Vec::new()));
+                let (tools, kernel, done) =
+                    (self.tools.clone(), self.kernel.clone(), self.done.clone());
+                tokio::spawn(async move {
+                    let answer = tools.answer(&request).await;
+                    let parts = Arc::new(split(&answer));
+                    // Answered from the task: it may outlive the execution (a call from a
+                    // thread the cell left running is still approved or refused).
+                    if let Err(e) = kernel.input_reply(&header, &first_part(&parts)) {
+                        tracing::warn!(error = %e, "answering a tool call failed");
+                    }
+                    let _ = done.send((request.id, parts));
+                });
+            }
+        }
+    }
+
+    /// Wait for a running call to be answered, and answer the copies of it that came
+    /// meanwhile. Pending forever when nothing runs.
+    pub(super) async fn settle(&mut self) {
+        let Some((id, parts)) = self.answered.recv().await else {
+            return std::future::pending().await;
+        };
+        if let Some(Call::Running(waiting)) = self.calls.remove(&id) {
+            let first = first_part(&parts);
+            for header in &waiting {
+                self.reply(header, &first);
+            }
+        }
+        self.calls.insert(id, Call::Answered(parts));
+    }
+
+    fn reply(&self, header: &Header, value: &str) {
+        if let Err(e) = self.kernel.input_reply(header, value) {
+            tracing::warn!(error = %e, "answering a tool call failed");
+        }
+    }
+}
+
+/// The answer as the kernel receives it: whole, or in parts.
+fn split(answer: &Value) -> Vec<String> {
+    let text = answer.to_string();
+    if text.len() <= PART_CHARS {
+        return vec![text];
+    }
+    let mut parts = Vec::new();
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        let mut end = PART_CHARS.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        parts.push(rest[..end].to_owned());
+        rest = &rest[end..];
+    }
+    parts
+}
+
+/// The value of the first reply: the answer itself, or the first part with the count.
+fn first_part(parts: &[String]) -> String {
+    match parts {
+        [whole] => whole.clone(),
+        _ => json!({"parts": parts.len(), "part": parts[0]}).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_answers_split_on_character_boundaries_and_join_again() {
+        let short = json!({"ok": true, "content": []});
+        assert_eq!(split(&short), vec![short.to_string()]);
+
+        let long = json!({"ok": true, "text": "é".repeat(PART_CHARS)});
+        let parts = split(&long);
+        assert!(parts.len() > 1);
+        assert!(parts.iter().all(|p| p.len() <= PART_CHARS));
+        assert_eq!(parts.concat(), long.to_string());
+        let first: Value = serde_json::from_str(&first_part(&parts)).expect("json");
+        assert_eq!(first["parts"], parts.len());
+    }
+}
