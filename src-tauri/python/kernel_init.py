@@ -293,22 +293,28 @@ def _open_channel():
                 "error": "no_channel",
                 "message": "this code was not run by ipybox (the execution does not allow stdin), so nobody can approve the call",
             }
-        call_id = uuid.uuid4().hex
-        request = {"v": 1, "id": call_id, "server": server, "tool": tool, "args": args}
+        request = {"v": 1, "id": uuid.uuid4().hex, "server": server, "tool": tool, "args": args}
+        return exchange(request, f"ipybox: {server}.{tool}")
+
+    def exchange(request, prompt):
+        """Send a channel request; the JSON answer (assembled when it came in parts)."""
         ident, parent = current_parent()
-        content = {"prompt": f"ipybox: {server}.{tool}", "password": False, "ipybox": request}
-        answer = json.loads(ask(call_id, content, ident, parent, again=True).get("value") or "{}")
+        content = {"prompt": prompt, "password": False, "ipybox": request}
+        answer = json.loads(ask(request["id"], content, ident, parent, again=True).get("value") or "{}")
         # Answers larger than one WebSocket message come in parts, asked for one by one.
         parts = answer.pop("parts", None)
         if parts:
             text = [answer.pop("part", "")]
             for index in range(1, parts):
-                part = {"v": 1, "id": call_id, "part": index}
-                key = f"{call_id}/{index}"
-                got = ask(key, {"prompt": "ipybox: part", "password": False, "ipybox": part}, ident, parent, again=True)
+                part = {"v": 1, "id": request["id"], "part": index}
+                content = {"prompt": "ipybox: part", "password": False, "ipybox": part}
+                got = ask(f"{request['id']}/{index}", content, ident, parent, again=True)
                 text.append(json.loads(got.get("value") or "{}").get("part", ""))
             answer = json.loads("".join(text))
         return answer
+
+    if @@REMOTE@@:
+        _import_generated_modules(kernel, exchange)
 
     kernel._input_request = input_request
     module = types.ModuleType("ipybox_channel", "Tool calls to ipybox over the kernel's stdin channel.")
@@ -318,6 +324,42 @@ def _open_channel():
     module._ask = ask
     module._parent = current_parent
     sys.modules["ipybox_channel"] = module
+
+
+def _import_generated_modules(kernel, exchange):
+    # A kernel on a remote gateway does not see the workspace: the generated modules
+    # (mcptools/, gentools/) are asked for over the channel when imported, so they are
+    # always those of the workspace now, and nothing is written on the remote machine. The
+    # hook comes last: a module found on the kernel's own path wins.
+    import importlib.abc
+    import importlib.machinery
+    import linecache
+    import sys
+    import uuid
+
+    class GeneratedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path=None, target=None):
+            if name.partition(".")[0] not in ("mcptools", "gentools") or not getattr(kernel, "_allow_stdin", False):
+                return None
+            answer = exchange({"v": 1, "id": uuid.uuid4().hex, "module": name}, f"ipybox: import {name}")
+            if not answer.get("ok"):
+                return None
+            spec = importlib.machinery.ModuleSpec(
+                name, self, origin="ipybox:" + answer["path"], loader_state=answer["source"], is_package=answer["package"]
+            )
+            return spec
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            spec = module.__spec__
+            source = spec.loader_state
+            # Tracebacks and inspect show the code.
+            linecache.cache[spec.origin] = (len(source), None, source.splitlines(True), spec.origin)
+            exec(compile(source, spec.origin, "exec"), module.__dict__)
+
+    sys.meta_path.append(GeneratedModules())
 
 
 def _fast_stream_writes():
@@ -353,4 +395,4 @@ def _fast_stream_writes():
 
 
 _ipybox_init()
-del _ipybox_init, _fast_stream_writes, _open_channel, _approve_shell_commands
+del _ipybox_init, _fast_stream_writes, _open_channel, _approve_shell_commands, _import_generated_modules

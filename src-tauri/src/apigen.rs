@@ -40,6 +40,7 @@
 pub mod codeaction;
 pub mod generate;
 mod literal;
+pub mod modules;
 mod names;
 mod render;
 mod schema;

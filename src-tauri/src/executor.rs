@@ -161,6 +161,7 @@ struct Config {
     gateway_host: String,
     gateway_port: Option<u16>,
     external_gateway: Option<(String, Option<String>)>,
+    gateway_headers: Vec<String>,
     python: Option<PathBuf>,
     startup_timeout: Duration,
     kernel_ready_timeout: Duration,
@@ -176,6 +177,18 @@ struct Config {
     mcp_call_timeout: Duration,
     sandbox: Option<SandboxOptions>,
     events: Events,
+}
+
+/// A Kernel Gateway, Jupyter Server or Jupyter Enterprise Gateway someone else runs, whose
+/// kernels may be on other machines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteGateway {
+    /// `http://`, `https://` (or `ws://`, `wss://`) with an optional base path.
+    pub url: String,
+    /// Sent as `Authorization: token …`.
+    pub token: Option<String>,
+    /// Headers sent with every request, as `Name: value`.
+    pub headers: Vec<String>,
 }
 
 /// Builds a [`CodeExecutor`].
@@ -195,6 +208,7 @@ impl Default for CodeExecutorBuilder {
                 gateway_host: "127.0.0.1".into(),
                 gateway_port: None,
                 external_gateway: None,
+                gateway_headers: Vec::new(),
                 python: None,
                 startup_timeout: Duration::from_secs(30),
                 kernel_ready_timeout: Duration::from_secs(30),
@@ -257,10 +271,29 @@ impl CodeExecutorBuilder {
         self
     }
 
-    /// Use an already running Kernel Gateway or Jupyter Server at `url` (e.g.
-    /// `http://127.0.0.1:8888`) instead of starting one.
+    /// Use an already running Kernel Gateway, Jupyter Server or Jupyter Enterprise Gateway
+    /// at `url` (`http://127.0.0.1:8888`, `https://eg.example.org`) instead of starting one.
+    /// Its kernels may run on other machines: tool calls come back over the kernel's own
+    /// channel, and the generated `mcptools/` is sent into each kernel.
     pub fn gateway_url(mut self, url: impl Into<String>, token: Option<String>) -> Self {
         self.config.external_gateway = Some((url.into(), token));
+        self
+    }
+
+    /// [`gateway_url`](Self::gateway_url) and [`gateway_header`](Self::gateway_header) in
+    /// one.
+    pub fn remote_gateway(mut self, gateway: &RemoteGateway) -> Self {
+        self = self.gateway_url(&gateway.url, gateway.token.clone());
+        for header in &gateway.headers {
+            self = self.gateway_header(header);
+        }
+        self
+    }
+
+    /// Send `Name: value` with every request to the [`gateway_url`](Self::gateway_url)
+    /// server (an authenticating proxy's header, say). Checked when the executor starts.
+    pub fn gateway_header(mut self, header: impl Into<String>) -> Self {
+        self.config.gateway_headers.push(header.into());
         self
     }
 

@@ -167,6 +167,8 @@ struct McpArgs {
     #[arg(long, env = "IPYBOX_PYTHON")]
     python: Option<PathBuf>,
     #[command(flatten)]
+    gateway: GatewayArgs,
+    #[command(flatten)]
     sandbox: SandboxArgs,
     /// Log level, as the Python ipybox's flag (any case); overrides --log. Also the
     /// gateway's log level (its log file is in the session's state directory).
@@ -368,9 +370,8 @@ struct ExecArgs {
     /// Python interpreter of an existing environment to use.
     #[arg(long, env = "IPYBOX_PYTHON")]
     python: Option<PathBuf>,
-    /// Use this running Kernel Gateway or Jupyter Server instead of starting one.
-    #[arg(long, value_name = "URL")]
-    gateway_url: Option<String>,
+    #[command(flatten)]
+    gateway: GatewayArgs,
     /// Who approves the MCP tool calls the code makes: `ask` on the terminal, `auto`
     /// (approve all), `reject` (reject all), or `rules` (the --rules file first, then ask;
     /// see docs/approval-rules.md).
@@ -383,11 +384,33 @@ struct ExecArgs {
     /// seconds.
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     approval_timeout: f64,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+}
+
+/// A gateway someone else runs (`--gateway-url`).
+#[derive(Debug, clap::Args)]
+struct GatewayArgs {
+    /// Use this running Kernel Gateway, Jupyter Server or Jupyter Enterprise Gateway
+    /// (http://, https://) instead of starting one; its kernels may run on other machines.
+    #[arg(long, value_name = "URL")]
+    gateway_url: Option<String>,
     /// Token of the server given with --gateway-url.
     #[arg(long, env = "IPYBOX_GATEWAY_TOKEN", requires = "gateway_url")]
     gateway_token: Option<String>,
-    #[command(flatten)]
-    sandbox: SandboxArgs,
+    /// A header sent with every request to --gateway-url, as 'Name: value' (repeatable).
+    #[arg(long, value_name = "HEADER", requires = "gateway_url")]
+    gateway_header: Vec<String>,
+}
+
+impl GatewayArgs {
+    fn remote(&self) -> Option<ipybox::RemoteGateway> {
+        self.gateway_url.as_ref().map(|url| ipybox::RemoteGateway {
+            url: url.clone(),
+            token: self.gateway_token.clone(),
+            headers: self.gateway_header.clone(),
+        })
+    }
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -585,6 +608,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         sandbox: args.sandbox.options()?,
         gateway_log_level: args.log_level.map(|l| l.levels().1.to_owned()),
         fixed: args.fixed_addresses(),
+        gateway: args.gateway.remote(),
         listener: Some(listener),
         activity: None,
         approval_timeout: None,
@@ -777,8 +801,8 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &args.python {
         builder = builder.python(p);
     }
-    if let Some(url) = &args.gateway_url {
-        builder = builder.gateway_url(url, args.gateway_token.clone());
+    if let Some(gateway) = args.gateway.remote() {
+        builder = builder.remote_gateway(&gateway);
     }
     builder = builder.sandbox_options(args.sandbox.options()?);
     let approval_timeout = Duration::try_from_secs_f64(args.approval_timeout)

@@ -89,8 +89,10 @@ pub struct McpServerConfig {
     /// The Kernel Gateway's log level (`DEBUG`, `INFO`, `WARN`, `ERROR`, `CRITICAL`);
     /// `None` keeps the executor's default.
     pub gateway_log_level: Option<String>,
-    /// Fixed addresses for a stdio server's gateway and tool server.
+    /// Fixed addresses for a stdio server's gateway.
     pub fixed: FixedAddresses,
+    /// Run every session's kernel on this server instead of a gateway ipybox starts.
+    pub gateway: Option<crate::executor::RemoteGateway>,
     /// Hears every event of every session's kernel (an audit log).
     pub listener: Option<Listener>,
     /// Hears the cells every session runs, with their output (a window showing them).
@@ -191,6 +193,9 @@ impl Workspace {
         }
         if let Some(t) = c.approval_timeout {
             builder = builder.approval_timeout(t);
+        }
+        if let Some(gateway) = &c.gateway {
+            builder = builder.remote_gateway(gateway);
         }
         if let Some(level) = &c.gateway_log_level {
             builder = builder.log_level(level);

@@ -525,7 +525,7 @@ pub fn interfaces(workspace: &Path, only: Option<&str>) -> Vec<(String, String)>
             let Ok(tool) = Dir::open_nofollow(&cat.join(&name)) else {
                 continue;
             };
-            if let Some(api) = read_regular(&tool, "api.py") {
+            if let Some(api) = read_regular(&tool, "api.py", MAX_INTERFACE) {
                 out.push((format!("{GENTOOLS}.{category}.{name}"), api));
             }
         }
@@ -548,19 +548,19 @@ fn identifiers_in(dir: &Dir) -> Vec<String> {
     names
 }
 
-/// `name` in `dir`, if it is a regular file (not a link) no larger than an interface may be.
-fn read_regular(dir: &Dir, name: &str) -> Option<String> {
+/// `name` in `dir`, if it is a regular file (not a link) of at most `max` bytes.
+pub(crate) fn read_regular(dir: &Dir, name: &str, max: u64) -> Option<String> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(dir.join(name))
         .ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_INTERFACE {
+    if !meta.is_file() || meta.len() > max {
         return None;
     }
     let mut text = String::new();
-    file.take(MAX_INTERFACE).read_to_string(&mut text).ok()?;
+    file.take(max).read_to_string(&mut text).ok()?;
     Some(text)
 }
 

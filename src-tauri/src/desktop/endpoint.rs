@@ -134,6 +134,7 @@ impl Endpoint {
             }
         }));
         let config = McpServerConfig {
+            gateway: None,
             workspace: serve.workspace.to_path_buf(),
             approval: Arc::new(relay),
             python: None,

@@ -191,6 +191,7 @@ async fn next(
         let ctx = Context {
             kernel,
             tools: running.tools.clone(),
+            sources: running.launcher.remote_sources(),
             approvals: running.approvals.clone(),
             images_dir: running.images_dir.clone(),
             handler: running.handler.clone(),

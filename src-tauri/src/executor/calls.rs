@@ -14,11 +14,13 @@
 //! that the kernel asks for one by one.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::apigen::modules::module_source;
 use crate::kernel::messages::{ChannelRequest, Header, channel_refusal};
 use crate::kernel::session::KernelSession;
 use crate::tools::ToolServer;
@@ -29,6 +31,9 @@ const PART_CHARS: usize = 2 << 20;
 /// The calls of one execution.
 pub(super) struct Calls {
     tools: Arc<ToolServer>,
+    /// The workspace whose generated modules a remote kernel may import (`None`: the
+    /// kernel sees the workspace itself).
+    sources: Option<Arc<PathBuf>>,
     kernel: KernelSession,
     calls: HashMap<String, Call>,
     done: mpsc::UnboundedSender<(String, Arc<Vec<String>>)>,
@@ -43,10 +48,15 @@ enum Call {
 }
 
 impl Calls {
-    pub(super) fn new(tools: Arc<ToolServer>, kernel: KernelSession) -> Self {
+    pub(super) fn new(
+        tools: Arc<ToolServer>,
+        sources: Option<Arc<PathBuf>>,
+        kernel: KernelSession,
+    ) -> Self {
         let (done, answered) = mpsc::unbounded_channel();
         Calls {
             tools,
+            sources,
             kernel,
             calls: HashMap::new(),
             done,
@@ -77,8 +87,12 @@ impl Calls {
                     .insert(request.id.clone(), Call::Running(Vec::new()));
                 let (tools, kernel, done) =
                     (self.tools.clone(), self.kernel.clone(), self.done.clone());
+                let sources = self.sources.clone();
                 tokio::spawn(async move {
-                    let answer = tools.answer(&request).await;
+                    let answer = match &request.module {
+                        Some(module) => module_answer(sources, module.clone()).await,
+                        None => tools.answer(&request).await,
+                    };
                     let parts = Arc::new(split(&answer));
                     // Answered from the task: it may outlive the execution (a call from a
                     // thread the cell left running is still approved or refused).
@@ -110,6 +124,22 @@ impl Calls {
         if let Err(e) = self.kernel.input_reply(header, value) {
             tracing::warn!(error = %e, "answering a tool call failed");
         }
+    }
+}
+
+/// The source of a generated module, for a remote kernel's import hook.
+async fn module_answer(sources: Option<Arc<PathBuf>>, module: String) -> Value {
+    let Some(workspace) = sources else {
+        return json!({"ok": false, "error": "bad_request",
+            "message": "this kernel imports generated modules from the workspace itself"});
+    };
+    let found = tokio::task::spawn_blocking(move || module_source(&workspace, &module))
+        .await
+        .ok()
+        .flatten();
+    match found {
+        Some(m) => json!({"ok": true, "package": m.package, "path": m.path, "source": m.source}),
+        None => json!({"ok": false, "error": "not_found", "message": "no such module"}),
     }
 }
 

@@ -63,6 +63,8 @@ pub(super) enum Abort {
 pub(super) struct Context {
     pub(super) kernel: KernelSession,
     pub(super) tools: Arc<ToolServer>,
+    /// The workspace, for a remote kernel that imports generated modules over its channel.
+    pub(super) sources: Option<Arc<std::path::PathBuf>>,
     pub(super) approvals: Arc<Approvals>,
     pub(super) images_dir: Anchored,
     pub(super) handler: Option<Arc<dyn ApprovalHandler>>,
@@ -111,7 +113,7 @@ async fn execute(
     let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id), options.origin.clone());
     // Tool calls come over stdin, so it is always allowed; a plain input() nobody can
     // answer is told so (`NO_INPUT`) and raises in the kernel.
-    let mut calls = Calls::new(ctx.tools.clone(), kernel.clone());
+    let mut calls = Calls::new(ctx.tools.clone(), ctx.sources.clone(), kernel.clone());
     let request = ExecuteRequest {
         allow_stdin: true,
         ..ExecuteRequest::new(&code)

@@ -197,6 +197,15 @@ impl Launcher {
         })
     }
 
+    /// The workspace whose generated modules kernels import over their channel: kernels on
+    /// someone else's server may not see this machine's files.
+    pub(super) fn remote_sources(&self) -> Option<Arc<PathBuf>> {
+        self.config
+            .external_gateway
+            .as_ref()
+            .map(|_| Arc::new(self.working_dir.clone()))
+    }
+
     /// Does every fresh kernel get a fresh host (a sandbox of its own)?
     pub(super) fn isolated(&self) -> bool {
         self.config.sandbox.is_some()
@@ -212,9 +221,12 @@ impl Launcher {
         let c = &self.config;
         let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
             (Some((url, token)), _) => {
-                let api =
-                    GatewayApi::new(Endpoint::parse(url, token.clone())?, c.connector.clone())
-                        .reconnecting_for(REMOTE_RECONNECT);
+                let mut endpoint = Endpoint::parse(url, token.clone())?;
+                for header in &c.gateway_headers {
+                    endpoint = endpoint.with_header(header)?;
+                }
+                let api = GatewayApi::new(endpoint, c.connector.clone())
+                    .reconnecting_for(REMOTE_RECONNECT);
                 api.info().await.map_err(|e| {
                     Error::gateway(format!("the gateway at {url} is not reachable")).because(e)
                 })?;
@@ -245,6 +257,16 @@ impl Launcher {
             .replace(
                 "@@WORKING_DIR@@",
                 &serde_json::to_string(&self.working_dir).unwrap_or_else(|_| "None".into()),
+            )
+            // Kernels on someone else's server import the generated modules over their
+            // channel (they may not see this machine's files).
+            .replace(
+                "@@REMOTE@@",
+                if c.external_gateway.is_some() {
+                    "True"
+                } else {
+                    "False"
+                },
             );
         let spec = KernelSpec {
             name: gateway.as_ref().map(|_| KERNEL_NAME.to_owned()),

@@ -11,14 +11,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use super::connector::{self, QuickAck, SharedConnector};
+use super::connector::{self, GatewayStream, SharedConnector};
 use crate::error::{Error, Result};
 
 /// Where a gateway listens and how to authenticate to it.
@@ -32,23 +32,32 @@ pub struct Endpoint {
     pub base_path: String,
     /// Token sent as `Authorization: token …`, if any.
     pub token: Option<String>,
+    /// `https://` / `wss://`: TLS, verified as the operating system verifies certificates.
+    pub tls: bool,
+    /// Headers sent with every request (an authenticating proxy's, say).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Endpoint {
-    /// Parse `http://host:port[/base]`. Only plain HTTP is supported.
+    /// Parse `http://host[:port][/base]` (or `https://`, `ws://`, `wss://`).
     pub fn parse(url: &str, token: Option<String>) -> Result<Self> {
         let uri: hyper::Uri = url
             .parse()
             .map_err(|e| Error::config(format!("invalid gateway URL {url:?}")).because(e))?;
-        match uri.scheme_str() {
-            Some("http") | Some("ws") => {}
+        let tls = match uri.scheme_str() {
+            Some("http") | Some("ws") => false,
+            Some("https") | Some("wss") => true,
             Some(other) => {
                 return Err(Error::config(format!(
-                    "gateway URL {url:?} uses {other}://; ipybox connects to gateways over http:// (run it behind a local tunnel for TLS)"
+                    "gateway URL {url:?} uses {other}://; ipybox connects to gateways over http(s):// or ws(s)://"
                 )));
             }
-            None => return Err(Error::config(format!("gateway URL {url:?} needs http://"))),
-        }
+            None => {
+                return Err(Error::config(format!(
+                    "gateway URL {url:?} needs http:// or https://"
+                )));
+            }
+        };
         let host = uri
             .host()
             .ok_or_else(|| Error::config(format!("gateway URL {url:?} has no host")))?
@@ -58,10 +67,31 @@ impl Endpoint {
         let base_path = uri.path().trim_end_matches('/').to_owned();
         Ok(Endpoint {
             host,
-            port: uri.port_u16().unwrap_or(80),
+            port: uri.port_u16().unwrap_or(if tls { 443 } else { 80 }),
             base_path,
             token,
+            tls,
+            headers: Vec::new(),
         })
+    }
+
+    /// Send `Name: value` with every request (`--gateway-header`).
+    pub fn with_header(mut self, header: &str) -> Result<Self> {
+        let (name, value) = header.split_once(':').ok_or_else(|| {
+            Error::config(format!(
+                "gateway header {header:?} is not of the form 'Name: value'"
+            ))
+        })?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| Error::config(format!("{:?} is not a valid header name", name.trim())))?;
+        let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
+            Error::config(format!(
+                "the value of gateway header {name} contains characters a header cannot carry"
+            ))
+        })?;
+        value.set_sensitive(true);
+        self.headers.push((name, value));
+        Ok(self)
     }
 
     fn authority(&self) -> String {
@@ -88,7 +118,7 @@ struct CreateKernel<'a> {
 }
 
 /// A channels WebSocket to one kernel.
-pub type KernelSocket = WebSocketStream<QuickAck>;
+pub type KernelSocket = WebSocketStream<GatewayStream>;
 
 /// Client for one gateway.
 #[derive(Debug, Clone)]
@@ -131,10 +161,11 @@ impl GatewayApi {
     ) -> Result<(u16, Bytes)> {
         let full_path = format!("{}{}", self.endpoint.base_path, path);
         let send = async {
-            let stream = connector::connect(
+            let stream = connector::open(
                 self.connector.as_ref(),
                 &self.endpoint.host,
                 self.endpoint.port,
+                self.endpoint.tls,
             )
             .await
             .map_err(|e| {
@@ -153,6 +184,9 @@ impl GatewayApi {
                 .method(method)
                 .uri(&full_path)
                 .header(HOST, self.endpoint.authority());
+            for (name, value) in &self.endpoint.headers {
+                req = req.header(name, value);
+            }
             if let Some(token) = &self.endpoint.token {
                 req = req.header(AUTHORIZATION, format!("token {token}"));
             }
@@ -244,7 +278,8 @@ impl GatewayApi {
     /// Open `/api/kernels/{id}/channels` (JSON frames).
     pub async fn connect_channels(&self, id: &str, session_id: &str) -> Result<KernelSocket> {
         let url = format!(
-            "ws://{}{}/api/kernels/{id}/channels?session_id={session_id}",
+            "{}://{}{}/api/kernels/{id}/channels?session_id={session_id}",
+            if self.endpoint.tls { "wss" } else { "ws" },
             self.endpoint.authority(),
             self.endpoint.base_path
         );
@@ -258,10 +293,14 @@ impl GatewayApi {
                 .map_err(|_| Error::config("the gateway token contains invalid characters"))?;
             request.headers_mut().insert(AUTHORIZATION, value);
         }
-        let stream = connector::connect(
+        for (name, value) in &self.endpoint.headers {
+            request.headers_mut().append(name, value.clone());
+        }
+        let stream = connector::open(
             self.connector.as_ref(),
             &self.endpoint.host,
             self.endpoint.port,
+            self.endpoint.tls,
         )
         .await
         .map_err(|e| Error::gateway("cannot connect to the Kernel Gateway").because(e))?;
@@ -298,7 +337,28 @@ mod tests {
             e.base_path, "/jupyter",
             "base path is kept without trailing slash"
         );
-        let err = Endpoint::parse("https://example.org", None).expect_err("https is refused");
-        assert!(err.to_string().contains("https"), "{err}");
+        let e = Endpoint::parse("https://eg.example.org/gateway", None).expect("valid");
+        assert_eq!(
+            (e.port, e.tls, e.base_path.as_str()),
+            (443, true, "/gateway")
+        );
+        let e = Endpoint::parse("wss://eg.example.org:8443", None).expect("valid");
+        assert_eq!((e.port, e.tls), (8443, true));
+        let err = Endpoint::parse("ftp://example.org", None).expect_err("ftp is refused");
+        assert!(err.to_string().contains("ftp"), "{err}");
+
+        let e = e
+            .with_header("X-Auth-Request-User: ada")
+            .expect("a header")
+            .with_header("Cookie:  a=b; c=d ")
+            .expect("another");
+        assert_eq!(e.headers[0].0.as_str(), "x-auth-request-user");
+        assert_eq!(e.headers[1].1.to_str().unwrap_or_default(), "a=b; c=d");
+        for bad in ["no colon", "bad name: x", "X-Ok: line\nbreak"] {
+            let err = Endpoint::parse("http://h", None)
+                .and_then(|e| e.with_header(bad))
+                .expect_err(bad);
+            assert!(err.to_string().contains("header"), "{bad}: {err}");
+        }
     }
 }

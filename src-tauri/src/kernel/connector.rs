@@ -124,3 +124,109 @@ impl AsyncWrite for QuickAck {
         self.0.is_write_vectored()
     }
 }
+
+/// A connection to a gateway: plain TCP, or TLS over it (`https://`, `wss://`).
+#[derive(Debug)]
+pub enum GatewayStream {
+    /// `http://`, `ws://`.
+    Plain(QuickAck),
+    /// `https://`, `wss://`.
+    Tls(Box<tokio_rustls::client::TlsStream<QuickAck>>),
+}
+
+/// The TLS client configuration: the operating system's verification (its trusted roots,
+/// `SSL_CERT_FILE`/`SSL_CERT_DIR` on Linux), made once.
+fn tls_config() -> io::Result<Arc<tokio_rustls::rustls::ClientConfig>> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    static CONFIG: std::sync::OnceLock<Result<Arc<tokio_rustls::rustls::ClientConfig>, String>> =
+        std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let provider = Arc::new(tokio_rustls::rustls::crypto::aws_lc_rs::default_provider());
+            tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .with_platform_verifier()
+                .map(|b| Arc::new(b.with_no_client_auth()))
+                .map_err(|e| format!("the system's certificate verifier is unavailable: {e}"))
+        })
+        .clone()
+        .map_err(io::Error::other)
+}
+
+/// Connect to `host:port` with `connector`, then, when `tls`, shake hands for `host`.
+pub async fn open(
+    connector: &dyn Connector,
+    host: &str,
+    port: u16,
+    tls: bool,
+) -> io::Result<GatewayStream> {
+    let tcp = connect(connector, host, port).await?;
+    if !tls {
+        return Ok(GatewayStream::Plain(tcp));
+    }
+    let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.to_owned())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let stream = tokio_rustls::TlsConnector::from(tls_config()?)
+        .connect(name, tcp)
+        .await?;
+    Ok(GatewayStream::Tls(Box::new(stream)))
+}
+
+impl AsyncRead for GatewayStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            GatewayStream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            GatewayStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for GatewayStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            GatewayStream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            GatewayStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            GatewayStream::Plain(s) => Pin::new(s).poll_flush(cx),
+            GatewayStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            GatewayStream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            GatewayStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            GatewayStream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            GatewayStream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            GatewayStream::Plain(s) => s.is_write_vectored(),
+            GatewayStream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}

@@ -97,6 +97,8 @@ impl Gateway {
                 port,
                 base_path: String::new(),
                 token: Some(token.clone()),
+                tls: false,
+                headers: Vec::new(),
             };
             let mut child = spawn(&launch, port, &log_path)?;
             let (connector, enclosed) = if let Some(enclosure) = &launch.enclosure {

@@ -354,6 +354,10 @@ pub struct ChannelRequest {
     /// Set when the kernel asks for part `part` of an answer too long for one message.
     #[serde(default)]
     pub part: Option<usize>,
+    /// Set when the kernel's import hook asks for the source of a generated module
+    /// (`mcptools.fx.echo`): a kernel on a remote gateway does not see the workspace.
+    #[serde(default)]
+    pub module: Option<String>,
     /// Everything else the kernel put in the request (connection parameters it may try to
     /// smuggle in are refused).
     #[serde(flatten)]
