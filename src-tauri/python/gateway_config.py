@@ -92,3 +92,29 @@ def _ipybox_enable_nodelay():
 
 
 _ipybox_enable_nodelay()
+
+
+# A message from ipybox to the kernel (an execute request, the answer to a tool call) waits
+# in its stream's send queue for the next turn of the event loop. Flush it at once, through
+# the stream's own (public) flush, which keeps the stream's view of its socket right.
+def _ipybox_send_at_once():
+    try:
+        import zmq
+        from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
+    except Exception:
+        return
+    original = ZMQChannelsWebsocketConnection.handle_incoming_message
+    if getattr(original, "_ipybox", False):
+        return
+
+    def handle_incoming_message(self, incoming_msg):
+        original(self, incoming_msg)
+        for stream in list((self.channels or {}).values()):
+            if not stream.closed() and stream.sending():
+                stream.flush(zmq.POLLOUT)
+
+    handle_incoming_message._ipybox = True
+    ZMQChannelsWebsocketConnection.handle_incoming_message = handle_incoming_message
+
+
+_ipybox_send_at_once()

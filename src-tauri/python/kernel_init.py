@@ -145,6 +145,7 @@ def _open_channel():
     # passes the role on. A call not answered within a few seconds is asked again (same call
     # id: ipybox runs it once and answers every copy), so a request lost while the connection
     # to ipybox was down is not waited for forever.
+    import hmac
     import json
     import os
     import sys
@@ -168,7 +169,7 @@ def _open_channel():
 
     cv = threading.Condition()
     state = {"leader": False}
-    outbox = []  # (ident, message) waiting to be sent by the leader
+    outbox = []  # messages (frames) waiting to be sent by the leader
     keys = {}  # request msg_id -> waiter key
     answers = {}  # waiter key -> reply content
     wake_r, wake_w = os.pipe()
@@ -183,11 +184,57 @@ def _open_channel():
         ident = get(kernel._shell_parent_ident) if get else kernel._parent_ident["shell"]
         return ident, kernel.get_parent("shell")
 
+    # Messages are framed and parsed here rather than by jupyter_client's Session, whose
+    # date handling (dateutil on every header) costs more than the rest of a call: the
+    # wire format is Jupyter's (identities, delimiter, HMAC signature, four JSON parts).
+    from datetime import datetime, timezone
+
+    from jupyter_client.jsonutil import json_default
+
+    DELIM = b"<IDS|MSG>"
+    parents = {}  # id of a parent message -> its packed header (one per cell)
+
+    def pack(obj):
+        return json.dumps(obj, default=json_default, ensure_ascii=False).encode("utf8", errors="surrogateescape")
+
+    def frames(ident, msg_id, content, parent):
+        packed = parents.get(id(parent))
+        if packed is None or packed[0] is not parent:
+            packed = (parent, pack((parent or {}).get("header") or {}))
+            parents.clear()
+            parents[id(parent)] = packed
+        header = {
+            "msg_id": msg_id,
+            "msg_type": "input_request",
+            "username": session.username,
+            "session": session.session,
+            "date": datetime.now(timezone.utc).isoformat(),
+            "version": "5.3",
+        }
+        parts = [pack(header), packed[1], b"{}", pack(content)]
+        idents = list(ident) if isinstance(ident, (list, tuple)) else [ident] if ident else []
+        return [*idents, DELIM, session.sign(parts), *parts]
+
+    def receive():
+        """The next reply on the socket: (parent msg_id, content), or None when none waits."""
+        try:
+            msg = socket.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+        try:
+            parts = msg[msg.index(DELIM) + 1 :]
+            if session.auth is not None and not hmac.compare_digest(parts[0], session.sign(parts[1:5])):
+                return ("", {})
+            return (json.loads(parts[2]) or {}).get("msg_id"), json.loads(parts[4]) or {}
+        except Exception:
+            return ("", {})
+
     def post(key, content, ident, parent):
-        msg = session.msg("input_request", content, parent=parent)
+        msg_id = uuid.uuid4().hex
+        message = frames(ident, msg_id, content, parent)
         with cv:
-            keys[msg["header"]["msg_id"]] = key
-            outbox.append((ident, msg))
+            keys[msg_id] = key
+            outbox.append(message)
             leading = state["leader"]
         if leading:
             try:
@@ -199,12 +246,12 @@ def _open_channel():
         # Owns the socket until `key` is answered.
         while True:
             with cv:
-                sending = outbox[:]
-                del outbox[:]
                 if key in answers:
                     return
-            for ident, msg in sending:
-                session.send(socket, msg, ident=ident)
+                sending = outbox[:]
+                del outbox[:]
+            for message in sending:
+                socket.send_multipart(message)
             if resend is not None and time.monotonic() >= resend[0]:
                 resend[0] = time.monotonic() + RESEND_AFTER
                 resend[1]()
@@ -219,17 +266,14 @@ def _open_channel():
             if socket not in ready:
                 continue
             while True:
-                try:
-                    _, reply = session.recv(socket, mode=zmq.NOBLOCK)
-                except Exception:
-                    break
+                reply = receive()
                 if reply is None:
                     break
-                parent_id = (reply.get("parent_header") or {}).get("msg_id")
+                parent_id, content = reply
                 with cv:
                     waiter = keys.get(parent_id)
                     if waiter is not None and waiter not in answers:
-                        answers[waiter] = reply.get("content") or {}
+                        answers[waiter] = content
                         cv.notify_all()
 
     def ask(key, content, ident, parent, again=False):

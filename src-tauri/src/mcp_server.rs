@@ -200,19 +200,17 @@ impl Workspace {
         if let Some(level) = &c.gateway_log_level {
             builder = builder.log_level(level);
         }
-        if fixed {
-            if let Some(addr) = c.fixed.gateway {
-                if addr.port() != 0 {
-                    // The gateway binds later, in the background: say now that it cannot.
-                    std::net::TcpListener::bind(addr).map_err(|e| {
-                        Error::config(format!(
-                            "the Kernel Gateway cannot listen on {addr} (--kernel-gateway-host/--kernel-gateway-port): {e}"
-                        ))
-                    })?;
-                    builder = builder.gateway_port(addr.port());
-                }
-                builder = builder.gateway_host(addr.ip().to_string());
+        if fixed && let Some(addr) = c.fixed.gateway {
+            if addr.port() != 0 {
+                // The gateway binds later, in the background: say now that it cannot.
+                std::net::TcpListener::bind(addr).map_err(|e| {
+                    Error::config(format!(
+                        "the Kernel Gateway cannot listen on {addr} (--kernel-gateway-host/--kernel-gateway-port): {e}"
+                    ))
+                })?;
+                builder = builder.gateway_port(addr.port());
             }
+            builder = builder.gateway_host(addr.ip().to_string());
         }
         let executor = builder.build();
         if let Some(Listener(listener)) = c.listener.clone() {

@@ -11,14 +11,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use hyper::header::{
+    AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue, SEC_WEBSOCKET_PROTOCOL,
+};
 use hyper_util::rt::TokioIo;
 use serde::{Deserialize, Serialize};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::{Error as WsError, ProtocolError};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::connector::{self, GatewayStream, SharedConnector};
+use super::messages::{V1_SUBPROTOCOL, Wire};
 use crate::error::{Error, Result};
 
 /// Where a gateway listens and how to authenticate to it.
@@ -275,26 +279,62 @@ impl GatewayApi {
         Self::check("POST", &path, status, &bytes, &[200, 204])
     }
 
-    /// Open `/api/kernels/{id}/channels` (JSON frames).
-    pub async fn connect_channels(&self, id: &str, session_id: &str) -> Result<KernelSocket> {
+    /// Open `/api/kernels/{id}/channels`, in [`Wire::V1`] frames when the server speaks
+    /// them, else in JSON frames.
+    pub async fn connect_channels(
+        &self,
+        id: &str,
+        session_id: &str,
+    ) -> Result<(KernelSocket, Wire)> {
+        let token = match &self.endpoint.token {
+            Some(token) => Some(
+                HeaderValue::from_str(&format!("token {token}"))
+                    .map_err(|_| Error::config("the gateway token contains invalid characters"))?,
+            ),
+            None => None,
+        };
+        let token = token.as_ref();
+        match self.open_channels(id, session_id, token, true).await {
+            Ok(socket) => Ok((socket, Wire::V1)),
+            // A server without the subprotocol answers without one, which the WebSocket
+            // handshake takes as a failure: ask again in the older protocol.
+            Err(WsError::Protocol(ProtocolError::SecWebSocketSubProtocolError(_))) => {
+                let socket = self
+                    .open_channels(id, session_id, token, false)
+                    .await
+                    .map_err(|e| channels_error(e, &self.endpoint))?;
+                Ok((socket, Wire::Json))
+            }
+            Err(e) => Err(channels_error(e, &self.endpoint)),
+        }
+    }
+
+    async fn open_channels(
+        &self,
+        id: &str,
+        session_id: &str,
+        token: Option<&HeaderValue>,
+        v1: bool,
+    ) -> std::result::Result<KernelSocket, WsError> {
         let url = format!(
             "{}://{}{}/api/kernels/{id}/channels?session_id={session_id}",
             if self.endpoint.tls { "wss" } else { "ws" },
             self.endpoint.authority(),
             self.endpoint.base_path
         );
-        let mut request = url
-            .as_str()
-            .into_client_request()
-            .map_err(|e| Error::kernel_start(format!("invalid channels URL {url}")).because(e))?;
-        if let Some(token) = &self.endpoint.token {
-            let value = format!("token {token}")
-                .parse()
-                .map_err(|_| Error::config("the gateway token contains invalid characters"))?;
-            request.headers_mut().insert(AUTHORIZATION, value);
+        let mut request = url.as_str().into_client_request()?;
+        let headers = request.headers_mut();
+        if let Some(token) = token {
+            headers.insert(AUTHORIZATION, token.clone());
         }
         for (name, value) in &self.endpoint.headers {
-            request.headers_mut().append(name, value.clone());
+            headers.append(name, value.clone());
+        }
+        if v1 {
+            headers.insert(
+                SEC_WEBSOCKET_PROTOCOL,
+                HeaderValue::from_static(V1_SUBPROTOCOL),
+            );
         }
         let stream = connector::open(
             self.connector.as_ref(),
@@ -303,7 +343,7 @@ impl GatewayApi {
             self.endpoint.tls,
         )
         .await
-        .map_err(|e| Error::gateway("cannot connect to the Kernel Gateway").because(e))?;
+        .map_err(WsError::Io)?;
         // Images and large outputs arrive as single frames: no practical size limit.
         let config = WebSocketConfig::default()
             .max_message_size(Some(1 << 30))
@@ -313,11 +353,27 @@ impl GatewayApi {
             tokio_tungstenite::client_async_with_config(request, stream, Some(config)),
         )
         .await
-        .map_err(|_| Error::kernel_start("the kernel's channels WebSocket did not open in time"))?
-        .map_err(|e| {
-            Error::kernel_start("cannot open the kernel's channels WebSocket").because(e)
-        })?;
+        .map_err(|_| {
+            WsError::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the kernel's channels WebSocket did not open in time",
+            ))
+        })??;
         Ok(socket)
+    }
+}
+
+fn channels_error(e: WsError, endpoint: &Endpoint) -> Error {
+    match e {
+        WsError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            Error::kernel_start(io.to_string())
+        }
+        WsError::Io(io) => Error::gateway(format!(
+            "cannot connect to the Kernel Gateway at {}",
+            endpoint.authority()
+        ))
+        .because(io),
+        other => Error::kernel_start("cannot open the kernel's channels WebSocket").because(other),
     }
 }
 

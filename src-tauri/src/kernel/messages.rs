@@ -1,5 +1,6 @@
 //! Typed Jupyter messages (protocol 5.3) as they travel over the Kernel Gateway's channels
-//! WebSocket in JSON mode.
+//! WebSocket: in `v1.kernel.websocket.jupyter.org` binary frames when the server speaks it,
+//! else in JSON text frames.
 //!
 //! Spec: <https://jupyter-client.readthedocs.io/en/stable/messaging.html>. Only what ipybox
 //! reads is typed; any other message parses to [`Content::Unknown`] instead of failing.
@@ -13,6 +14,62 @@ use serde_json::value::RawValue;
 
 /// Protocol version ipybox speaks.
 pub const PROTOCOL_VERSION: &str = "5.3";
+
+/// The WebSocket subprotocol whose binary frames a Jupyter Server passes between the client
+/// and the kernel's sockets as they are: no parsing and re-serializing of every message in
+/// the server's Python, as the JSON text frames of the older protocol need.
+pub const V1_SUBPROTOCOL: &str = "v1.kernel.websocket.jupyter.org";
+
+/// How messages are framed on a channels WebSocket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// One JSON text frame per message (servers without [`V1_SUBPROTOCOL`]).
+    Json,
+    /// [`V1_SUBPROTOCOL`] binary frames.
+    V1,
+}
+
+/// A v1 frame: the offsets, the channel name, then the message parts (header, parent
+/// header, metadata, content, buffers).
+fn encode_v1(channel: &str, parts: &[&[u8]]) -> Vec<u8> {
+    let count = parts.len() + 2;
+    let mut offsets = Vec::with_capacity(count);
+    let mut at = 8 * (1 + count);
+    offsets.push(at);
+    at += channel.len();
+    offsets.push(at);
+    for part in parts {
+        at += part.len();
+        offsets.push(at);
+    }
+    let mut frame = Vec::with_capacity(at);
+    frame.extend_from_slice(&(count as u64).to_le_bytes());
+    for offset in offsets {
+        frame.extend_from_slice(&(offset as u64).to_le_bytes());
+    }
+    frame.extend_from_slice(channel.as_bytes());
+    for part in parts {
+        frame.extend_from_slice(part);
+    }
+    frame
+}
+
+/// The channel name and parts of a v1 frame, or `None` when it is malformed.
+fn decode_v1(frame: &[u8]) -> Option<(&str, Vec<&[u8]>)> {
+    let word = |i: usize| -> Option<usize> {
+        let bytes = frame.get(8 * i..8 * (i + 1))?;
+        usize::try_from(u64::from_le_bytes(bytes.try_into().ok()?)).ok()
+    };
+    let count = word(0)?;
+    if count < 2 || count > frame.len() / 8 {
+        return None;
+    }
+    let offsets = (1..=count).map(word).collect::<Option<Vec<usize>>>()?;
+    let slice = |i: usize| frame.get(*offsets.get(i)?..*offsets.get(i + 1)?);
+    let channel = std::str::from_utf8(slice(0)?).ok()?;
+    let parts = (1..count - 1).map(slice).collect::<Option<Vec<&[u8]>>>()?;
+    Some((channel, parts))
+}
 
 /// Which kernel socket a message belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,6 +139,25 @@ pub struct Incoming {
 }
 
 impl Incoming {
+    /// A message from a [`Wire::V1`] binary frame.
+    pub fn from_v1(frame: &[u8]) -> Option<Incoming> {
+        let (channel, parts) = decode_v1(frame)?;
+        let (header, parent, content) = (parts.first()?, parts.get(1)?, parts.get(3)?);
+        let parent: Value = serde_json::from_slice(parent).ok()?;
+        let parent_header = match parent {
+            Value::Object(map) if map.contains_key("msg_id") => {
+                serde_json::from_value(Value::Object(map)).ok()
+            }
+            _ => None,
+        };
+        Some(Incoming {
+            channel: serde_json::from_value(Value::String(channel.to_owned())).ok(),
+            header: serde_json::from_slice(header).ok()?,
+            parent_header,
+            content: serde_json::from_slice(content).ok()?,
+        })
+    }
+
     /// The id of the request this message belongs to.
     pub fn parent_id(&self) -> Option<&str> {
         self.parent_header.as_ref().map(|h| h.msg_id.as_str())
@@ -408,6 +484,25 @@ impl<'a, C: Serialize> Request<'a, C> {
         // Serializing plain strings and maps cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
+
+    /// Serialized as one [`Wire::V1`] binary frame.
+    pub fn to_v1(&self) -> Vec<u8> {
+        // Serializing plain strings and maps cannot fail.
+        let header = serde_json::to_vec(self.header).unwrap_or_default();
+        let parent = match self.parent_header {
+            Some(p) => serde_json::to_vec(p).unwrap_or_default(),
+            None => b"{}".to_vec(),
+        };
+        let content = serde_json::to_vec(&self.content).unwrap_or_default();
+        let channel = match self.channel {
+            Channel::Shell => "shell",
+            Channel::Iopub => "iopub",
+            Channel::Stdin => "stdin",
+            Channel::Control => "control",
+            Channel::Heartbeat => "heartbeat",
+        };
+        encode_v1(channel, &[&header, &parent, b"{}", &content])
+    }
 }
 
 /// `execute_request` content ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#execute)).
@@ -491,6 +586,52 @@ pub fn iso8601_now() -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn v1_frames_round_trip_and_malformed_ones_are_refused() {
+        let parent = Header::new("execute_request", "s1");
+        let header = Header::new("input_reply", "s1");
+        let frame =
+            Request::reply(&header, &parent, Channel::Stdin, InputReply { value: "42" }).to_v1();
+        let msg = Incoming::from_v1(&frame).expect("parses");
+        assert_eq!(msg.channel, Some(Channel::Stdin));
+        assert_eq!(msg.header, header);
+        assert_eq!(msg.parent_id(), Some(parent.msg_id.as_str()));
+        assert_eq!(msg.content.get(), r#"{"value":"42"}"#);
+
+        // As a server frames a kernel's message (the format's reference encoder, by hand):
+        // 6 offsets, channel "iopub", header, empty parent, metadata, content.
+        let parts: [&[u8]; 5] = [
+            b"iopub",
+            br#"{"msg_id":"m","msg_type":"status"}"#,
+            b"{}",
+            b"{}",
+            br#"{"execution_state":"idle"}"#,
+        ];
+        let mut frame = 6u64.to_le_bytes().to_vec();
+        let mut at = 8 * 7;
+        frame.extend_from_slice(&(at as u64).to_le_bytes());
+        for p in parts {
+            at += p.len();
+            frame.extend_from_slice(&(at as u64).to_le_bytes());
+        }
+        for p in parts {
+            frame.extend_from_slice(p);
+        }
+        let msg = Incoming::from_v1(&frame).expect("parses");
+        assert_eq!((msg.channel, msg.parent_id()), (Some(Channel::Iopub), None));
+        assert!(matches!(msg.content(), Content::Status(_)));
+
+        for bad in [
+            &frame[..20],
+            &frame[..frame.len() - 1],
+            b"".as_slice(),
+            &[255; 64],
+        ] {
+            assert!(Incoming::from_v1(bad).is_none(), "{bad:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

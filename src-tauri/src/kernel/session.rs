@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
+use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::api::{GatewayApi, KernelSocket};
 use super::messages::{
     Channel, Content, Empty, ExecuteReply, ExecuteRequest, ExecutionState, Header, Incoming,
-    InputReply, InputRequest, Request, channel_refusal,
+    InputReply, InputRequest, Request, Wire, channel_refusal,
 };
 use crate::error::{Error, Result};
 
@@ -46,7 +46,7 @@ pub enum KernelEvent {
 enum Command {
     Send {
         msg_id: String,
-        frame: String,
+        frame: WsMessage,
         events: mpsc::UnboundedSender<KernelEvent>,
     },
     Forget {
@@ -54,7 +54,7 @@ enum Command {
     },
     /// A message that expects no answer (a reply to the kernel).
     Write {
-        frame: String,
+        frame: WsMessage,
     },
     Close {
         done: oneshot::Sender<()>,
@@ -66,6 +66,7 @@ enum Command {
 pub struct KernelSession {
     id: String,
     session_id: String,
+    wire: Wire,
     api: GatewayApi,
     commands: mpsc::UnboundedSender<Command>,
     dead: Arc<AtomicBool>,
@@ -105,18 +106,21 @@ impl KernelSession {
         ready_timeout: Duration,
     ) -> Result<KernelSession> {
         let session_id = uuid::Uuid::new_v4().simple().to_string();
-        let socket = api.connect_channels(id, &session_id).await?;
+        let (socket, wire) = api.connect_channels(id, &session_id).await?;
+        tracing::debug!(kernel = %id, ?wire, "kernel channels connected");
         let (tx, rx) = mpsc::unbounded_channel();
         let dead = Arc::new(AtomicBool::new(false));
         let link = Link {
             api: api.clone(),
             kernel_id: id.to_owned(),
             session_id: session_id.clone(),
+            wire,
         };
         tokio::spawn(run(socket, rx, dead.clone(), link));
         let session = KernelSession {
             id: id.to_owned(),
             session_id,
+            wire,
             api: api.clone(),
             commands: tx,
             dead,
@@ -131,7 +135,7 @@ impl KernelSession {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let header = Header::new("kernel_info_request", &self.session_id);
-            let frame = Request::new(&header, Channel::Shell, Empty {}).to_json();
+            let frame = encode(self.wire, &Request::new(&header, Channel::Shell, Empty {}));
             let mut events = self.send(header.msg_id.clone(), frame)?;
             let attempt = tokio::time::Instant::now() + Duration::from_secs(2);
             let answered = loop {
@@ -180,12 +184,16 @@ impl KernelSession {
         request: &ExecuteRequest<'_>,
     ) -> Result<(String, mpsc::UnboundedReceiver<KernelEvent>)> {
         let header = Header::new("execute_request", &self.session_id);
-        let frame = Request::new(&header, Channel::Shell, request).to_json();
+        let frame = encode(self.wire, &Request::new(&header, Channel::Shell, request));
         let events = self.send(header.msg_id.clone(), frame)?;
         Ok((header.msg_id, events))
     }
 
-    fn send(&self, msg_id: String, frame: String) -> Result<mpsc::UnboundedReceiver<KernelEvent>> {
+    fn send(
+        &self,
+        msg_id: String,
+        frame: WsMessage,
+    ) -> Result<mpsc::UnboundedReceiver<KernelEvent>> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.commands
             .send(Command::Send {
@@ -204,8 +212,10 @@ impl KernelSession {
     /// `value`).
     pub fn input_reply(&self, request: &Header, value: &str) -> Result<()> {
         let header = Header::new("input_reply", &self.session_id);
-        let frame =
-            Request::reply(&header, request, Channel::Stdin, InputReply { value }).to_json();
+        let frame = encode(
+            self.wire,
+            &Request::reply(&header, request, Channel::Stdin, InputReply { value }),
+        );
         self.commands
             .send(Command::Write { frame })
             .map_err(|_| Error::KernelDied {
@@ -255,6 +265,7 @@ struct Link {
     api: GatewayApi,
     kernel_id: String,
     session_id: String,
+    wire: Wire,
 }
 
 impl Link {
@@ -269,9 +280,13 @@ impl Link {
                 .connect_channels(&self.kernel_id, &self.session_id)
                 .await
             {
-                Ok(socket) => {
+                Ok((socket, wire)) if wire == self.wire => {
                     tracing::info!(kernel = %self.kernel_id, %why, "reconnected to the kernel");
                     return Some(socket);
+                }
+                Ok(_) => {
+                    tracing::warn!(kernel = %self.kernel_id, "the server answered the reconnection in another protocol");
+                    return None;
                 }
                 Err(e) => {
                     tracing::debug!(kernel = %self.kernel_id, error = %e, "reconnecting failed");
@@ -297,24 +312,19 @@ async fn run(
     let mut ping = tokio::time::interval(PING_INTERVAL);
     ping.tick().await;
     // Frames whose sending failed, sent again once connected again.
-    let mut unsent: Vec<Utf8Bytes> = Vec::new();
+    let mut unsent: Vec<WsMessage> = Vec::new();
     let reason = loop {
         let lost = tokio::select! {
             biased;
             frame = stream.next() => match frame {
-                Some(Ok(WsMessage::Text(text))) => match route(text.as_str(), &mut pending) {
+                Some(Ok(frame @ (WsMessage::Text(_) | WsMessage::Binary(_)))) => match route(&frame, &mut pending) {
                     Routed::Delivered => None,
                     Routed::Died(reason) => break reason,
                     Routed::Orphan(request, call) => {
-                        let frame = refuse_orphan(&request, call, &link.session_id);
+                        let frame = refuse_orphan(&request, call, &link);
                         send(&mut sink, frame, &mut unsent).await
                     }
                 },
-                Some(Ok(WsMessage::Binary(_))) => {
-                    // Messages with binary buffers (widgets, comms): ipybox does not use them.
-                    tracing::trace!("skipping a binary frame");
-                    None
-                }
                 Some(Ok(WsMessage::Close(frame))) => Some(format!(
                     "the gateway closed the kernel's connection{}",
                     frame.map(|f| format!(" ({})", f.reason)).unwrap_or_default()
@@ -358,7 +368,7 @@ async fn run(
         (sink, stream) = socket.split();
         let mut failed = None;
         for frame in std::mem::take(&mut unsent) {
-            if let Err(e) = sink.send(WsMessage::Text(frame)).await {
+            if let Err(e) = sink.send(frame).await {
                 failed = Some(format!("sending to the kernel failed: {e}"));
                 break;
             }
@@ -397,12 +407,11 @@ struct Waiting {
 /// Send `frame`; when that fails, keep it to send again and say why.
 async fn send(
     sink: &mut futures_util::stream::SplitSink<KernelSocket, WsMessage>,
-    frame: String,
-    unsent: &mut Vec<Utf8Bytes>,
+    frame: WsMessage,
+    unsent: &mut Vec<WsMessage>,
 ) -> Option<String> {
     // Cheap to clone (shared bytes), so the frame can be kept.
-    let frame = Utf8Bytes::from(frame);
-    match sink.send(WsMessage::Text(frame.clone())).await {
+    match sink.send(frame.clone()).await {
         Ok(()) => None,
         Err(e) => {
             unsent.push(frame);
@@ -425,7 +434,7 @@ enum Routed {
 
 /// The refusal of an orphaned stdin request: a tool call is refused, `input()` gets
 /// end-of-file.
-fn refuse_orphan(request: &Header, call: bool, session_id: &str) -> String {
+fn refuse_orphan(request: &Header, call: bool, link: &Link) -> WsMessage {
     let value = if call {
         channel_refusal(
             "rejected",
@@ -434,24 +443,38 @@ fn refuse_orphan(request: &Header, call: bool, session_id: &str) -> String {
     } else {
         "\u{4}".to_owned()
     };
-    let header = Header::new("input_reply", session_id);
-    Request::reply(
-        &header,
-        request,
-        Channel::Stdin,
-        InputReply { value: &value },
+    let header = Header::new("input_reply", &link.session_id);
+    encode(
+        link.wire,
+        &Request::reply(
+            &header,
+            request,
+            Channel::Stdin,
+            InputReply { value: &value },
+        ),
     )
-    .to_json()
+}
+
+/// `request` as a frame of `wire`.
+fn encode<C: serde::Serialize>(wire: Wire, request: &Request<'_, C>) -> WsMessage {
+    match wire {
+        Wire::Json => WsMessage::text(request.to_json()),
+        Wire::V1 => WsMessage::binary(request.to_v1()),
+    }
 }
 
 /// Route one frame.
-fn route(text: &str, pending: &mut HashMap<String, Waiting>) -> Routed {
-    let msg: Incoming = match serde_json::from_str(text) {
-        Ok(m) => m,
-        Err(e) => {
-            tracing::debug!(error = %e, "skipping an unparsable frame");
-            return Routed::Delivered;
-        }
+fn route(frame: &WsMessage, pending: &mut HashMap<String, Waiting>) -> Routed {
+    let msg = match frame {
+        WsMessage::Text(text) => serde_json::from_str::<Incoming>(text.as_str()).ok(),
+        // v1 frames, or the older protocol's frames with binary buffers (widgets, comms):
+        // those do not parse as v1, and ipybox does not use them.
+        WsMessage::Binary(bytes) => Incoming::from_v1(bytes),
+        _ => None,
+    };
+    let Some(msg) = msg else {
+        tracing::debug!("skipping an unparsable frame");
+        return Routed::Delivered;
     };
     let content = msg.content();
     if let Content::Status(status) = &content {
