@@ -25,6 +25,10 @@ impl Drop for Server {
 }
 
 fn jupyter_server(root: &std::path::Path) -> Server {
+    jupyter_server_with(root, &[], "http")
+}
+
+fn jupyter_server_with(root: &std::path::Path, extra: &[String], scheme: &str) -> Server {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -43,6 +47,7 @@ fn jupyter_server(root: &std::path::Path) -> Server {
         .arg(format!("--ServerApp.port={port}"))
         .arg(format!("--IdentityProvider.token={token}"))
         .arg(format!("--ServerApp.root_dir={}", root.display()))
+        .args(extra)
         .env("JUPYTER_CONFIG_DIR", dirs.path().join("config"))
         .env("JUPYTER_DATA_DIR", dirs.path().join("data"))
         .env("JUPYTER_RUNTIME_DIR", dirs.path().join("runtime"))
@@ -52,7 +57,12 @@ fn jupyter_server(root: &std::path::Path) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let url = format!("http://127.0.0.1:{port}");
+    let host = if scheme == "https" {
+        "localhost"
+    } else {
+        "127.0.0.1"
+    };
+    let url = format!("{scheme}://{host}:{port}");
     assert!(
         wait_for(Duration::from_secs(60), || std::net::TcpStream::connect((
             "127.0.0.1",
@@ -251,4 +261,128 @@ async fn a_call_waiting_for_approval_survives_a_dropped_connection_and_runs_once
     let r = e.execute("print('still connected')", None).await.unwrap();
     assert_eq!(r.text.as_deref(), Some("still connected"));
     e.stop().await.unwrap();
+}
+
+#[test]
+fn cli_exec_over_https_verifies_the_certificate_and_sends_headers() {
+    let ws = workspace();
+    let certs = tempfile::tempdir().unwrap();
+    let dir = certs.path();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // A certificate authority of the test's own, and a certificate for localhost it signed.
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=ipybox test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    std::fs::write(
+        dir.join("ext"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "ext",
+    ]);
+    let server = jupyter_server_with(
+        ws.path(),
+        &[
+            format!("--ServerApp.certfile={}", dir.join("server.pem").display()),
+            format!("--ServerApp.keyfile={}", dir.join("server.key").display()),
+        ],
+        "https",
+    );
+    let exec = |ca: Option<&std::path::Path>| {
+        let mut cmd = Command::new(ipybox_bin());
+        cmd.args([
+            "exec",
+            "--gateway-url",
+            &server.url,
+            "--gateway-token",
+            &server.token,
+            "--gateway-header",
+            "X-Forwarded-User: ada",
+            "print(6 * 7)",
+        ])
+        .current_dir(ws.path())
+        .env_remove("SSL_CERT_DIR");
+        match ca {
+            Some(ca) => cmd.env("SSL_CERT_FILE", ca),
+            None => cmd.env_remove("SSL_CERT_FILE"),
+        };
+        cmd.output().unwrap()
+    };
+    let out = exec(Some(&dir.join("ca.pem")));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+
+    // A certificate nobody vouches for is refused, in words.
+    let out = exec(None);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+
+    let out = Command::new(ipybox_bin())
+        .args([
+            "exec",
+            "--gateway-url",
+            &server.url,
+            "--gateway-header",
+            "no colon",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'Name: value'"), "{stderr}");
 }
