@@ -189,7 +189,10 @@ def _open_channel():
     # wire format is Jupyter's (identities, delimiter, HMAC signature, four JSON parts).
     from datetime import datetime, timezone
 
-    from jupyter_client.jsonutil import json_default
+    try:
+        from jupyter_client.jsonutil import json_default
+    except ImportError:  # jupyter_client < 7.4 (a remote kernel's may be older)
+        from jupyter_client.jsonutil import date_default as json_default
 
     DELIM = b"<IDS|MSG>"
     parents = {}  # id of a parent message -> its packed header (one per cell)
