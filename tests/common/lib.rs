@@ -263,3 +263,220 @@ pub mod mcp_client {
             .unwrap_or_default()
     }
 }
+
+/// Which server a [`RemoteGateway`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteKind {
+    /// Jupyter Server 2 (ipybox's own environment): the v1 WebSocket protocol, ipykernel 7.
+    JupyterServer,
+    /// Jupyter Enterprise Gateway 3.3 with its local kernel provider (`tests/servers/
+    /// .remote-venv`): jupyter_server 1, the JSON WebSocket protocol, ipykernel 6.
+    EnterpriseGateway,
+}
+
+/// A gateway, and its kernels, in namespaces of their own, as on a cluster: a network
+/// namespace with nothing but its own loopback (and a "cluster" address on it), so no route
+/// back to this machine; a mount namespace where `/tmp`, and the test workspaces in it, are
+/// an empty tmpfs, so the kernels do not see the workspace either; a pid namespace, so
+/// everything inside dies with it. The host reaches the gateway through a forwarded port
+/// (socat over a Unix socket outside `/tmp`).
+#[derive(Debug)]
+pub struct RemoteGateway {
+    /// `http://127.0.0.1:PORT` on the host.
+    pub url: String,
+    /// The gateway's token.
+    pub token: String,
+    /// The host's end of the forwarding.
+    pub port: u16,
+    inside: std::process::Child,
+    forward: std::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl RemoteGateway {
+    /// Start `kind` and wait until it answers through the forwarded port.
+    pub fn start(kind: RemoteKind) -> RemoteGateway {
+        use std::process::{Command, Stdio};
+        // Outside /tmp, which the namespace hides: beside the test binary (target/…).
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|d| d.join("remote-gateways")))
+            .expect("the test binary's directory");
+        std::fs::create_dir_all(&beside).expect("a directory outside /tmp");
+        let dir = tempfile::Builder::new()
+            .prefix("remote-")
+            .tempdir_in(beside)
+            .expect("a directory outside /tmp");
+        let sock = dir.path().join("gw.sock");
+        let token = format!("remote-{}", std::process::id());
+        let server = match kind {
+            RemoteKind::JupyterServer => format!(
+                "{} -m jupyter_server --ServerApp.ip=127.0.0.1 --ServerApp.port=8888 \
+                 --IdentityProvider.token={token} --ServerApp.open_browser=False --allow-root \
+                 --ServerApp.root_dir=/",
+                python().display()
+            ),
+            RemoteKind::EnterpriseGateway => {
+                let eg = Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("servers/.remote-venv/bin/jupyter-enterprisegateway");
+                assert!(eg.exists(), "run tests/servers/install.sh first");
+                // EG refuses to start kernels for root unless told otherwise.
+                format!(
+                    "{} --ip=127.0.0.1 --port=8888 --EnterpriseGatewayApp.auth_token={token} \
+                     --EnterpriseGatewayApp.default_kernel_name=python3 \
+                     --EnterpriseGatewayApp.unauthorized_users=nobody-at-all",
+                    eg.display()
+                )
+            }
+        };
+        // EG needs an address that is not loopback to exist (it assumes a cluster network);
+        // one on `lo` gives it that without any route anywhere.
+        let script = format!(
+            "set -e; ip link set lo up; ip addr add 10.213.0.2/32 dev lo; \
+             mount -t tmpfs tmpfs /tmp; \
+             socat UNIX-LISTEN:{sock},fork TCP:127.0.0.1:8888 & \
+             cd /; exec {server}",
+            sock = sock.display()
+        );
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut cmd = Command::new("unshare");
+        if !root {
+            cmd.args(["--user", "--map-root-user"]);
+        }
+        let state = dir.path();
+        let inside = cmd
+            .args([
+                "--net",
+                "--mount",
+                "--pid",
+                "--fork",
+                "--kill-child",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .env("JUPYTER_CONFIG_DIR", state.join("config"))
+            .env("JUPYTER_DATA_DIR", state.join("data"))
+            .env("JUPYTER_RUNTIME_DIR", state.join("runtime"))
+            .env("JUPYTER_PLATFORM_DIRS", "1")
+            .env("IPYTHONDIR", state.join("ipython"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(state.join("gateway.log")).expect("log"))
+            .spawn()
+            .expect("unshare runs");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let forward = Command::new("socat")
+            .arg(format!("TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"))
+            .arg(format!("UNIX-CONNECT:{}", sock.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("socat runs");
+        let gateway = RemoteGateway {
+            url: format!("http://127.0.0.1:{port}"),
+            token,
+            port,
+            inside,
+            forward,
+            _dir: dir,
+        };
+        let answers = || {
+            use std::io::{Read, Write};
+            let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                return false;
+            };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let req = format!(
+                "GET /api/kernelspecs HTTP/1.0\r\nAuthorization: token {}\r\n\r\n",
+                gateway.token
+            );
+            let mut answer = String::new();
+            s.write_all(req.as_bytes()).is_ok()
+                && s.read_to_string(&mut answer).is_ok()
+                && answer.starts_with("HTTP/1.1 200")
+        };
+        assert!(
+            wait_for(Duration::from_secs(60), answers),
+            "the gateway in its namespace did not come up: {}",
+            std::fs::read_to_string(gateway._dir.path().join("gateway.log")).unwrap_or_default()
+        );
+        gateway
+    }
+}
+
+impl Drop for RemoteGateway {
+    fn drop(&mut self) {
+        // The namespace's first process goes, and the pid namespace takes everything with it.
+        let _ = self.inside.kill();
+        let _ = self.inside.wait();
+        let _ = self.forward.kill();
+        let _ = self.forward.wait();
+    }
+}
+
+/// A TCP proxy in front of a server whose connections a test can cut, and which then
+/// refuses service for a while (a network outage between ipybox and a remote gateway).
+#[derive(Debug)]
+pub struct Outage {
+    /// Where it listens, on 127.0.0.1.
+    pub port: u16,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    down_until: std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Outage {
+    /// Proxy `127.0.0.1:upstream`.
+    pub async fn start(upstream: u16) -> Outage {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let down_until = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (c, d, a) = (conns.clone(), down_until.clone(), accepted.clone());
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let down = d
+                    .lock()
+                    .expect("lock")
+                    .is_some_and(|t| tokio::time::Instant::now() < t);
+                if down {
+                    drop(client);
+                    continue;
+                }
+                a.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                c.lock().expect("lock").push(tokio::spawn(async move {
+                    if let Ok(mut server) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                }));
+            }
+        });
+        Outage {
+            port,
+            conns,
+            down_until,
+            accepted,
+        }
+    }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Cut every open connection and refuse new ones for `time`.
+    pub fn cut_for(&self, time: Duration) {
+        *self.down_until.lock().expect("lock") = Some(tokio::time::Instant::now() + time);
+        for conn in self.conns.lock().expect("lock").drain(..) {
+            conn.abort();
+        }
+    }
+}

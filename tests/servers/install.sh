@@ -2,6 +2,7 @@
 # Installs the reference MCP servers that ipybox's end-to-end tests run against:
 #   node_modules/  from package-lock.json (npm ci)
 #   .venv/         from requirements.txt (uv if on PATH, else python3 -m venv + pip)
+#   .remote-venv/  from remote-requirements.txt (Jupyter Enterprise Gateway), the same way
 #
 # Idempotent: each half is skipped when a stamp shows it already matches its lock file.
 # Usage: tests/servers/install.sh [--force]
@@ -100,4 +101,35 @@ else
     || die "mcp-server-time or mcp-server-fetch is missing from .venv/bin"
   printf '%s' "$py_want" >"$py_stamp"
   log ".venv installed"
+fi
+
+# ---- Python venv: Jupyter Enterprise Gateway, for the remote-kernel tests -------------------
+eg_stamp=.remote-venv/.ipybox-install-stamp
+eg_want="$(sha256 remote-requirements.txt)"
+eg_ok() {
+  [[ -f $eg_stamp && "$(cat "$eg_stamp")" == "$eg_want" ]] || return 1
+  [[ -x .remote-venv/bin/jupyter-enterprisegateway ]] || return 1
+  .remote-venv/bin/python -c '' >/dev/null 2>&1
+}
+
+if [[ $force == 0 ]] && eg_ok; then
+  log ".remote-venv matches remote-requirements.txt, skipped"
+else
+  python="${PYTHON:-python3}"
+  rm -rf .remote-venv
+  if command -v uv >/dev/null 2>&1; then
+    log "uv venv + uv pip sync into $here/.remote-venv"
+    UV_PYTHON_DOWNLOADS=never uv venv --quiet --python "$(command -v "$python")" .remote-venv </dev/null \
+      || die "uv venv failed"
+    uv pip sync --quiet --python .remote-venv/bin/python remote-requirements.txt </dev/null \
+      || die "uv pip sync -r remote-requirements.txt failed (see uv's output above)"
+  else
+    log "python -m venv + pip install into $here/.remote-venv"
+    "$python" -m venv .remote-venv </dev/null || die "$python -m venv failed"
+    .remote-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-input -r remote-requirements.txt </dev/null \
+      || die "pip install -r remote-requirements.txt failed (see pip's output above)"
+  fi
+  [[ -x .remote-venv/bin/jupyter-enterprisegateway ]] || die "jupyter-enterprisegateway is missing from .remote-venv/bin"
+  printf '%s' "$eg_want" >"$eg_stamp"
+  log ".remote-venv installed"
 fi

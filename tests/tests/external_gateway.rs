@@ -145,67 +145,13 @@ fn cli_exec_uses_gateway_url() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
 }
 
-/// A TCP proxy in front of a server whose connections the test can cut, and which then
-/// refuses service for a while (a network outage between ipybox and a remote gateway).
-struct Outage {
-    port: u16,
-    conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
-    down_until: std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
-    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Outage {
-    async fn start(upstream: u16) -> Outage {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let down_until = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (c, d, a) = (conns.clone(), down_until.clone(), accepted.clone());
-        tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
-                let down = d
-                    .lock()
-                    .unwrap()
-                    .is_some_and(|t| tokio::time::Instant::now() < t);
-                if down {
-                    drop(client);
-                    continue;
-                }
-                a.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                c.lock().unwrap().push(tokio::spawn(async move {
-                    if let Ok(mut server) =
-                        tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await
-                    {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                    }
-                }));
-            }
-        });
-        Outage {
-            port,
-            conns,
-            down_until,
-            accepted,
-        }
-    }
-
-    /// Cut every open connection and refuse new ones for `time`.
-    fn cut_for(&self, time: Duration) {
-        *self.down_until.lock().unwrap() = Some(tokio::time::Instant::now() + time);
-        for conn in self.conns.lock().unwrap().drain(..) {
-            conn.abort();
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_call_waiting_for_approval_survives_a_dropped_connection_and_runs_once() {
     use futures_util::StreamExt;
     let ws = workspace();
     let server = jupyter_server(ws.path());
     let upstream: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
-    let proxy = Outage::start(upstream).await;
+    let proxy = ipybox_tests::Outage::start(upstream).await;
     let e = CodeExecutor::builder()
         .working_dir(ws.path())
         .gateway_url(
@@ -237,13 +183,10 @@ async fn a_call_waiting_for_approval_survives_a_dropped_connection_and_runs_once
                 if r.tool_name() == "echo" {
                     // The connection drops while the call waits for a person, and stays
                     // down longer than the kernel waits before asking again.
-                    let before = proxy.accepted.load(std::sync::atomic::Ordering::SeqCst);
+                    let before = proxy.accepted();
                     proxy.cut_for(Duration::from_secs(5));
                     tokio::time::sleep(Duration::from_secs(6)).await;
-                    assert!(
-                        proxy.accepted.load(std::sync::atomic::Ordering::SeqCst) > before,
-                        "ipybox connected again"
-                    );
+                    assert!(proxy.accepted() > before, "ipybox connected again");
                 }
                 r.accept();
             }
