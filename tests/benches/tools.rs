@@ -2,8 +2,9 @@
 //! server the Python ipybox was measured with) with approvals accepted in-process, plus
 //! code generation per tool.
 //!
-//! `cargo bench -p ipybox-tests --no-default-features --bench tools [-- --quick]`; needs
-//! `tests/servers/install.sh`.
+//! `cargo bench -p ipybox-tests --no-default-features --bench tools [-- --quick] [--no-remote]`;
+//! needs `tests/servers/install.sh`, and for the remote rows `unshare` and `socat` (root or
+//! user namespaces).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -91,6 +92,51 @@ fn main() {
             }
         }
         e.stop().await.unwrap();
+
+        // Over the kernel's channel through a gateway in a network namespace with no route
+        // back (as on a cluster): a Jupyter Server 2 and an Enterprise Gateway 3.3, the same
+        // echo server, and the Rust fixture server beside it. `--no-remote` skips this.
+        if !std::env::args().any(|a| a == "--no-remote") {
+            let fixture = ipybox::ServerParams::from_json(&serde_json::json!({
+                "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"],
+            }))
+            .unwrap();
+            for (kind, label) in [
+                (ipybox_tests::RemoteKind::JupyterServer, "Jupyter Server in a netns"),
+                (ipybox_tests::RemoteKind::EnterpriseGateway, "Enterprise Gateway in a netns"),
+            ] {
+                let gw = ipybox_tests::RemoteGateway::start(kind);
+                let ws = ipybox_tests::workspace();
+                let e = CodeExecutor::builder()
+                    .working_dir(ws.path())
+                    .gateway_url(&gw.url, Some(gw.token.clone()))
+                    .approval_handler(Arc::new(AutoApprove))
+                    .build();
+                e.register_mcp_server("bench_echo", &echo).await.unwrap();
+                e.register_mcp_server("fx", &fixture).await.unwrap();
+                e.start().await.unwrap();
+                e.execute("from mcptools.bench_echo import echo
+from mcptools import fx
+from mcptools.fx import echo as fx_echo
+echo.run(echo.Params(text='warm'))
+fx_echo.run(fx_echo.Params(text='warm'))", None).await.unwrap();
+                for (name, call) in [("echo", "echo.run(echo.Params(text='x'))"), ("echo (Rust fixture server)", "fx_echo.run(fx_echo.Params(text='x'))")] {
+                    let mut per_call = Vec::new();
+                    for _ in 0..rounds {
+                        let code = format!("import time, statistics
+ts = []
+for i in range({n}):
+    t = time.perf_counter(); {call}; ts.append(time.perf_counter() - t)
+print(statistics.median(ts) * 1000)");
+                        let r = e.execute(&code, None).await.unwrap();
+                        per_call.push(r.text.unwrap().parse::<f64>().unwrap());
+                    }
+                    let (m, lo, hi) = median(per_call);
+                    println!("{:<40} ms/call  median {m:.3}  min {lo:.3}  max {hi:.3}  ({n} calls x {rounds}, {label})", name);
+                }
+                e.stop().await.unwrap();
+            }
+        }
 
         // Generation alone, per tool, over the committed corpus of real schemas.
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/apigen/corpus");

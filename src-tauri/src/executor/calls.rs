@@ -13,9 +13,10 @@
 //! WebSocket message (Jupyter Server takes at most 10 MiB from a client) is sent in parts
 //! that the kernel asks for one by one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -24,6 +25,10 @@ use crate::apigen::modules::module_source;
 use crate::kernel::messages::{ChannelRequest, Header, channel_refusal};
 use crate::kernel::session::KernelSession;
 use crate::tools::ToolServer;
+
+/// How long an answer is kept for copies of its request (the kernel asks again after 5 s
+/// without an answer; a connection is taken up again within 30 s).
+const KEEP_ANSWERS: Duration = Duration::from_secs(60);
 
 /// Characters per part of a long answer (JSON escaping at most doubles them on the wire).
 const PART_CHARS: usize = 2 << 20;
@@ -36,6 +41,8 @@ pub(super) struct Calls {
     sources: Option<Arc<PathBuf>>,
     kernel: KernelSession,
     calls: HashMap<String, Call>,
+    /// When each answered call was answered, oldest first.
+    answered_at: VecDeque<(Instant, String)>,
     done: mpsc::UnboundedSender<(String, Arc<Vec<String>>)>,
     answered: mpsc::UnboundedReceiver<(String, Arc<Vec<String>>)>,
 }
@@ -59,6 +66,7 @@ impl Calls {
             sources,
             kernel,
             calls: HashMap::new(),
+            answered_at: VecDeque::new(),
             done,
             answered,
         }
@@ -117,6 +125,15 @@ impl Calls {
                 self.reply(header, &first);
             }
         }
+        // Answers are kept to answer copies of their request, which come within seconds;
+        // a cell making many calls does not keep them all.
+        while let Some((at, old)) = self.answered_at.front()
+            && at.elapsed() > KEEP_ANSWERS
+        {
+            self.calls.remove(old);
+            self.answered_at.pop_front();
+        }
+        self.answered_at.push_back((Instant::now(), id.clone()));
         self.calls.insert(id, Call::Answered(parts));
     }
 
