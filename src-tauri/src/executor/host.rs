@@ -248,7 +248,15 @@ impl Launcher {
             }
             (None, None) => return Err(Error::NotRunning),
         };
-        let env = self.kernel_env.clone();
+        let mut env = self.kernel_env.clone();
+        if c.external_gateway.is_some()
+            && !env.contains_key("KERNEL_USERNAME")
+            && let Some(user) = std::env::var_os("USER").and_then(|u| u.into_string().ok())
+        {
+            // Who asks, as JupyterLab tells a gateway: Enterprise Gateway authorizes (and
+            // may impersonate) by it.
+            env.insert("KERNEL_USERNAME".into(), user);
+        }
         let init_code = KERNEL_INIT
             .replace(
                 "@@ENV@@",
