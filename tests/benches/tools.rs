@@ -105,8 +105,8 @@ fn main() {
                 (ipybox_tests::RemoteKind::JupyterServer, "Jupyter Server in a netns"),
                 (ipybox_tests::RemoteKind::EnterpriseGateway, "Enterprise Gateway in a netns"),
             ] {
-                let gw = ipybox_tests::RemoteGateway::start(kind);
                 let ws = ipybox_tests::workspace();
+                let gw = ipybox_tests::RemoteGateway::start(kind, ws.path());
                 let e = CodeExecutor::builder()
                     .working_dir(ws.path())
                     .gateway_url(&gw.url, Some(gw.token.clone()))

@@ -276,9 +276,8 @@ pub enum RemoteKind {
 
 /// A gateway, and its kernels, in namespaces of their own, as on a cluster: a network
 /// namespace with nothing but its own loopback (and a "cluster" address on it), so no route
-/// back to this machine; a mount namespace where `/tmp`, and the test workspaces in it, are
-/// an empty tmpfs, so the kernels do not see the workspace either; a pid namespace, so
-/// everything inside dies with it. The host reaches the gateway through a forwarded port
+/// back to this machine; a mount namespace where the workspace is an empty tmpfs, so the
+/// kernels do not see it either; a pid namespace, so everything inside dies with it. The host reaches the gateway through a forwarded port
 /// (socat over a Unix socket outside `/tmp`).
 #[derive(Debug)]
 pub struct RemoteGateway {
@@ -294,10 +293,11 @@ pub struct RemoteGateway {
 }
 
 impl RemoteGateway {
-    /// Start `kind` and wait until it answers through the forwarded port.
-    pub fn start(kind: RemoteKind) -> RemoteGateway {
+    /// Start `kind`, with `workspace` out of its sight, and wait until it answers through
+    /// the forwarded port.
+    pub fn start(kind: RemoteKind, workspace: &Path) -> RemoteGateway {
         use std::process::{Command, Stdio};
-        // Outside /tmp, which the namespace hides: beside the test binary (target/…).
+        // Beside the test binary (target/…), outside the workspace the namespace hides.
         let beside = std::env::current_exe()
             .ok()
             .and_then(|exe| exe.parent().map(|d| d.join("remote-gateways")))
@@ -306,7 +306,7 @@ impl RemoteGateway {
         let dir = tempfile::Builder::new()
             .prefix("remote-")
             .tempdir_in(beside)
-            .expect("a directory outside /tmp");
+            .expect("a directory for the gateway");
         let sock = dir.path().join("gw.sock");
         let token = format!("remote-{}", std::process::id());
         let server = match kind {
@@ -333,10 +333,11 @@ impl RemoteGateway {
         // one on `lo` gives it that without any route anywhere.
         let script = format!(
             "set -e; ip link set lo up; ip addr add 10.213.0.2/32 dev lo; \
-             mount -t tmpfs tmpfs /tmp; \
+             mount -t tmpfs tmpfs '{hidden}'; \
              socat UNIX-LISTEN:{sock},fork TCP:127.0.0.1:8888 & \
              cd /; exec {server}",
-            sock = sock.display()
+            sock = sock.display(),
+            hidden = workspace.display()
         );
         let root = unsafe { libc::geteuid() } == 0;
         let mut cmd = Command::new("unshare");

@@ -1,6 +1,6 @@
 //! Kernels on a remote server with no route back: a real Jupyter Server and a real Jupyter
-//! Enterprise Gateway, each in namespaces of its own (no network but its loopback, `/tmp` and
-//! so the workspace hidden), reached through a forwarded port. Tool calls travel over the
+//! Enterprise Gateway, each in namespaces of its own (no network but its loopback, the
+//! workspace hidden), reached through a forwarded port. Tool calls travel over the
 //! kernel's own channel, and the generated modules are imported over it.
 
 #![allow(clippy::unwrap_used)]
@@ -33,12 +33,12 @@ async fn remote_executor(ws: &std::path::Path, url: &str, token: &str) -> CodeEx
 /// What every remote kernel must do: no way back but its channel, and tool calls work.
 async fn tool_calls_without_a_route_back(kind: RemoteKind) {
     let ws = workspace();
-    let gw = RemoteGateway::start(kind);
+    let gw = RemoteGateway::start(kind, ws.path());
     let e = remote_executor(ws.path(), &gw.url, &gw.token).await;
 
-    // The kernel sees neither the workspace nor the host's ports.
+    // The kernel sees neither the workspace's files nor the host's ports.
     let probe = format!(
-        "import os, socket\nprint(os.path.exists({:?}))\ntry:\n    socket.create_connection(('127.0.0.1', {}), timeout=2)\n    print('reached the host')\nexcept OSError as err:\n    print(type(err).__name__)",
+        "import os, socket\nprint(os.path.exists(os.path.join({:?}, 'mcptools')))\ntry:\n    socket.create_connection(('127.0.0.1', {}), timeout=2)\n    print('reached the host')\nexcept OSError as err:\n    print(type(err).__name__)",
         ws.path().display().to_string(),
         gw.port
     );
@@ -130,7 +130,7 @@ async fn tool_calls_from_an_enterprise_gateway_with_no_route_back() {
 #[tokio::test]
 async fn images_interrupt_and_reset_on_a_remote_server() {
     let ws = workspace();
-    let gw = RemoteGateway::start(RemoteKind::JupyterServer);
+    let gw = RemoteGateway::start(RemoteKind::JupyterServer, ws.path());
     let e = remote_executor(ws.path(), &gw.url, &gw.token).await;
     let r = e
         .execute(
@@ -166,7 +166,7 @@ async fn images_interrupt_and_reset_on_a_remote_server() {
 #[tokio::test]
 async fn a_call_survives_a_dropped_connection_to_an_enterprise_gateway() {
     let ws = workspace();
-    let gw = RemoteGateway::start(RemoteKind::EnterpriseGateway);
+    let gw = RemoteGateway::start(RemoteKind::EnterpriseGateway, ws.path());
     let proxy = Outage::start(gw.port).await;
     let e = CodeExecutor::builder()
         .working_dir(ws.path())
