@@ -63,12 +63,23 @@ fn jupyter_server_with(root: &std::path::Path, extra: &[String], scheme: &str) -
         "127.0.0.1"
     };
     let url = format!("{scheme}://{host}:{port}");
+    // Up means answering HTTP (plain HTTP; a TLS server once its port accepts).
+    let up = || {
+        use std::io::{Read, Write};
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+            return false;
+        };
+        if scheme == "https" {
+            return true;
+        }
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        let mut answer = String::new();
+        s.write_all(b"GET /api HTTP/1.0\r\n\r\n").is_ok()
+            && s.read_to_string(&mut answer).is_ok()
+            && answer.starts_with("HTTP/1.1 200")
+    };
     assert!(
-        wait_for(Duration::from_secs(60), || std::net::TcpStream::connect((
-            "127.0.0.1",
-            port
-        ))
-        .is_ok()),
+        wait_for(Duration::from_secs(60), up),
         "jupyter server did not start"
     );
     Server {
