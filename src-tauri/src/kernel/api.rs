@@ -134,6 +134,11 @@ pub struct GatewayApi {
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Ask for [`Wire::V1`] frames. Off for now: jupyter_server 2.21 sometimes answers the v1
+/// request for a kernel that has just started with a 500 (`select_subprotocol` runs before
+/// the handler has its connection), after a minute. Seen once in three CI runs.
+const PREFER_V1: bool = false;
+
 impl GatewayApi {
     /// A client for `endpoint` whose connections come from `connector`.
     pub fn new(endpoint: Endpoint, connector: SharedConnector) -> Self {
@@ -294,8 +299,9 @@ impl GatewayApi {
             None => None,
         };
         let token = token.as_ref();
-        match self.open_channels(id, session_id, token, true).await {
-            Ok(socket) => Ok((socket, Wire::V1)),
+        match self.open_channels(id, session_id, token, PREFER_V1).await {
+            Ok(socket) if PREFER_V1 => Ok((socket, Wire::V1)),
+            Ok(socket) => Ok((socket, Wire::Json)),
             // A server without the subprotocol answers without one, which the WebSocket
             // handshake takes as a failure: ask again in the older protocol.
             Err(WsError::Protocol(ProtocolError::SecWebSocketSubProtocolError(_))) => {
