@@ -19,7 +19,7 @@ $SUDO apt-get install -y -qq build-essential pkg-config curl ca-certificates pyt
   bubblewrap socat ripgrep
 # The desktop app (Tauri on WebKitGTK).
 $SUDO apt-get install -y -qq --no-install-recommends libwebkit2gtk-4.1-dev libgtk-3-dev libxdo-dev libssl-dev \
-  libayatana-appindicator3-dev librsvg2-dev
+  libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev
 # npm installs srt (and, when the system's Node.js is older than srt needs, a Node.js for it).
 command -v npm >/dev/null || $SUDO apt-get install -y -qq nodejs npm
 

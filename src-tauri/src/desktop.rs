@@ -9,6 +9,7 @@ mod commands;
 pub mod dto;
 mod endpoint;
 mod policy;
+mod remote;
 mod servers;
 mod session;
 mod settings;
@@ -97,6 +98,9 @@ pub fn run(
             policy::save_policy,
             policy::apply_sandbox,
             policy::watch_policy,
+            remote::remote_state,
+            remote::probe_remote,
+            remote::apply_remote,
         ])
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.

@@ -191,6 +191,59 @@ pub struct RemoteGateway {
     pub headers: Vec<String>,
 }
 
+impl RemoteGateway {
+    /// Ask the server what it is and which kernels it can start, without starting one: a
+    /// wrong URL, an unreachable host, an unvouched certificate or a refused token comes
+    /// back in words.
+    pub async fn probe(&self) -> Result<GatewayProbe> {
+        let mut endpoint = crate::kernel::api::Endpoint::parse(&self.url, self.token.clone())?;
+        for header in &self.headers {
+            endpoint = endpoint.with_header(header)?;
+        }
+        let api = crate::kernel::api::GatewayApi::new(endpoint, Arc::new(HostConnector));
+        let refused = |e: Error| match e {
+            Error::GatewayHttp {
+                status: 401 | 403, ..
+            } => Error::gateway(format!(
+                "the server at {} refused the request: {}",
+                self.url,
+                if self.token.is_some() {
+                    "the token (or a header) is wrong"
+                } else {
+                    "it needs a token"
+                }
+            )),
+            Error::GatewayHttp { status: 404, .. } => Error::gateway(format!(
+                "{} answers, but not as a Jupyter server: check the URL and its base path",
+                self.url
+            )),
+            other => other,
+        };
+        let info = api.info().await.map_err(refused)?;
+        let (default_kernel, kernels) = api.kernelspecs().await.map_err(refused)?;
+        Ok(GatewayProbe {
+            version: info
+                .get("version")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned),
+            default_kernel,
+            kernels,
+        })
+    }
+}
+
+/// What a remote gateway said about itself ([`RemoteGateway::probe`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayProbe {
+    /// The server's version (`jupyter_server`'s, or the Enterprise Gateway's).
+    pub version: Option<String>,
+    /// The kernel it starts when none is named.
+    pub default_kernel: Option<String>,
+    /// The kernels it can start.
+    pub kernels: Vec<String>,
+}
+
 /// Builds a [`CodeExecutor`].
 #[derive(Debug, Clone)]
 pub struct CodeExecutorBuilder {

@@ -81,7 +81,7 @@ pub use pyenv::{Progress, ProvisionStep, PythonEnv};
 // MCP servers as a typed Python API for kernel code.
 pub use apigen::ToolSpec;
 pub use apigen::generate::{Generated, generate_mcp_sources, write_package};
-pub use executor::{Placeholder, Registration, RemoteGateway, SkippedTool};
+pub use executor::{GatewayProbe, Placeholder, Registration, RemoteGateway, SkippedTool};
 pub use mcp::ServerParams;
 pub use mcp::params::VariableSource;
 pub use registry::{SHIPPED_PROFILE, ToolChanges, ToolSummary};

@@ -80,6 +80,8 @@ struct OpenArgs {
     path: Option<PathBuf>,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    #[command(flatten)]
+    gateway: GatewayArgs,
 }
 
 /// Sandboxing of the kernel.
@@ -459,12 +461,12 @@ fn main() -> ExitCode {
             return ExitCode::from(4);
         }
     };
-    let (path, sandbox) = match cli.command {
-        Some(Command::Open(args)) => (args.path, Some(args.sandbox)),
+    let (path, args) = match cli.command {
+        Some(Command::Open(args)) => (args.path, Some((args.sandbox, args.gateway))),
         None => (None, None),
         Some(command) => return run_cli(&runtime, command),
     };
-    match open(path, sandbox, &runtime) {
+    match open(path, args, &runtime) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("ipybox: {}", in_words(&e));
@@ -477,20 +479,24 @@ fn main() -> ExitCode {
 #[cfg(feature = "desktop")]
 fn open(
     path: Option<PathBuf>,
-    sandbox: Option<SandboxArgs>,
+    args: Option<(SandboxArgs, GatewayArgs)>,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
+    let (sandbox, remote) = match &args {
+        Some((sandbox, gateway)) => (sandbox.options()?, gateway.remote()),
+        None => (None, None),
+    };
+    if sandbox.is_some() && remote.is_some() {
+        anyhow::bail!(
+            "--sandbox runs kernels on this computer, --gateway-url on a server: choose one"
+        );
+    }
     let path = match path {
         Some(p) => p,
         None => std::env::current_dir().context("the current folder")?,
     };
     let target = ipybox::app::Target::resolve(&path)?;
-    let launch = ipybox::app::Launch {
-        sandbox: match sandbox {
-            Some(s) => s.options()?,
-            None => None,
-        },
-    };
+    let launch = ipybox::app::Launch { sandbox, remote };
     // The engine spawns tasks from the window's thread: it runs inside the runtime.
     let _inside = runtime.enter();
     ipybox::app::run(target, launch, runtime.handle().clone()).context("the desktop app failed")?;
@@ -500,7 +506,7 @@ fn open(
 #[cfg(not(feature = "desktop"))]
 fn open(
     _path: Option<PathBuf>,
-    _sandbox: Option<SandboxArgs>,
+    _args: Option<(SandboxArgs, GatewayArgs)>,
     _runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
     eprintln!(

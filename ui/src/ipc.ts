@@ -46,6 +46,8 @@ export interface AppState {
   /** Recent workspaces, newest first. */
   recent: string[];
   sandbox: boolean;
+  /** The server the kernel runs on (its URL); null or absent: this computer. */
+  remote?: string | null;
   kernel: KernelStatus;
   /**
    * Proposed, optional: session events sent before the UI listened are lost, so the state may
@@ -582,6 +584,8 @@ export interface SandboxState {
   running: string | null;
   /** Set by --sandbox/--sandbox-config for this run (wins over the choice). */
   commandLine: string | null;
+  /** The server the kernel runs on (its URL), where ipybox's sandbox does not apply. */
+  remote?: string | null;
 }
 
 export interface PolicyDocument {
@@ -614,6 +618,55 @@ export function savePolicy(text: string): Promise<PolicyDocument> {
 /** srt tries the policy, then the kernel restarts under it (SandboxUnavailable: refused, old kernel kept). */
 export function applySandbox(choice: SandboxChoice): Promise<SandboxState> {
   return call<SandboxState>('apply_sandbox', { choice });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the kernel runs: this computer, or a Jupyter Server / Enterprise Gateway
+
+/** The server a workspace's kernels run on, as kept (its token and header values are not sent). */
+export interface RemoteChoice {
+  url: string;
+  hasToken: boolean;
+  headerNames: string[];
+  /** Where the token and headers are kept. */
+  secret: 'none' | 'keyring' | 'file';
+}
+
+export interface RemoteState {
+  /** The workspace's server; null: this computer. */
+  choice: RemoteChoice | null;
+  /** The server the running kernel is on; null: this computer. */
+  running: string | null;
+  /** Set by --gateway-url for this run (wins over the choice). */
+  commandLine: string | null;
+}
+
+/** A server to run kernels on. `token`/`headers` null: keep the ones kept for the same URL. */
+export interface RemoteRequest {
+  url: string;
+  token: string | null;
+  headers: string[] | null;
+}
+
+/** What a server said about itself. */
+export interface GatewayProbe {
+  version: string | null;
+  defaultKernel: string | null;
+  kernels: string[];
+}
+
+export function remoteState(): Promise<RemoteState> {
+  return call<RemoteState>('remote_state');
+}
+
+/** Ask the server what it is and which kernels it offers; starts nothing. */
+export function probeRemote(request: RemoteRequest): Promise<GatewayProbe> {
+  return call<GatewayProbe>('probe_remote', { request });
+}
+
+/** Run the kernel there (null: this computer); the kernel restarts, its state lost. */
+export function applyRemote(request: RemoteRequest | null): Promise<RemoteState> {
+  return call<RemoteState>('apply_remote', { request });
 }
 
 /** Follow the workspace's policy file: `policy-file` events. */

@@ -52,6 +52,8 @@ pub struct AppState {
     pub recent: Vec<String>,
     /// Do kernels run in the sandbox?
     pub sandbox: bool,
+    /// The server kernels run on (its URL), when not on this computer.
+    pub remote: Option<String>,
     /// The kernel now.
     pub kernel: KernelStatus,
     /// The provisioning step in progress, if the Python environment is being built.
@@ -151,6 +153,20 @@ pub struct SandboxState {
     /// The policy the running kernel is sandboxed under (its name); `None`: not sandboxed.
     pub running: Option<String>,
     /// The policy `--sandbox`/`--sandbox-config` set for this run, which wins over the choice.
+    pub command_line: Option<String>,
+    /// The server the kernel runs on (its URL), where no sandbox applies.
+    pub remote: Option<String>,
+}
+
+/// Where the workspace's kernel runs, as the Settings dialog shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteState {
+    /// The workspace's server as kept (no secret), `None`: this computer.
+    pub choice: Option<super::remote::RemoteChoice>,
+    /// The server the running kernel is on (its URL), `None`: this computer.
+    pub running: Option<String>,
+    /// The server `--gateway-url` set for this run, which wins over the choice.
     pub command_line: Option<String>,
 }
 

@@ -228,6 +228,7 @@ pub fn state_of(
     workspace: &Path,
     launch: Option<&SandboxOptions>,
     running: Option<&SandboxOptions>,
+    remote: Option<String>,
 ) -> Result<SandboxState> {
     let state = WorkspaceState::of(workspace)?;
     Ok(SandboxState {
@@ -243,6 +244,7 @@ pub fn state_of(
         choice: Choice::load(state.dir()),
         running: running.map(|o| policy_label(o, workspace, Some(state.dir()))),
         command_line: launch.map(|o| policy_label(o, workspace, None)),
+        remote,
     })
 }
 
@@ -258,6 +260,12 @@ pub async fn apply<R: Runtime>(
         return Err(Error::config(format!(
             "this run's sandbox was set on the command line ({}); start ipybox without --sandbox or --sandbox-config to choose it here",
             policy_label(&launch, &workspace, None)
+        ))
+        .into());
+    }
+    if let Some(server) = desktop.session_remote()? {
+        return Err(Error::config(format!(
+            "the kernel runs on {server}, where ipybox's sandbox does not apply; choose \"This computer\" in Settings first"
         ))
         .into());
     }
@@ -291,6 +299,7 @@ pub async fn apply<R: Runtime>(
         &workspace,
         None,
         desktop.session_sandbox()?.as_ref(),
+        desktop.session_remote()?,
     )?)
 }
 
@@ -298,7 +307,7 @@ pub async fn apply<R: Runtime>(
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Wait for the session's kernel to start; why it could not, if it could not.
-async fn start_failure(desktop: &Desktop) -> Option<String> {
+pub(super) async fn start_failure(desktop: &Desktop) -> Option<String> {
     let deadline = std::time::Instant::now() + START_TIMEOUT;
     while std::time::Instant::now() < deadline {
         match desktop.state() {
@@ -391,6 +400,7 @@ pub fn sandbox_state(desktop: State<'_, Desktop>) -> Reply<SandboxState> {
         &desktop.workspace()?,
         desktop.launch_sandbox().as_ref(),
         desktop.session_sandbox()?.as_ref(),
+        desktop.session_remote()?,
     )?)
 }
 
@@ -604,6 +614,7 @@ mod tests {
             choice,
             running: Some("kernel".into()),
             command_line: None,
+            remote: None,
         };
         assert_eq!(
             serde_json::to_value(&state).expect("json"),
@@ -614,6 +625,7 @@ mod tests {
                 "choice": {"sandbox": true, "policy": {"kind": "profile", "name": "kernel"}},
                 "running": "kernel",
                 "commandLine": null,
+                "remote": null,
             }),
             "ui/src/ipc.ts SandboxState"
         );

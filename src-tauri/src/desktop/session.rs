@@ -28,6 +28,8 @@ use crate::workspace::{Recent, Target, display_name, read_notebook};
 pub struct Launch {
     /// Run kernels in the sandbox, with this policy.
     pub sandbox: Option<crate::sandbox::SandboxOptions>,
+    /// Run kernels on this server (`--gateway-url`).
+    pub remote: Option<crate::executor::RemoteGateway>,
 }
 
 /// One workspace's executor and what the window shows of it.
@@ -48,6 +50,8 @@ struct Session {
     endpoint: Arc<tokio::sync::Mutex<EndpointSlot>>,
     /// The sandbox its kernels run in (agents' kernels run in the same).
     sandbox: Option<crate::sandbox::SandboxOptions>,
+    /// The server its kernels run on, when not on this computer.
+    remote: Option<String>,
 }
 
 /// The endpoint as it is: serving, or why it could not.
@@ -166,18 +170,32 @@ impl Desktop {
             .unwrap_or_default();
         let asker = Asker::new(app.clone(), self.settings.clone());
         let rules = Arc::new(RulesHandler::new(rules).then(asker.clone()));
-        // The command line's sandbox, else the workspace's choice (kept out of its reach).
-        let sandbox = super::policy::sandbox_for(
-            self.launch.sandbox.as_ref(),
-            &target.workspace,
-            state.as_ref(),
-        );
-        let executor = CodeExecutor::builder()
+        // The command line's server or sandbox, else the workspace's choice (kept out of its
+        // reach). A server whose token cannot be read is an error shown in the window, never a
+        // kernel started elsewhere than chosen.
+        let (remote, remote_problem) =
+            match super::remote::remote_for(self.launch.remote.as_ref(), state.as_ref()) {
+                Ok(remote) => (remote, None),
+                Err(e) => (None, Some(e)),
+            };
+        let sandbox = if remote.is_some() || remote_problem.is_some() {
+            None
+        } else {
+            super::policy::sandbox_for(
+                self.launch.sandbox.as_ref(),
+                &target.workspace,
+                state.as_ref(),
+            )
+        };
+        let mut builder = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(sandbox.clone())
             .approval_handler(rules.clone())
-            .approval_timeout(self.settings.get().approval_timeout())
-            .build();
+            .approval_timeout(self.settings.get().approval_timeout());
+        if let Some(remote) = &remote {
+            builder = builder.remote_gateway(remote);
+        }
+        let executor = builder.build();
         if let Some(state) = &state {
             state
                 .audit_log()
@@ -190,7 +208,11 @@ impl Desktop {
         }));
         // Events first, so the window sees provisioning progress from the first step.
         let mut events = executor.subscribe();
-        let started = executor.start_now();
+        let started: std::pin::Pin<Box<dyn Future<Output = crate::error::Result<()>> + Send>> =
+            match remote_problem {
+                Some(e) => Box::pin(std::future::ready(Err(e))),
+                None => Box::pin(executor.start_now()),
+            };
         let (emit_app, emit_status) = (app.clone(), status.clone());
         tauri::async_runtime::spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
@@ -308,6 +330,7 @@ impl Desktop {
             link,
             endpoint,
             sandbox,
+            remote: remote.map(|r| r.url),
         }
     }
 
@@ -393,13 +416,14 @@ impl Desktop {
 
     /// What the window draws.
     pub fn state(&self) -> Result<AppState, DesktopError> {
-        let (target, status, sandbox) = {
+        let (target, status, sandbox, remote) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             (
                 s.target.clone(),
                 lock(&s.status).clone(),
                 s.sandbox.is_some(),
+                s.remote.clone(),
             )
         };
         Ok(AppState {
@@ -416,6 +440,7 @@ impl Desktop {
                 .map(|p| p.display().to_string())
                 .collect(),
             sandbox,
+            remote,
             kernel: status.kernel,
             provisioning: status.provisioning,
             startup_error: status.startup_error,
@@ -425,6 +450,20 @@ impl Desktop {
     /// The sandbox `--sandbox`/`--sandbox-config` set for this run.
     pub fn launch_sandbox(&self) -> Option<crate::sandbox::SandboxOptions> {
         self.launch.sandbox.clone()
+    }
+
+    /// The server `--gateway-url` set for this run.
+    pub fn launch_remote(&self) -> Option<crate::executor::RemoteGateway> {
+        self.launch.remote.clone()
+    }
+
+    /// The server the current session's kernels run on (its URL), when not this computer.
+    pub fn session_remote(&self) -> Result<Option<String>, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .remote
+            .clone())
     }
 
     /// The sandbox the current session's kernels run in.

@@ -256,6 +256,23 @@ impl GatewayApi {
             .map_err(|e| Error::gateway("the gateway's /api answer is not JSON").because(e))
     }
 
+    /// `GET /api/kernelspecs`: the server's default kernel and the names it can start.
+    pub async fn kernelspecs(&self) -> Result<(Option<String>, Vec<String>)> {
+        #[derive(Deserialize)]
+        struct Specs {
+            default: Option<String>,
+            #[serde(default)]
+            kernelspecs: BTreeMap<String, serde_json::Value>,
+        }
+        let (status, body) = self.request("GET", "/api/kernelspecs", None).await?;
+        Self::check("GET", "/api/kernelspecs", status, &body, &[200])?;
+        let specs: Specs = serde_json::from_slice(&body).map_err(|e| {
+            Error::gateway("the gateway's /api/kernelspecs answer is not a list of kernels")
+                .because(e)
+        })?;
+        Ok((specs.default, specs.kernelspecs.into_keys().collect()))
+    }
+
     /// `POST /api/kernels`: start a kernel of spec `name` (the server's default when `None`)
     /// with `env` (a Kernel Gateway passes `KERNEL_*` and whitelisted names).
     pub async fn create_kernel(

@@ -178,7 +178,7 @@ export class App implements CellViewHost {
     this.approvalsButton.appendChild(this.approvalsBadge);
     this.approvalsButton.setAttribute('aria-controls', 'right-panel');
     this.approvalsButton.setAttribute('aria-expanded', 'false');
-    this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s) });
+    this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s), onKernelMoved: () => void this.policyView.refreshState() });
     this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.agentsButton.classList.toggle('serving', e.enabled) });
     this.agentsButton = btn({ id: 'open-agents', icon: 'agent', label: 'Let agents use this workspace over MCP', text: 'Agents', onClick: () => void this.endpointDialog.open() });
     this.agentsButton.setAttribute('aria-haspopup', 'dialog');

@@ -25,6 +25,7 @@ import {
   summarize,
 } from '../model/policy';
 import { h } from './dom';
+import { serverLabel } from '../model/remote';
 import { icon } from './icons';
 import '../styles/policy.css';
 
@@ -240,18 +241,31 @@ export class PolicyView {
     }
     this.state = state;
     const running = state.running;
+    const remote = state.remote ? serverLabel(state.remote) : null;
     for (const b of [this.badge, this.statusItem]) {
-      b.dataset.sandboxed = running ? 'yes' : 'no';
-      b.title = running ? `The kernel is sandboxed under ${running}` : 'The kernel is not sandboxed';
-      b.setAttribute('aria-label', running ? `The kernel is sandboxed under ${running}. Open the sandbox policy` : 'The kernel is not sandboxed. Open the sandbox policy');
+      b.dataset.sandboxed = remote ? 'remote' : running ? 'yes' : 'no';
+      b.title = remote ? `The kernel runs on ${remote}` : running ? `The kernel is sandboxed under ${running}` : 'The kernel is not sandboxed';
+      b.setAttribute(
+        'aria-label',
+        remote
+          ? `The kernel runs on the server ${remote}. Open the sandbox policy`
+          : running
+            ? `The kernel is sandboxed under ${running}. Open the sandbox policy`
+            : 'The kernel is not sandboxed. Open the sandbox policy',
+      );
     }
-    this.statusText.textContent = running ? `Sandboxed: ${running}` : 'Not sandboxed';
+    this.statusText.textContent = remote ? `On server: ${remote}` : running ? `Sandboxed: ${running}` : 'Not sandboxed';
     this.onRunning(running);
-    this.statusLine.dataset.sandboxed = running ? 'yes' : 'no';
-    this.statusLine.textContent = running ? `The kernel runs in the sandbox under ${running}.` : 'The kernel is not sandboxed: its code can do what you can.';
+    this.statusLine.dataset.sandboxed = remote ? 'remote' : running ? 'yes' : 'no';
+    this.statusLine.textContent = remote
+      ? `The kernel runs on the server ${remote}, under that server’s own isolation: ipybox’s sandbox is for kernels on this computer. Choose “This computer” in Settings to sandbox it here.`
+      : running
+        ? `The kernel runs in the sandbox under ${running}.`
+        : 'The kernel is not sandboxed: its code can do what you can.';
     this.cliNote.hidden = state.commandLine === null;
     this.cliNote.textContent = state.commandLine ? `This run’s sandbox was set on the command line (${state.commandLine}); what you choose here applies the next time ipybox opens this workspace without it.` : '';
-    this.applyButton.disabled = state.commandLine !== null || this.busy;
+    this.applyButton.disabled = state.commandLine !== null || remote !== null || this.busy;
+    this.sandboxToggle.disabled = remote !== null;
     const current = this.sourceSelect.value;
     this.sourceSelect.replaceChildren(
       h('option', { value: 'workspace', text: `This workspace’s policy (sandbox-config.json${state.workspacePolicyExists ? '' : ', not created yet'})` }),

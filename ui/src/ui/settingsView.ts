@@ -1,11 +1,13 @@
 /**
- * The Settings dialog (toolbar ⚙): the approval timeout. Saved in ipybox's data directory by
- * the backend and in force at once: the running session's next tool call waits that long.
+ * The Settings dialog (toolbar ⚙): the approval timeout, saved in ipybox's data directory by
+ * the backend and in force at once (the running session's next tool call waits that long); and
+ * where this workspace's kernel runs (this computer or a Jupyter server, `RemoteSection`).
  */
 import * as ipc from '../ipc';
 import type { AppSettings } from '../ipc';
 import { DEFAULT_APPROVAL_TIMEOUT_SECS, parseTimeoutInput, timeoutStatus } from '../model/settings';
 import { h } from './dom';
+import { RemoteSection } from './remoteSection';
 
 export interface SettingsBackend {
   appSettings(): Promise<AppSettings>;
@@ -20,6 +22,8 @@ const defaultBackend: SettingsBackend = {
 export interface SettingsHost {
   /** The settings were read or saved. */
   onSettings(settings: AppSettings): void;
+  /** The kernel restarted on another machine (or back on this one). */
+  onKernelMoved?(): void;
 }
 
 export class SettingsDialog {
@@ -30,6 +34,7 @@ export class SettingsDialog {
   private readonly save: HTMLButtonElement;
   private settings: AppSettings | null = null;
   private saved = false;
+  readonly remote: RemoteSection;
 
   constructor(
     private readonly host: SettingsHost,
@@ -47,6 +52,7 @@ export class SettingsDialog {
     this.error = h('p', { id: 'approval-timeout-error', class: 'field-error', role: 'alert', hidden: true });
     this.status = h('p', { id: 'approval-timeout-status', class: 'field-status', role: 'status', 'aria-live': 'polite' });
     this.save = h('button', { id: 'save-settings', class: 'button', type: 'submit', text: 'Save' });
+    this.remote = new RemoteSection(() => this.host.onKernelMoved?.());
     const close = h('button', { id: 'close-settings', class: 'button button-secondary', type: 'button', text: 'Close' });
     close.addEventListener('click', () => this.close());
     const form = h(
@@ -66,9 +72,14 @@ export class SettingsDialog {
         this.error,
         this.status,
       ),
+      this.remote.element,
       h('p', { class: 'settings-where', text: 'Settings are yours, kept in ipybox’s data directory — never in a workspace, whose code could change them.' }),
       h('div', { class: 'button-row settings-actions' }, this.save, close),
     );
+    // Enter in the server's fields does not save the timeout (the section has its own buttons).
+    this.remote.element.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && e.target instanceof HTMLInputElement) e.preventDefault();
+    });
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       void this.submit();
@@ -91,6 +102,7 @@ export class SettingsDialog {
     this.status.textContent = '';
     if (!this.element.open) this.element.showModal();
     this.input.focus();
+    void this.remote.refresh();
     try {
       this.show(await this.backend.appSettings());
       this.input.select();

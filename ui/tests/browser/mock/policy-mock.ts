@@ -35,6 +35,7 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
   let text: string | null = config.text === undefined ? `${JSON.stringify(kernel, null, 2)}\n` : config.text;
   let choice: Choice = { sandbox: config.sandbox ?? true, policy: { kind: 'workspace' } };
   let running: string | null = choice.sandbox ? 'sandbox-config.json' : null;
+  let remote: string | null = null;
   const file = `${workspace}/sandbox-config.json`;
   const state = () => ({
     workspacePolicy: file,
@@ -43,6 +44,7 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
     choice,
     running,
     commandLine: null,
+    remote,
   });
   const read = (source: Choice['policy']) => {
     if (source.kind === 'profile') {
@@ -54,6 +56,11 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
     return { source, text: t, path: file, exists: text !== null, readOnly: false, problems: problems(t) };
   };
   return {
+    /** The kernel moved to a server (or back: null); no sandbox applies there. */
+    setRemote(url: string | null): void {
+      remote = url;
+      running = url ? null : choice.sandbox ? 'sandbox-config.json' : null;
+    },
     /** The file changed "outside the app". */
     setFileText(t: string | null): void {
       text = t;

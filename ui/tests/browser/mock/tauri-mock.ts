@@ -10,6 +10,7 @@ import { emit } from '@tauri-apps/api/event';
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { type PolicyMockConfig, policyBackend } from './policy-mock';
 import { type ServersMockConfig, serversBackend } from './servers-mock';
+import { type RemoteMockConfig, remoteBackend } from './remote-mock';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -41,6 +42,8 @@ interface MockConfig {
   /** The Sandbox tab's backend. */
   policy?: PolicyMockConfig;
   servers?: ServersMockConfig;
+  /** Where the kernel runs. */
+  remote?: RemoteMockConfig;
 }
 
 interface ApprovalRequest {
@@ -126,6 +129,7 @@ const calls: Call[] = [];
 const workspace = config.workspace ?? '/home/ana/projects/weather';
 const policy = policyBackend(workspace, config.policy ?? {});
 const servers = serversBackend(config.servers ?? {});
+const remote = remoteBackend(config.remote ?? {}, (url) => policy.setRemote(url));
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -693,6 +697,8 @@ mockIPC(
         if (approval.handled) return approval.value;
         const sandbox = policy.command(cmd, args);
         if (sandbox.handled) return sandbox.value;
+        const where = remote.command(cmd, args);
+        if (where.handled) return where.value;
         const server = servers.command(cmd, args);
         if (server.handled) return server.value;
         if (cmd.startsWith('plugin:window|') || cmd.startsWith('plugin:webview|')) return null;

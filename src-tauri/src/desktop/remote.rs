@@ -1,0 +1,503 @@
+//! Where a workspace's kernel runs: on this computer (ipybox's own gateway, sandboxed or
+//! not), or on a Jupyter Server / Enterprise Gateway someone else runs. The choice is the
+//! app's, kept beside the sandbox choice in ipybox's data directory (never in the
+//! workspace, which kernel code can write). The server's token and headers are secrets:
+//! they go to the OS keyring (Secret Service on Linux, the Keychain on macOS, the
+//! Credential Manager on Windows), or, where no keyring answers, to a file in the same
+//! private directory readable by this user only. `--gateway-url` on the command line wins
+//! for that run.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use tauri::{AppHandle, Runtime, State};
+
+use super::dto::{DesktopError, RemoteState};
+use super::session::Desktop;
+use crate::audit::WorkspaceState;
+use crate::error::{Error, Result};
+use crate::executor::{GatewayProbe, RemoteGateway};
+
+/// Where the secret of a remote gateway is kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretPlace {
+    /// Nothing to keep: no token, no headers.
+    #[default]
+    None,
+    /// The OS keyring.
+    Keyring,
+    /// `gateway-secret.json` in the workspace's directory in ipybox's data directory, 0600.
+    File,
+}
+
+/// The remote server a workspace's kernels run on, as kept (without its secret).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteChoice {
+    /// `http(s)://host[:port][/base]`.
+    pub url: String,
+    /// Is a token kept?
+    #[serde(default)]
+    pub has_token: bool,
+    /// The names of the headers kept (their values are secret).
+    #[serde(default)]
+    pub header_names: Vec<String>,
+    /// Where the token and headers are.
+    #[serde(default)]
+    pub secret: SecretPlace,
+}
+
+/// What the window sends to run a workspace's kernels on a server.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteRequest {
+    /// The server's URL.
+    pub url: String,
+    /// Its token; `None` keeps the one kept for the same URL.
+    pub token: Option<String>,
+    /// Headers as `Name: value`; `None` keeps the ones kept for the same URL.
+    pub headers: Option<Vec<String>>,
+}
+
+type Reply<T> = std::result::Result<T, DesktopError>;
+
+/// The token and headers, kept together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Secret {
+    token: Option<String>,
+    #[serde(default)]
+    headers: Vec<String>,
+}
+
+const CHOICE_FILE: &str = "remote.json";
+const SECRET_FILE: &str = "gateway-secret.json";
+const KEYRING_SERVICE: &str = "ipybox";
+
+fn keyring_entry(state: &WorkspaceState) -> std::result::Result<keyring::Entry, keyring::Error> {
+    let id = state
+        .dir()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    keyring::Entry::new(KEYRING_SERVICE, &format!("gateway-token:{id}"))
+}
+
+impl RemoteChoice {
+    fn path(state_dir: &Path) -> PathBuf {
+        state_dir.join(CHOICE_FILE)
+    }
+
+    /// The workspace's server, if its kernels run on one; unreadable counts as none.
+    pub fn load(state_dir: &Path) -> Option<RemoteChoice> {
+        std::fs::read(Self::path(state_dir))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    }
+
+    /// The server with its token and headers, read from where they are kept. A secret that
+    /// cannot be read (a locked keyring, a file gone) is an error, never a server asked
+    /// without its token.
+    pub fn gateway(&self, state: &WorkspaceState) -> Result<RemoteGateway> {
+        let secret = read_secret(state, self.secret)?;
+        Ok(RemoteGateway {
+            url: self.url.clone(),
+            token: secret.token,
+            headers: secret.headers,
+        })
+    }
+}
+
+/// The server `request` names, with the token and headers kept for the same URL where it
+/// sends none; checked as the engine checks them.
+pub fn gateway_for(request: &RemoteRequest, state: &WorkspaceState) -> Result<RemoteGateway> {
+    let url = request.url.trim().to_owned();
+    if url.is_empty() {
+        return Err(Error::config(
+            "enter the server's URL (http:// or https://)",
+        ));
+    }
+    let kept = RemoteChoice::load(state.dir())
+        .filter(|c| c.url == url)
+        .map(|c| read_secret(state, c.secret))
+        .transpose()?
+        .unwrap_or_default();
+    let token = match &request.token {
+        Some(t) if t.trim().is_empty() => None,
+        Some(t) => Some(t.trim().to_owned()),
+        None => kept.token,
+    };
+    let headers = match &request.headers {
+        Some(h) => h
+            .iter()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .collect(),
+        None => kept.headers,
+    };
+    let gateway = RemoteGateway {
+        url,
+        token,
+        headers,
+    };
+    // The same checks the executor makes when it starts: the URL and every header.
+    let mut endpoint = crate::kernel::api::Endpoint::parse(&gateway.url, None)?;
+    for header in &gateway.headers {
+        endpoint = endpoint.with_header(header)?;
+    }
+    Ok(gateway)
+}
+
+/// Keep `gateway` as where `state`'s workspace runs its kernels (`None`: on this computer),
+/// its secret in the keyring where one answers, else in a private file. Returns what was
+/// kept.
+pub fn save(
+    state: &WorkspaceState,
+    gateway: Option<&RemoteGateway>,
+) -> Result<Option<RemoteChoice>> {
+    state.create()?;
+    let old = RemoteChoice::load(state.dir());
+    let Some(gateway) = gateway else {
+        if let Some(old) = old {
+            forget_secret(state, old.secret);
+        }
+        remove(&RemoteChoice::path(state.dir()))?;
+        return Ok(None);
+    };
+    let secret = Secret {
+        token: gateway.token.clone(),
+        headers: gateway.headers.clone(),
+    };
+    let place = if secret == Secret::default() {
+        SecretPlace::None
+    } else {
+        keep_secret(state, &secret)?
+    };
+    if let Some(old) = old
+        && old.secret != place
+    {
+        forget_secret(state, old.secret);
+    }
+    let choice = RemoteChoice {
+        url: gateway.url.clone(),
+        has_token: gateway.token.is_some(),
+        header_names: gateway
+            .headers
+            .iter()
+            .filter_map(|h| h.split_once(':').map(|(n, _)| n.trim().to_owned()))
+            .collect(),
+        secret: place,
+    };
+    let text = serde_json::to_vec_pretty(&choice)
+        .map_err(|e| Error::config("the workspace's server").because(e))?;
+    write_private(&RemoteChoice::path(state.dir()), &text)?;
+    Ok(Some(choice))
+}
+
+fn keep_secret(state: &WorkspaceState, secret: &Secret) -> Result<SecretPlace> {
+    let text = serde_json::to_string(secret)
+        .map_err(|e| Error::config("the server's token").because(e))?;
+    match keyring_entry(state).and_then(|entry| entry.set_password(&text)) {
+        Ok(()) => {
+            // Kept in the keyring: no copy stays behind in a file.
+            remove(&state.dir().join(SECRET_FILE))?;
+            Ok(SecretPlace::Keyring)
+        }
+        Err(e) => {
+            tracing::info!(
+                "no keyring to keep the server's token in ({e}); keeping it in a private file"
+            );
+            write_private(&state.dir().join(SECRET_FILE), text.as_bytes())?;
+            Ok(SecretPlace::File)
+        }
+    }
+}
+
+fn read_secret(state: &WorkspaceState, place: SecretPlace) -> Result<Secret> {
+    let text = match place {
+        SecretPlace::None => return Ok(Secret::default()),
+        SecretPlace::Keyring => keyring_entry(state)
+            .and_then(|entry| entry.get_password())
+            .map_err(|e| {
+                Error::config(format!(
+                    "the server's token could not be read from the keyring ({e}); unlock the keyring, or enter the token again in Settings"
+                ))
+            })?,
+        SecretPlace::File => {
+            let path = state.dir().join(SECRET_FILE);
+            std::fs::read_to_string(&path).map_err(|e| {
+                Error::config(format!(
+                    "the server's token could not be read from {} ({e}); enter it again in Settings",
+                    path.display()
+                ))
+            })?
+        }
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        Error::config("the kept token of the server is damaged; enter it again in Settings")
+            .because(e)
+    })
+}
+
+fn forget_secret(state: &WorkspaceState, place: SecretPlace) {
+    match place {
+        SecretPlace::None => {}
+        SecretPlace::Keyring => {
+            if let Err(e) = keyring_entry(state).and_then(|entry| entry.delete_credential()) {
+                tracing::warn!("the old token stays in the keyring: {e}");
+            }
+        }
+        SecretPlace::File => {
+            if let Err(e) = remove(&state.dir().join(SECRET_FILE)) {
+                tracing::warn!("{e}");
+            }
+        }
+    }
+}
+
+/// Write `contents` to `path` atomically, readable by this user only from the first byte.
+fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::symlink_metadata(path).is_err() {
+        // save_atomic keeps the mode of the file it replaces: start it at 0600.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .and_then(|mut f| f.flush())
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+    }
+    crate::workspace::save_atomic(path, contents)
+}
+
+fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("removing {}", path.display()), e)),
+    }
+}
+
+/// The server for a session on the workspace of `state`: the command line's when it gave
+/// one, else the workspace's choice. An error when the choice cannot be followed.
+pub fn remote_for(
+    launch: Option<&RemoteGateway>,
+    state: Option<&WorkspaceState>,
+) -> Result<Option<RemoteGateway>> {
+    if let Some(launch) = launch {
+        return Ok(Some(launch.clone()));
+    }
+    let Some(state) = state else { return Ok(None) };
+    RemoteChoice::load(state.dir())
+        .map(|c| c.gateway(state))
+        .transpose()
+}
+
+/// What the Settings dialog shows of where the kernel runs.
+pub fn state_of(desktop: &Desktop) -> Result<RemoteState, DesktopError> {
+    let state = WorkspaceState::of(&desktop.workspace()?)?;
+    Ok(RemoteState {
+        choice: RemoteChoice::load(state.dir()),
+        running: desktop.session_remote()?,
+        command_line: desktop.launch_remote().map(|r| r.url),
+    })
+}
+
+/// Where the workspace's kernel runs, and what is kept for it.
+#[tauri::command]
+pub fn remote_state(desktop: State<'_, Desktop>) -> Reply<RemoteState> {
+    state_of(&desktop)
+}
+
+/// Ask a server what it is and which kernels it offers, without starting one.
+#[tauri::command]
+pub async fn probe_remote(
+    desktop: State<'_, Desktop>,
+    request: RemoteRequest,
+) -> Reply<GatewayProbe> {
+    let state = WorkspaceState::of(&desktop.workspace()?)?;
+    let gateway = gateway_for(&request, &state)?;
+    Ok(gateway.probe().await?)
+}
+
+/// Run the workspace's kernels on a server (`request`), or on this computer (`None`): the
+/// server must answer first (else the error, and the running kernel stays); then the choice
+/// is kept and the session restarts there, its state lost. A kernel that cannot start there
+/// brings the previous choice back.
+#[tauri::command]
+pub async fn apply_remote<R: Runtime>(
+    app: AppHandle<R>,
+    desktop: State<'_, Desktop>,
+    request: Option<RemoteRequest>,
+) -> Reply<RemoteState> {
+    if let Some(launch) = desktop.launch_remote() {
+        return Err(Error::config(format!(
+            "this run's server was set on the command line ({}); start ipybox without --gateway-url to choose it here",
+            launch.url
+        ))
+        .into());
+    }
+    let state = WorkspaceState::of(&desktop.workspace()?)?;
+    let gateway = request
+        .as_ref()
+        .map(|r| gateway_for(r, &state))
+        .transpose()?;
+    if let Some(gateway) = &gateway {
+        gateway.probe().await?;
+    }
+    // A kept server whose secret is gone counts as this computer.
+    let previous = RemoteChoice::load(state.dir()).and_then(|c| c.gateway(&state).ok());
+    save(&state, gateway.as_ref())?;
+    desktop.restart(&app).await?;
+    if let Some(why) = super::policy::start_failure(&desktop).await
+        && previous != gateway
+    {
+        // The server answered but no kernel starts there: back to where it ran before.
+        save(&state, previous.as_ref())?;
+        desktop.restart(&app).await?;
+        return Err(Error::kernel_start(format!(
+            "no kernel could start there, so it was started again where it ran before (its variables are lost): {why}"
+        ))
+        .into());
+    }
+    state_of(&desktop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> (tempfile::TempDir, WorkspaceState) {
+        let home = tempfile::tempdir().expect("in the test");
+        let state = WorkspaceState::new(home.path(), Path::new("/some/workspace"));
+        (home, state)
+    }
+
+    #[test]
+    fn a_server_is_kept_with_its_secret_out_of_the_choice_file() {
+        let (_home, state) = state();
+        let gateway = RemoteGateway {
+            url: "https://jupyter.example.org/base".into(),
+            token: Some("s3cret-token".into()),
+            headers: vec!["X-Auth: s3cret-header".into()],
+        };
+        let kept = save(&state, Some(&gateway))
+            .expect("in the test")
+            .expect("in the test");
+        assert_eq!(kept.header_names, vec!["X-Auth"]);
+        assert!(kept.has_token);
+        let choice = std::fs::read_to_string(state.dir().join(CHOICE_FILE)).expect("in the test");
+        assert!(!choice.contains("s3cret"), "{choice}");
+        use std::os::unix::fs::PermissionsExt;
+        for file in [CHOICE_FILE, SECRET_FILE] {
+            let path = state.dir().join(file);
+            if path.exists() {
+                let mode = std::fs::metadata(&path)
+                    .expect("in the test")
+                    .permissions()
+                    .mode()
+                    & 0o777;
+                assert_eq!(mode, 0o600, "{file}");
+            }
+        }
+        let back = remote_for(None, Some(&state))
+            .expect("in the test")
+            .expect("in the test");
+        assert_eq!(back, gateway);
+        // Back on this computer: the secret goes too.
+        assert_eq!(save(&state, None).expect("in the test"), None);
+        assert!(!state.dir().join(SECRET_FILE).exists());
+        assert_eq!(remote_for(None, Some(&state)).expect("in the test"), None);
+    }
+
+    #[test]
+    fn an_empty_token_field_keeps_the_token_kept_for_the_same_url_only() {
+        let (_home, state) = state();
+        let gateway = RemoteGateway {
+            url: "http://10.0.0.5:8888".into(),
+            token: Some("abc".into()),
+            headers: vec![],
+        };
+        save(&state, Some(&gateway)).expect("in the test");
+        let same = gateway_for(
+            &RemoteRequest {
+                url: "http://10.0.0.5:8888".into(),
+                token: None,
+                headers: None,
+            },
+            &state,
+        )
+        .expect("in the test");
+        assert_eq!(same.token.as_deref(), Some("abc"));
+        let other = gateway_for(
+            &RemoteRequest {
+                url: "http://10.0.0.6:8888".into(),
+                token: None,
+                headers: None,
+            },
+            &state,
+        )
+        .expect("in the test");
+        assert_eq!(other.token, None, "a token never follows to another server");
+        let cleared = gateway_for(
+            &RemoteRequest {
+                url: "http://10.0.0.5:8888".into(),
+                token: Some(String::new()),
+                headers: Some(vec![]),
+            },
+            &state,
+        )
+        .expect("in the test");
+        assert_eq!(cleared.token, None);
+    }
+
+    #[test]
+    fn bad_urls_and_headers_are_refused_in_words() {
+        let (_home, state) = state();
+        let ask = |url: &str, headers: Vec<&str>| {
+            gateway_for(
+                &RemoteRequest {
+                    url: url.into(),
+                    token: None,
+                    headers: Some(headers.into_iter().map(String::from).collect()),
+                },
+                &state,
+            )
+            .expect_err("refused")
+            .to_string()
+        };
+        assert!(ask("", vec![]).contains("enter the server's URL"));
+        assert!(ask("ftp://x", vec![]).contains("ftp://"));
+        assert!(ask("http://x", vec!["no colon"]).contains("Name: value"));
+    }
+
+    #[test]
+    fn a_secret_that_cannot_be_read_is_an_error_not_a_server_without_its_token() {
+        let (_home, state) = state();
+        let gateway = RemoteGateway {
+            url: "http://h:1".into(),
+            token: Some("t".into()),
+            headers: vec![],
+        };
+        let kept = save(&state, Some(&gateway))
+            .expect("in the test")
+            .expect("in the test");
+        match kept.secret {
+            SecretPlace::File => {
+                std::fs::remove_file(state.dir().join(SECRET_FILE)).expect("in the test")
+            }
+            SecretPlace::Keyring => forget_secret(&state, SecretPlace::Keyring),
+            SecretPlace::None => unreachable!("a token is kept"),
+        }
+        let err = remote_for(None, Some(&state))
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            err.contains("enter it again") || err.contains("enter the token again"),
+            "{err}"
+        );
+    }
+}
