@@ -274,11 +274,10 @@ pub enum RemoteKind {
     EnterpriseGateway,
 }
 
-/// A gateway, and its kernels, in namespaces of their own, as on a cluster: a network
-/// namespace with nothing but its own loopback (and a "cluster" address on it), so no route
-/// back to this machine; a mount namespace where the workspace is an empty tmpfs, so the
-/// kernels do not see it either; a pid namespace, so everything inside dies with it. The host reaches the gateway through a forwarded port
-/// (socat over a Unix socket outside `/tmp`).
+/// A gateway, and its kernels, in namespaces of their own, as on a cluster
+/// (`tests/servers/remote-gateway.sh`): no route back to this machine, the workspace hidden
+/// under a tmpfs, everything inside gone with it. The host reaches the gateway through a
+/// forwarded port (socat over a Unix socket outside `/tmp`).
 #[derive(Debug)]
 pub struct RemoteGateway {
     /// `http://127.0.0.1:PORT` on the host.
@@ -309,62 +308,22 @@ impl RemoteGateway {
             .expect("a directory for the gateway");
         let sock = dir.path().join("gw.sock");
         let token = format!("remote-{}", std::process::id());
-        let server = match kind {
-            RemoteKind::JupyterServer => format!(
-                "{} -m jupyter_server --ServerApp.ip=127.0.0.1 --ServerApp.port=8888 \
-                 --IdentityProvider.token={token} --ServerApp.open_browser=False --allow-root \
-                 --ServerApp.root_dir=/",
-                python().display()
-            ),
-            RemoteKind::EnterpriseGateway => {
-                let eg = Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("servers/.remote-venv/bin/jupyter-enterprisegateway");
-                assert!(eg.exists(), "run tests/servers/install.sh first");
-                // EG refuses to start kernels for root unless told otherwise.
-                format!(
-                    "{} --ip=127.0.0.1 --port=8888 --EnterpriseGatewayApp.auth_token={token} \
-                     --EnterpriseGatewayApp.default_kernel_name=python3 \
-                     --EnterpriseGatewayApp.unauthorized_users=nobody-at-all",
-                    eg.display()
-                )
-            }
-        };
-        // EG needs an address that is not loopback to exist (it assumes a cluster network);
-        // one on `lo` gives it that without any route anywhere.
-        let script = format!(
-            "set -e; ip link set lo up; ip addr add 10.213.0.2/32 dev lo; \
-             mount -t tmpfs tmpfs '{hidden}'; \
-             socat UNIX-LISTEN:{sock},fork TCP:127.0.0.1:8888 & \
-             cd /; exec {server}",
-            sock = sock.display(),
-            hidden = workspace.display()
-        );
-        let root = unsafe { libc::geteuid() } == 0;
-        let mut cmd = Command::new("unshare");
-        if !root {
-            cmd.args(["--user", "--map-root-user"]);
-        }
         let state = dir.path();
-        let inside = cmd
-            .args([
-                "--net",
-                "--mount",
-                "--pid",
-                "--fork",
-                "--kill-child",
-                "sh",
-                "-c",
-                &script,
-            ])
-            .env("JUPYTER_CONFIG_DIR", state.join("config"))
-            .env("JUPYTER_DATA_DIR", state.join("data"))
-            .env("JUPYTER_RUNTIME_DIR", state.join("runtime"))
-            .env("JUPYTER_PLATFORM_DIRS", "1")
-            .env("IPYTHONDIR", state.join("ipython"))
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/remote-gateway.sh");
+        let inside = Command::new("bash")
+            .arg(&script)
+            .arg(match kind {
+                RemoteKind::JupyterServer => "jupyter-server",
+                RemoteKind::EnterpriseGateway => "enterprise-gateway",
+            })
+            .arg(workspace)
+            .arg(state)
+            .arg(&token)
+            .env("PYTHON", python())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(state.join("gateway.log")).expect("log"))
             .spawn()
-            .expect("unshare runs");
+            .expect("the namespaced gateway starts");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")

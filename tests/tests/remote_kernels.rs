@@ -128,7 +128,7 @@ async fn tool_calls_from_an_enterprise_gateway_with_no_route_back() {
 }
 
 #[tokio::test]
-async fn images_interrupt_and_reset_on_a_remote_server() {
+async fn images_interrupt_and_reset_on_a_remote_server_also_while_a_call_waits() {
     let ws = workspace();
     let gw = RemoteGateway::start(RemoteKind::JupyterServer, ws.path());
     let e = remote_executor(ws.path(), &gw.url, &gw.token).await;
@@ -148,6 +148,55 @@ async fn images_interrupt_and_reset_on_a_remote_server() {
     e.interrupt().await.unwrap();
     let err = spin.await.unwrap().unwrap_err();
     assert!(matches!(err, Error::Cancelled { .. }), "{err}");
+
+    // Interrupted while a call waits for approval: the request is withdrawn, the cell ends,
+    // the tool never runs, and the kernel goes on.
+    let mut seen = e.subscribe();
+    let mut s = e.stream(
+        "from mcptools.fx import counter\nprint(counter.run(counter.Params()))",
+        StreamOptions::default(),
+    );
+    let waiting = loop {
+        match s.next().await.expect("the request") {
+            Ok(Event::ApprovalRequest(r)) => break r,
+            Ok(_) => {}
+            Err(err) => panic!("{err}"),
+        }
+    };
+    e.interrupt().await.unwrap();
+    let ended = loop {
+        match s.next().await {
+            Some(Ok(Event::Result(r))) => break Ok(r),
+            Some(Ok(_)) => {}
+            Some(Err(err)) => break Err(err),
+            None => panic!("the stream ended without an outcome"),
+        }
+    };
+    assert!(ended.is_err(), "an interrupted cell fails: {ended:?}");
+    let withdrawn = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(ipybox::SessionEvent::ApprovalWithdrawn { id, .. }) = seen.recv().await
+                && id == waiting.id()
+            {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(withdrawn.is_ok(), "the request was withdrawn");
+    drop(waiting);
+    let (r, _) = run_with(
+        &e,
+        "from mcptools.fx import counter\nprint(counter.run(counter.Params()))",
+        None,
+        |_| Some(true),
+    )
+    .await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some("1"),
+        "the interrupted call never ran"
+    );
 
     e.execute("state = 1", None).await.unwrap();
     e.reset().await.unwrap();

@@ -81,6 +81,15 @@ pub struct Endpoint {
     served: tokio::task::JoinHandle<Result<()>>,
 }
 
+/// Where a session's kernels run: on this computer (sandboxed or not) or on a server.
+#[derive(Debug, Clone, Default)]
+pub struct Place {
+    /// The sandbox, for kernels on this computer.
+    pub sandbox: Option<crate::sandbox::SandboxOptions>,
+    /// The server, for kernels elsewhere.
+    pub remote: Option<crate::executor::RemoteGateway>,
+}
+
 /// What the endpoint needs from the window's session.
 pub struct Serve<'a, R: Runtime> {
     /// The window, told of agents' activity (`agent` events).
@@ -89,8 +98,8 @@ pub struct Serve<'a, R: Runtime> {
     pub workspace: &'a Path,
     /// The window's executor: its session approves agents' calls.
     pub approver: CodeExecutor,
-    /// The window's sandbox: agents' kernels run under the same.
-    pub sandbox: Option<crate::sandbox::SandboxOptions>,
+    /// Where the window's kernels run: agents' kernels run there too.
+    pub place: Place,
     /// The workspace's audit log (calls the window never heard of are written here).
     pub audit: Option<AuditLog>,
 }
@@ -134,11 +143,11 @@ impl Endpoint {
             }
         }));
         let config = McpServerConfig {
-            gateway: None,
+            gateway: serve.place.remote,
             workspace: serve.workspace.to_path_buf(),
             approval: Arc::new(relay),
             python: None,
-            sandbox: serve.sandbox,
+            sandbox: serve.place.sandbox,
             gateway_log_level: None,
             fixed: FixedAddresses::default(),
             listener: Some(listener_fn),

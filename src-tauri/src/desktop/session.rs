@@ -13,7 +13,7 @@ use super::approval::Asker;
 use super::dto::{
     AppSettings, AppState, DesktopError, KernelStatus, McpEndpointState, Provisioning,
 };
-use super::endpoint::{Endpoint, Saved, Serve};
+use super::endpoint::{Endpoint, Place, Saved, Serve};
 use super::settings::{LiveSettings, Settings, SettingsFile};
 use crate::audit::WorkspaceState;
 use crate::error::Error;
@@ -48,10 +48,8 @@ struct Session {
     link: Arc<Mutex<Option<crate::link::LinkServer>>>,
     /// The app's own MCP endpoint for agents, when it serves one.
     endpoint: Arc<tokio::sync::Mutex<EndpointSlot>>,
-    /// The sandbox its kernels run in (agents' kernels run in the same).
-    sandbox: Option<crate::sandbox::SandboxOptions>,
-    /// The server its kernels run on, when not on this computer.
-    remote: Option<String>,
+    /// Where its kernels run (agents' kernels run there too).
+    place: Place,
 }
 
 /// The endpoint as it is: serving, or why it could not.
@@ -269,7 +267,11 @@ impl Desktop {
         let serve_later = {
             let (app, slot) = (app.clone(), Arc::downgrade(&endpoint));
             let (workspace, approver) = (target.workspace.clone(), executor.clone());
-            let (sandbox, state) = (sandbox.clone(), state.clone());
+            let place = Place {
+                sandbox: sandbox.clone(),
+                remote: remote.clone(),
+            };
+            let state = state.clone();
             async move {
                 let Some(state) = state else { return };
                 let saved = Saved::load(state.dir());
@@ -282,10 +284,7 @@ impl Desktop {
                     // Switched on in the window while the kernel started.
                     return;
                 }
-                serve(
-                    &mut slot, &app, &workspace, approver, sandbox, &state, saved,
-                )
-                .await;
+                serve(&mut slot, &app, &workspace, approver, place, &state, saved).await;
                 // The window asked before the endpoint was up: tell it now.
                 let _ = app.emit("endpoint", endpoint_state(&slot));
             }
@@ -329,8 +328,7 @@ impl Desktop {
             state,
             link,
             endpoint,
-            sandbox,
-            remote: remote.map(|r| r.url),
+            place: Place { sandbox, remote },
         }
     }
 
@@ -350,7 +348,7 @@ impl Desktop {
         enabled: bool,
         new_token: bool,
     ) -> Result<McpEndpointState, DesktopError> {
-        let (slot, workspace, approver, sandbox, state) = {
+        let (slot, workspace, approver, place, state) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             let state = s
@@ -361,7 +359,7 @@ impl Desktop {
                 s.endpoint.clone(),
                 s.target.workspace.clone(),
                 s.executor.clone(),
-                s.sandbox.clone(),
+                s.place.clone(),
                 state,
             )
         };
@@ -377,7 +375,7 @@ impl Desktop {
         }
         state.create()?;
         if enabled {
-            serve(&mut slot, app, &workspace, approver, sandbox, &state, saved).await;
+            serve(&mut slot, app, &workspace, approver, place, &state, saved).await;
         } else {
             saved.save(state.dir())?;
         }
@@ -422,8 +420,8 @@ impl Desktop {
             (
                 s.target.clone(),
                 lock(&s.status).clone(),
-                s.sandbox.is_some(),
-                s.remote.clone(),
+                s.place.sandbox.is_some(),
+                s.place.remote.as_ref().map(|r| r.url.clone()),
             )
         };
         Ok(AppState {
@@ -462,8 +460,10 @@ impl Desktop {
         Ok(lock(&self.session)
             .as_ref()
             .ok_or(Error::NotRunning)?
+            .place
             .remote
-            .clone())
+            .as_ref()
+            .map(|r| r.url.clone()))
     }
 
     /// The sandbox the current session's kernels run in.
@@ -471,6 +471,7 @@ impl Desktop {
         Ok(lock(&self.session)
             .as_ref()
             .ok_or(Error::NotRunning)?
+            .place
             .sandbox
             .clone())
     }
@@ -610,7 +611,7 @@ async fn serve<R: Runtime>(
     app: &AppHandle<R>,
     workspace: &std::path::Path,
     approver: CodeExecutor,
-    sandbox: Option<crate::sandbox::SandboxOptions>,
+    place: Place,
     state: &WorkspaceState,
     saved: Saved,
 ) {
@@ -618,7 +619,7 @@ async fn serve<R: Runtime>(
         app,
         workspace,
         approver,
-        sandbox,
+        place,
         audit: Some(state.audit_log()),
     };
     match Endpoint::start(serve, &saved).await {

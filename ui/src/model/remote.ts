@@ -54,9 +54,7 @@ export function serverLabel(url: string): string {
 
 /** One sentence: where the running kernel is, and what stays on this computer. */
 export function whereItRuns(state: RemoteState): string {
-  if (state.running) {
-    return `The kernel runs on ${serverLabel(state.running)}. Your code and its data are there; MCP servers, approval and the audit log stay on this computer.`;
-  }
+  if (state.running) return `The kernel runs on the server ${serverLabel(state.running)}.`;
   return 'The kernel runs on this computer.';
 }
 

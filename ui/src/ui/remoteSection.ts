@@ -100,7 +100,7 @@ export class RemoteSection {
       h('p', {
         id: 'remote-apply-note',
         class: 'field-help',
-        text: 'Apply restarts the kernel there: variables, imports and running cells are lost. On a server your code runs and reads files there; MCP servers, approval and the audit log stay on this computer — the kernel only asks. ipybox’s sandbox is for kernels on this computer.',
+        text: 'On a server, your code runs and reads files there; MCP servers, approval and the audit log stay here — the kernel only asks. Apply restarts the kernel: its variables are lost.',
       }),
     );
     for (const radio of [this.local, this.server]) radio.addEventListener('change', () => this.onInput());
@@ -139,8 +139,9 @@ export class RemoteSection {
   }
 
   private onInput(clear = true): void {
-    this.fields.disabled = !this.server.checked || this.state?.commandLine != null;
-    this.test.disabled = !this.server.checked;
+    this.fields.hidden = !this.server.checked;
+    this.fields.disabled = this.state?.commandLine != null;
+    this.test.hidden = !this.server.checked;
     if (clear) {
       this.error.hidden = true;
       this.status.textContent = '';

@@ -63,7 +63,7 @@ export class SettingsDialog {
         'div',
         { class: 'settings-field' },
         h('label', { for: 'approval-timeout', class: 'field-label', text: 'Approval timeout' }),
-        h('div', { class: 'field-row' }, this.input, h('span', { class: 'field-unit', text: 'seconds' })),
+        h('div', { class: 'field-row' }, this.input, h('span', { class: 'field-unit', text: 'seconds' }), this.save),
         h('p', {
           id: 'approval-timeout-help',
           class: 'field-help',
@@ -74,7 +74,7 @@ export class SettingsDialog {
       ),
       this.remote.element,
       h('p', { class: 'settings-where', text: 'Settings are yours, kept in ipybox’s data directory — never in a workspace, whose code could change them.' }),
-      h('div', { class: 'button-row settings-actions' }, this.save, close),
+      h('div', { class: 'button-row settings-actions' }, close),
     );
     // Enter in the server's fields does not save the timeout (the section has its own buttons).
     this.remote.element.addEventListener('keydown', (e) => {

@@ -34,11 +34,9 @@ describe('headers', () => {
 
 describe('where it runs, in words', () => {
   const base = { choice: null, running: null, commandLine: null };
-  it('this computer, or the server with what stays here', () => {
+  it('this computer, or the server', () => {
     expect(whereItRuns(base)).toBe('The kernel runs on this computer.');
-    expect(whereItRuns({ ...base, running: 'https://eg.example.org/' })).toBe(
-      'The kernel runs on eg.example.org. Your code and its data are there; MCP servers, approval and the audit log stay on this computer.',
-    );
+    expect(whereItRuns({ ...base, running: 'https://eg.example.org/' })).toBe('The kernel runs on the server eg.example.org.');
     expect(serverLabel('http://10.0.0.5:8888/base/')).toBe('10.0.0.5:8888/base');
   });
   it('what is kept, never the values', () => {
