@@ -496,7 +496,9 @@ fn check_existing(python: &Path) -> Result<PythonEnv> {
         .output()
         .map_err(|e| {
             Error::python_env(format!(
-                "cannot run the Python at {}: {e}",
+                "cannot run the Python at {} (set by IPYBOX_PYTHON or --python): {e}. \
+                 Point it at a Python 3.10+ that has ipykernel and jupyter-kernel-gateway, \
+                 or unset it to use the environment ipybox makes itself.",
                 python.display()
             ))
         })?;

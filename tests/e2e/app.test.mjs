@@ -1,5 +1,5 @@
 // The real app under Xvfb: tool calls asked in a native dialog, input() in a cell, the
-// first-run progress bar, nothing left running after the window closes, and a notebook
+// first-run progress bar, a kernel that cannot start explained in words, nothing left running after the window closes, and a notebook
 // that survives the app being killed while it saves. Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -82,6 +82,28 @@ test('first run: the window shows a progress bar while the Python environment is
     'the bar goes away when the kernel is ready');
   await app.press(Keys.Shift, Keys.Enter);
   assert.match((await settled(app, 0)).output, /provisioned/);
+});
+
+test('a kernel that cannot start is explained in the window with the fix; a cell run then says so, and the notebook stays editable', async () => {
+  const dir = workspace({ 'test.ipynb': notebook('print("never ran")') });
+  const app = await App.launch(['open', join(dir, 'test.ipynb')], { env: { IPYBOX_PYTHON: '/nonexistent/python3' } });
+  apps.push(app);
+  await app.ready();
+  const said = await app.until('the start-up error', () => app.execute(
+    `const e = document.querySelector('#startup-error');
+     return e && !e.hidden ? e.textContent : null;`), 30000);
+  assert.match(said, /The Python kernel could not be started/);
+  assert.match(said, /cannot run the Python at \/nonexistent\/python3 \(set by IPYBOX_PYTHON or --python\)/);
+  assert.match(said, /unset it to use the environment ipybox makes itself/, 'the fix is in the words');
+  assert.equal(await app.kernelStatus(), 'dead');
+  await app.screenshot('startup-error');
+  await app.press(Keys.Shift, Keys.Enter);
+  const ran = await settled(app, 0);
+  assert.equal(ran.state, 'failed', 'the cell fails rather than waiting forever');
+  const why = await app.execute(`const c = document.querySelectorAll('.cell')[0];
+    return (c.querySelector('.outputs')?.textContent ?? '') + (c.querySelector('.cell-notice')?.textContent ?? '');`);
+  assert.match(why, /Python/, `the cell says why: ${why}`);
+  assert.doesNotMatch(why, /never ran/);
 });
 
 test('closing the window stops the kernel and the gateway', async () => {

@@ -272,6 +272,8 @@ export function toBackendError(err: unknown): BackendError {
 
 /** A backend error in words, for the place it happened. */
 export function describeError(err: BackendError): string {
+  // The engine's words for this one are for programmers ("call start() first").
+  if (err.code === 'NotRunning') return 'The kernel is not running: it could not start, or it stopped. Restart it with ⟳ in the toolbar.';
   const detail = err.message.trim();
   const prefix = ((): string => {
     switch (err.code) {
