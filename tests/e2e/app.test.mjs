@@ -96,13 +96,12 @@ test('a kernel that cannot start is explained in the window with the fix; a cell
   assert.match(said, /cannot run the Python at \/nonexistent\/python3 \(set by IPYBOX_PYTHON or --python\)/);
   assert.match(said, /unset it to use the environment ipybox makes itself/, 'the fix is in the words');
   assert.equal(await app.kernelStatus(), 'dead');
-  await app.screenshot('startup-error');
   await app.press(Keys.Shift, Keys.Enter);
   const ran = await settled(app, 0);
   assert.equal(ran.state, 'failed', 'the cell fails rather than waiting forever');
   const why = await app.execute(`const c = document.querySelectorAll('.cell')[0];
     return (c.querySelector('.outputs')?.textContent ?? '') + (c.querySelector('.cell-notice')?.textContent ?? '');`);
-  assert.match(why, /Python/, `the cell says why: ${why}`);
+  assert.match(why, /The kernel is not running: it could not start.*Restart it/, `the cell says why and what to do: ${why}`);
   assert.doesNotMatch(why, /never ran/);
 });
 

@@ -293,8 +293,6 @@ export function describeError(err: BackendError): string {
         return 'The Python environment has a problem.';
       case 'ImageError':
         return 'An image could not be processed.';
-      case 'NotRunning':
-        return 'The kernel is not running.';
       case 'McpError':
         return 'An MCP server reported an error.';
       case 'InvalidConfig':
