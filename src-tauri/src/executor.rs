@@ -854,8 +854,13 @@ impl CodeExecutor {
     /// kernel finds it. pip runs on the host, isolated from the workspace; with the sandbox
     /// on it installs wheels from an index or URL only (no build script, no local path).
     /// Returns pip's output; its lines arrive as [`SessionEvent::PackageInstall`] meanwhile.
+    /// With a [remote gateway](CodeExecutorBuilder::remote_gateway) the kernel's environment
+    /// is on the server: pip runs there, in the kernel (as `%pip install` would).
     pub async fn install_package(&self, spec: &str) -> Result<String> {
         let c = &self.shared.config;
+        if c.external_gateway.is_some() {
+            return self.install_in_kernel(spec).await;
+        }
         let python = c.python.clone();
         let progress = c.progress.clone();
         let env = tokio::task::spawn_blocking(move || pyenv::resolve(python.as_deref(), progress))
@@ -870,6 +875,86 @@ impl CodeExecutor {
             })
         })
         .await
+    }
+
+    /// `pip install spec` run by the kernel itself, in its own environment; stdout lines
+    /// become [`SessionEvent::PackageInstall`] events. The spec reaches pip as one argument,
+    /// never through a shell.
+    async fn install_in_kernel(&self, spec: &str) -> Result<String> {
+        use futures_util::StreamExt;
+        let spec = spec.trim().to_owned();
+        if spec.is_empty() {
+            return Err(Error::config("name a package to install"));
+        }
+        let literal = serde_json::to_string(&spec)
+            .map_err(|e| Error::config("the package to install").because(e))?;
+        // pip where the environment has it, else uv (environments uv made have no pip).
+        let code = format!(
+            "def _ipybox_pip(spec):\n\
+             \x20   import importlib.util, shutil, subprocess, sys\n\
+             \x20   if importlib.util.find_spec('pip'):\n\
+             \x20       cmd = [sys.executable, '-m', 'pip', 'install', '--progress-bar', 'off', spec]\n\
+             \x20   elif shutil.which('uv'):\n\
+             \x20       cmd = [shutil.which('uv'), 'pip', 'install', '--python', sys.executable, spec]\n\
+             \x20   else:\n\
+             \x20       raise RuntimeError('the kernel\\'s environment has neither pip nor uv')\n\
+             \x20   p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)\n\
+             \x20   for line in p.stdout:\n\
+             \x20       print(line, end='', flush=True)\n\
+             \x20   if p.wait():\n\
+             \x20       raise RuntimeError(f'pip exited with status {{p.returncode}}')\n\
+             try:\n\
+             \x20   _ipybox_pip({literal})\n\
+             finally:\n\
+             \x20   del _ipybox_pip"
+        );
+        let options = StreamOptions {
+            outputs: true,
+            ..StreamOptions::default()
+        };
+        let mut stream = self.spawn_execution(&code, options, true);
+        let (events, mut text, mut line) = (
+            self.shared.config.events.clone(),
+            String::new(),
+            String::new(),
+        );
+        let mut failed = None;
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(Event::Output(Output::Stream { text: part, .. })) => {
+                    text.push_str(&part);
+                    line.push_str(&part);
+                    while let Some(end) = line.find('\n') {
+                        let done: String = line.drain(..=end).collect();
+                        events.send(SessionEvent::PackageInstall {
+                            spec: spec.clone(),
+                            line: done.trim_end().to_owned(),
+                        });
+                    }
+                }
+                Ok(Event::Result(_)) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        match failed {
+            None => Ok(text),
+            Some(Error::CodeExecution { error, .. }) => {
+                let tail: Vec<&str> = text.lines().rev().take(5).collect();
+                let said = if tail.is_empty() {
+                    error.value
+                } else {
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                };
+                Err(Error::python_env(format!(
+                    "pip could not install {spec} in the remote kernel's environment: {said}"
+                )))
+            }
+            Some(other) => Err(other),
+        }
     }
 
     /// Run `code` and wait for its result. `timeout: None` waits forever.

@@ -109,7 +109,8 @@ eg_want="$(sha256 remote-requirements.txt)"
 eg_ok() {
   [[ -f $eg_stamp && "$(cat "$eg_stamp")" == "$eg_want" ]] || return 1
   [[ -x .remote-venv/bin/jupyter-enterprisegateway ]] || return 1
-  .remote-venv/bin/python -c '' >/dev/null 2>&1
+  # pip, as a cluster's kernel image has it (installing packages in a remote kernel runs it).
+  .remote-venv/bin/python -c 'import pip' >/dev/null 2>&1
 }
 
 if [[ $force == 0 ]] && eg_ok; then
@@ -119,7 +120,7 @@ else
   rm -rf .remote-venv
   if command -v uv >/dev/null 2>&1; then
     log "uv venv + uv pip sync into $here/.remote-venv"
-    UV_PYTHON_DOWNLOADS=never uv venv --quiet --python "$(command -v "$python")" .remote-venv </dev/null \
+    UV_PYTHON_DOWNLOADS=never uv venv --quiet --seed --python "$(command -v "$python")" .remote-venv </dev/null \
       || die "uv venv failed"
     uv pip sync --quiet --python .remote-venv/bin/python remote-requirements.txt </dev/null \
       || die "uv pip sync -r remote-requirements.txt failed (see uv's output above)"

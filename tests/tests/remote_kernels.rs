@@ -292,3 +292,75 @@ async fn ipybox_mcp_runs_an_agents_kernel_on_a_remote_gateway() {
     assert_eq!(text(&r), "False from an agent");
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn packages_install_in_the_remote_kernels_environment_not_here() {
+    let ws = workspace();
+    let gw = RemoteGateway::start(RemoteKind::EnterpriseGateway, ws.path());
+    let e = remote_executor(ws.path(), &gw.url, &gw.token).await;
+    // A wheel where the namespace sees it (beside the test binary, not in the workspace).
+    let dir = tempfile::Builder::new()
+        .prefix("wheel-")
+        .tempdir_in(std::env::current_exe().unwrap().parent().unwrap())
+        .unwrap();
+    let name = format!("ipybox_probe_{}", std::process::id());
+    let wheel = dir.path().join(format!("{name}-1.0-py3-none-any.whl"));
+    let made = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\nname, path = sys.argv[1], sys.argv[2]\nwith zipfile.ZipFile(path, 'w') as z:\n    z.writestr(f'{name}.py', 'VALUE = 42\\n')\n    z.writestr(f'{name}-1.0.dist-info/METADATA', f'Metadata-Version: 2.1\\nName: {name}\\nVersion: 1.0\\n')\n    z.writestr(f'{name}-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')\n    z.writestr(f'{name}-1.0.dist-info/RECORD', '')",
+        ])
+        .arg(&name)
+        .arg(&wheel)
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let mut events = e.subscribe();
+    let out = e
+        .install_package(wheel.to_str().unwrap())
+        .await
+        .expect("pip ran in the remote kernel");
+    assert!(
+        out.contains(&format!(
+            "Successfully installed {}-1.0",
+            name.replace('_', "-")
+        )),
+        "{out}"
+    );
+    let mut lines = 0;
+    while let Ok(ev) = events.try_recv() {
+        if matches!(ev, ipybox::SessionEvent::PackageInstall { .. }) {
+            lines += 1;
+        }
+    }
+    assert!(lines > 0, "pip's lines arrived as events");
+    let r = e
+        .execute(&format!("import {name}\nprint({name}.VALUE)"), None)
+        .await
+        .unwrap();
+    assert_eq!(r.text.as_deref(), Some("42"), "the kernel imports it");
+    let here = std::process::Command::new(ipybox_tests::python())
+        .args(["-c", &format!("import {name}")])
+        .output()
+        .unwrap();
+    assert!(
+        !here.status.success(),
+        "nothing was installed on this machine"
+    );
+
+    // A package that cannot be installed (the cluster has no network here) says so, in pip's words.
+    let err = e
+        .install_package("ipybox-no-such-package-anywhere")
+        .await
+        .expect_err("no network in the namespace");
+    assert!(
+        err.to_string()
+            .contains("pip could not install ipybox-no-such-package-anywhere in the remote kernel's environment"),
+        "{err}"
+    );
+    e.execute(&format!("import subprocess, sys\nsubprocess.run([sys.executable, '-m', 'pip', 'uninstall', '-y', '{name}'], capture_output=True)"), None)
+        .await
+        .unwrap();
+    e.stop().await.unwrap();
+}
