@@ -2,7 +2,9 @@
 README's side-by-side table. Run through scripts/bench-python-ipybox.sh.
 
 Figures: cold start to the first result (start() + execute("1+1")), warm execute("x=1")
-median, 100,000 printed lines, reset(). Prints one line per figure: median, minimum, runs.
+median, 100,000 printed lines, reset(), and a tool call with approval (the echo server of
+tests/servers, as tests/benches/tools.rs calls it: an in-kernel loop, execute() accepting each
+call). Prints one line per figure: median, minimum, runs.
 """
 
 import asyncio
@@ -12,7 +14,9 @@ import sys
 import tempfile
 import time
 
-from ipybox import CodeExecutor
+from ipybox import CodeExecutor, generate_mcp_sources
+
+SERVERS = pathlib.Path(__file__).resolve().parents[1] / "servers"
 
 
 def show(name, unit, samples):
@@ -55,6 +59,25 @@ async def main(quick: bool):
         await executor.reset()
         resets.append(time.perf_counter() - started)
     show("reset()", "s", resets)
+    await executor.stop()
+
+    # Tool calls: the same echo server and loop as ours (tests/benches/tools.rs).
+    echo = {"command": str(SERVERS / ".venv" / "bin" / "python"), "args": [str(SERVERS / "echo_server.py")]}
+    await generate_mcp_sources("bench_echo", echo, pathlib.Path(workspace) / "mcptools")
+    executor = CodeExecutor(working_dir=pathlib.Path(workspace))
+    await executor.start()
+    await executor.execute("from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))")
+    calls = 200 if quick else 1000
+    per_call = []
+    for _ in range(3 if quick else 5):
+        result = await executor.execute(
+            "import time\nt = time.perf_counter()\n"
+            f"for i in range({calls}): echo.run(echo.Params(text='x'))\n"
+            f"print((time.perf_counter() - t) / {calls} * 1000)"
+        )
+        if result.text:  # the Python ipybox loses output now and then
+            per_call.append(float(result.text))
+    show("tool call with approval (echo, in-kernel loop)", "ms", per_call)
     await executor.stop()
 
 

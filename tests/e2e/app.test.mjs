@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, cell, settled, quitAll } from './webdriver.mjs';
+import { App, APP, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, cell, python, settled, quitAll } from './webdriver.mjs';
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -103,6 +103,36 @@ test('a kernel that cannot start is explained in the window with the fix; a cell
     return (c.querySelector('.outputs')?.textContent ?? '') + (c.querySelector('.cell-notice')?.textContent ?? '');`);
   assert.match(why, /The kernel is not running: it could not start.*Restart it/, `the cell says why and what to do: ${why}`);
   assert.doesNotMatch(why, /never ran/);
+});
+
+test('%pip install in a cell, approved as the shell command it is, installs into the kernel\'s environment; the next cell imports it', async () => {
+  const name = `ipybox_e2e_probe_${process.pid}`;
+  const dir = workspace({ 'test.ipynb': notebook(`%pip install --no-deps ./${name}-1.0-py3-none-any.whl`, `import ${name}\nprint(${name}.VALUE)`, `%pip uninstall -y ${name}`) });
+  // A wheel made here, so the test needs no network.
+  const made = python([
+    'import sys, zipfile',
+    'name, path = sys.argv[1], sys.argv[2]',
+    'with zipfile.ZipFile(path, "w") as z:',
+    '    z.writestr(f"{name}.py", "VALUE = 42\\n")',
+    '    z.writestr(f"{name}-1.0.dist-info/METADATA", f"Metadata-Version: 2.1\\nName: {name}\\nVersion: 1.0\\n")',
+    '    z.writestr(f"{name}-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")',
+    '    z.writestr(f"{name}-1.0.dist-info/RECORD", "")',
+  ].join('\n'), name, join(dir, `${name}-1.0-py3-none-any.whl`));
+  assert.equal(made.status, 0, made.stderr);
+  const app = await open(dir);
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  await app.press(Keys.Shift, Keys.Enter);
+  // pip is a shell command: the person approves it, as any.
+  answerDialog('Approve tool call — ipybox.shell', 'Return', 30);
+  const installed = await settled(app, 0, 'pip to finish');
+  assert.equal(installed.state, 'done', installed.output);
+  assert.match(installed.output, /Processing .*\.whl/);
+  assert.match(installed.output, new RegExp(`Successfully installed ${name.replaceAll('_', '-')}-1\\.0`));
+  await app.press(Keys.Shift, Keys.Enter);
+  assert.match((await settled(app, 1)).output, /^42/);
+  await app.press(Keys.Shift, Keys.Enter);
+  answerDialog('Approve tool call — ipybox.shell', 'Return', 30);
+  assert.match((await settled(app, 2, 'the uninstall')).output, /Successfully uninstalled/);
 });
 
 test('closing the window stops the kernel and the gateway', async () => {
