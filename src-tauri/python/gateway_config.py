@@ -65,11 +65,6 @@ c.JupyterWebsocketPersonality.env_whitelist = @@KERNEL_ENV@@
 c.ZMQChannelsWebsocketConnection.limit_rate = False
 # Notice a dead kernel within half a second instead of three.
 c.KernelRestarter.time_to_dead = 0.5
-# Opening a kernel's channels waits for its kernel_info reply, shared by every connection to
-# the kernel: a reply lost right after the kernel started held each open for a minute (and
-# the v1 subprotocol then failed with a 500). Wait at most a few seconds; the reply only
-# adapts message versions, which ipybox does not need.
-c.MappingKernelManager.kernel_info_timeout = 5
 
 # Tornado leaves Nagle's algorithm on for WebSocket streams, and each Jupyter message goes
 # out as more than one small write: every execution then waits ~40 ms for a delayed ACK.

@@ -136,9 +136,11 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Ask for [`Wire::V1`] frames: the server passes them through without parsing and signing
 /// each message again (measured: −0.4 ms per tool call, −0.4 ms per execution). A server
-/// that fails the v1 handshake — jupyter_server 2 answered a 500 after a minute when the
-/// kernel_info reply of a kernel that had just started was lost — is asked again in JSON
-/// frames; our own gateway waits at most 5 s for that reply (`gateway_config.py`).
+/// that fails the v1 handshake or stalls in it is asked again in JSON frames: jupyter_server 2
+/// holds the handshake until a new kernel answers kernel_info (a lost reply: up to its
+/// `kernel_info_timeout`, a minute), and answered a 500 once our side had given up. That
+/// timeout cannot be shortened: jupyter_server also bounds its post-connect "nudge" with it,
+/// which takes seconds under load.
 const PREFER_V1: bool = true;
 
 /// How long the v1 handshake may take before it is given up for JSON frames.
