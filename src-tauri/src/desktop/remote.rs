@@ -76,13 +76,13 @@ const CHOICE_FILE: &str = "remote.json";
 const SECRET_FILE: &str = "gateway-secret.json";
 const KEYRING_SERVICE: &str = "ipybox";
 
+/// The workspace's entry in the keyring: named by its whole state directory, so the same
+/// workspace under two ipybox data directories keeps two secrets.
 fn keyring_entry(state: &WorkspaceState) -> std::result::Result<keyring::Entry, keyring::Error> {
-    let id = state
-        .dir()
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    keyring::Entry::new(KEYRING_SERVICE, &format!("gateway-token:{id}"))
+    keyring::Entry::new(
+        KEYRING_SERVICE,
+        &format!("gateway-token:{}", state.dir().display()),
+    )
 }
 
 impl RemoteChoice {
@@ -387,6 +387,11 @@ mod tests {
         let kept = save(&state, Some(&gateway))
             .expect("in the test")
             .expect("in the test");
+        // scripts/test.sh runs these tests again with a real Secret Service on a private bus.
+        if std::env::var_os("IPYBOX_TEST_KEYRING").is_some() {
+            assert_eq!(kept.secret, SecretPlace::Keyring, "the keyring answered");
+            assert!(!state.dir().join(SECRET_FILE).exists(), "no copy in a file");
+        }
         assert_eq!(kept.header_names, vec!["X-Auth"]);
         assert!(kept.has_token);
         let choice = std::fs::read_to_string(state.dir().join(CHOICE_FILE)).expect("in the test");
@@ -452,6 +457,8 @@ mod tests {
         )
         .expect("in the test");
         assert_eq!(cleared.token, None);
+        // Nothing left behind in a developer's keyring.
+        save(&state, None).expect("in the test");
     }
 
     #[test]
