@@ -196,10 +196,8 @@ impl RemoteGateway {
     /// wrong URL, an unreachable host, an unvouched certificate or a refused token comes
     /// back in words.
     pub async fn probe(&self) -> Result<GatewayProbe> {
-        let mut endpoint = crate::kernel::api::Endpoint::parse(&self.url, self.token.clone())?;
-        for header in &self.headers {
-            endpoint = endpoint.with_header(header)?;
-        }
+        let endpoint =
+            crate::kernel::api::Endpoint::remote(&self.url, self.token.clone(), &self.headers)?;
         let api = crate::kernel::api::GatewayApi::new(endpoint, Arc::new(HostConnector));
         let refused = |e: Error| match e {
             Error::GatewayHttp {

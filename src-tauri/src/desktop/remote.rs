@@ -143,10 +143,7 @@ pub fn gateway_for(request: &RemoteRequest, state: &WorkspaceState) -> Result<Re
         headers,
     };
     // The same checks the executor makes when it starts: the URL and every header.
-    let mut endpoint = crate::kernel::api::Endpoint::parse(&gateway.url, None)?;
-    for header in &gateway.headers {
-        endpoint = endpoint.with_header(header)?;
-    }
+    crate::kernel::api::Endpoint::remote(&gateway.url, None, &gateway.headers)?;
     Ok(gateway)
 }
 

@@ -221,10 +221,7 @@ impl Launcher {
         let c = &self.config;
         let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
             (Some((url, token)), _) => {
-                let mut endpoint = Endpoint::parse(url, token.clone())?;
-                for header in &c.gateway_headers {
-                    endpoint = endpoint.with_header(header)?;
-                }
+                let endpoint = Endpoint::remote(url, token.clone(), &c.gateway_headers)?;
                 let api = GatewayApi::new(endpoint, c.connector.clone())
                     .reconnecting_for(REMOTE_RECONNECT);
                 api.info().await.map_err(|e| {

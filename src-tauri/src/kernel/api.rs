@@ -79,6 +79,16 @@ impl Endpoint {
         })
     }
 
+    /// `url` with `token`, sending each of `headers` (`Name: value`) with every request: a
+    /// gateway someone else runs, checked whole.
+    pub fn remote(url: &str, token: Option<String>, headers: &[String]) -> Result<Self> {
+        headers
+            .iter()
+            .try_fold(Self::parse(url, token)?, |endpoint, header| {
+                endpoint.with_header(header)
+            })
+    }
+
     /// Send `Name: value` with every request (`--gateway-header`).
     pub fn with_header(mut self, header: &str) -> Result<Self> {
         let (name, value) = header.split_once(':').ok_or_else(|| {
