@@ -2,7 +2,7 @@
 // summary in words and the JSON, Save, an outside edit of the file, Apply, the toolbar badge.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { useApp } from './harness.mjs';
+import { contrastOffenders, tabWalk, useApp } from './harness.mjs';
 
 const { app } = useApp({ before, after }, { notebook: null });
 
@@ -209,4 +209,39 @@ describe('the sandbox policy editor', () => {
     assert.ok(seen.includes('sandbox-on') && seen.includes('policy-source') && seen.includes('apply-sandbox'), seen.join(', '));
     await close();
   });
+
+  for (const colorScheme of ['light', 'dark']) {
+    it(`every text reads against its background in ${colorScheme} mode (WCAG contrast)`, async () => {
+      const { page, errors, close } = await app({}, { colorScheme });
+      await openTab(page);
+      // Every kind of text the tab shows at once: an entry's error, a weakening switch's
+      // warning in the summary, the both-changed prompt, a refused Apply, the JSON.
+      await page.fill('#policy-network-allowedDomains-add', 'https://pypi.org');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('#policy-network-allowedDomains-0-message:not([hidden])');
+      await page.check('#policy-flag-network-allowAllUnixSockets');
+      await page.waitForSelector('#policy-summary li.policy-warn');
+      const theirs = JSON.stringify({ filesystem: { denyRead: ['.env'], allowWrite: ['.', 'plots/'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } });
+      await page.evaluate((text) => window.__mock.emit('policy-file', { path: '/home/ana/projects/weather/sandbox-config.json', text }), theirs);
+      await page.waitForSelector('#policy-conflict:not([hidden])');
+      for (const shown of ['#policy-summary li.policy-warn', '#policy-conflict', '#policy-network-allowedDomains-0-message', '#apply-note', '#policy-json', '#policy-flag-network-allowAllUnixSockets-help']) {
+        assert.equal(await page.locator(shown).isVisible(), true, `${shown} is on screen to be checked`);
+      }
+      let offenders = await contrastOffenders(page, '#side-panel-sandbox');
+      assert.deepEqual(offenders, [], `too little contrast in ${colorScheme} mode:\n${offenders.join('\n')}`);
+      await page.click('#policy-keep-mine');
+      await page.fill('#policy-network-allowedDomains-0', 'com');
+      await page.click('#apply-sandbox');
+      await page.waitForSelector('#apply-error:not([hidden])');
+      offenders = await contrastOffenders(page, '#side-panel-sandbox');
+      assert.deepEqual(offenders, [], `too little contrast in ${colorScheme} mode, Apply refused:\n${offenders.join('\n')}`);
+      // A shipped profile: read-only entries and the note that says so.
+      await page.selectOption('#policy-source', 'profile:kernel-allow-pypi');
+      await page.waitForSelector('#save-as-workspace-policy:not([hidden])');
+      offenders = await contrastOffenders(page, '#side-panel-sandbox');
+      assert.deepEqual(offenders, [], `too little contrast in ${colorScheme} mode, read-only:\n${offenders.join('\n')}`);
+      assert.deepEqual(errors, []);
+      await close();
+    });
+  }
 });

@@ -3,7 +3,7 @@
 // interface, Regenerate, the sandbox switch, Remove, and the live status from session events.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { useApp } from './harness.mjs';
+import { contrastOffenders, tabWalk, useApp } from './harness.mjs';
 
 const { app } = useApp({ before, after }, { notebook: null });
 
@@ -222,13 +222,41 @@ describe('the MCP servers tab', () => {
     await close();
   });
 
-  it('reads well in dark mode too (screenshot)', async () => {
-    const { page, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' } } } }, { colorScheme: 'dark' });
-    await openTab(page);
-    await page.waitForSelector('.server-card[data-server="fx"]');
-    await page.click('.server-card[data-server="fx"] .server-tool summary');
-    const shot = await page.locator('#right-panel').screenshot();
-    assert.ok(shot.length > 1000);
-    await close();
-  });
+  for (const colorScheme of ['light', 'dark']) {
+    it(`every text reads against its background in ${colorScheme} mode (WCAG contrast)`, async () => {
+      const { page, errors, close } = await app({ servers: { defined: ['API_KEY'], registered: { fx: { command: 'ipybox-fixture-mcp' }, web: { type: 'streamable_http', url: 'https://h/mcp' } } } }, { colorScheme });
+      await openTab(page);
+      const card = '.server-card[data-server="fx"]';
+      await page.waitForSelector(card);
+      // Every kind of text the tab shows at once: a crash with its stderr, what Regenerate
+      // changed, a tool's interface, the remove question, and the form with its errors,
+      // placeholders and a failed connection test.
+      await page.evaluate(() => window.__mock.emitSession({ type: 'mcp_server_exited', server: 'fx', stderr: 'panic: out of cheese\n' }));
+      await page.waitForSelector(`${card}[data-state="crashed"]`);
+      await page.click(`${card} .server-regenerate`);
+      await page.waitForSelector(`${card} .server-changes:not([hidden])`);
+      await page.click(`${card} .server-tool summary`);
+      await page.click('.server-card[data-server="web"] .server-remove');
+      await page.click('#add-server');
+      await page.click('.server-paste summary');
+      await page.fill('#server-json', '{"command": ');
+      await page.click('#server-json-apply');
+      await page.fill('#server-name', 'bad-name');
+      await page.fill('#server-command', 'crash-server');
+      await page.fill('#server-env', 'KEY=${API_KEY}\nOTHER=${MISSING}');
+      await page.check('#server-sandbox');
+      await page.waitForSelector('#server-placeholders li[data-placeholder="MISSING"]');
+      await page.fill('#server-name', 'broken');
+      await page.click('#test-server');
+      await page.waitForSelector('#server-test-result .server-stderr');
+      await page.fill('#server-name', 'bad-name');
+      for (const shown of ['#server-name-error', '#server-json-error', '.server-card[data-server="web"] .server-remove-yes', `${card} .server-interface`, `${card} .server-stderr`]) {
+        assert.equal(await page.locator(shown).isVisible(), true, `${shown} is on screen to be checked`);
+      }
+      const offenders = await contrastOffenders(page, '#side-panel-servers');
+      assert.deepEqual(offenders, [], `too little contrast in ${colorScheme} mode:\n${offenders.join('\n')}`);
+      assert.deepEqual(errors, []);
+      await close();
+    });
+  }
 });
