@@ -8,8 +8,10 @@ import type { JsonValue } from '../util/json';
 /** A top-level `name = value` of the cell that can become a parameter. */
 export interface Candidate {
   name: string;
-  /** 0-based line of the assignment. */
+  /** 0-based first line of the assignment. */
   line: number;
+  /** 0-based last line of the assignment (brackets, a backslash or a triple-quoted string may carry it over several). */
+  end: number;
   /** The value as JSON, when the right side is a plain literal (it becomes the default). */
   value?: JsonValue;
   /** A Python annotation guessed from the literal (`object` when it is not one). */
@@ -17,7 +19,7 @@ export interface Candidate {
 }
 
 export interface CellAnalysis {
-  /** Names assigned at the top level on one line, in order of first assignment. */
+  /** Names assigned at the top level by a statement of their own, in order of first assignment. */
   candidates: Candidate[];
   /** Every name assigned at the top level (a result may be any of them). */
   assigned: string[];
@@ -86,31 +88,59 @@ export function parseLiteral(text: string): { value: JsonValue; type: string } |
   return null;
 }
 
+/** Where a line leaves the tokenizer: open brackets, an open triple-quoted string, a backslash continuation. */
+interface LineState {
+  depth: number;
+  triple: string | null;
+  continued: boolean;
+}
+
+/** Does the statement go on after a line that leaves this state? */
+function goesOn(state: LineState): boolean {
+  return state.depth > 0 || state.triple !== null || state.continued;
+}
+
 /** The cell's top-level assignments and its last expression. */
 export function analyzeCell(source: string): CellAnalysis {
   const lines = source.replace(/\r\n/g, '\n').split('\n');
+  // One pass of the tokenizer's view: where each line leaves it, and whether a `;` joins
+  // statements on it.
+  const after: LineState[] = [];
+  const joins: boolean[] = [];
+  let state: LineState = { depth: 0, triple: null, continued: false };
+  for (const line of lines) {
+    const scanned = scan(line, state.depth, state.triple);
+    state = { depth: scanned.depth, triple: scanned.triple, continued: scanned.continued };
+    after.push(state);
+    joins.push(scanned.semicolon);
+  }
+  const starts = lines.map((line, i) => {
+    const before = i === 0 ? undefined : after[i - 1];
+    return (before === undefined || !goesOn(before)) && !/^\s/.test(line);
+  });
+  /** The last line of the statement that starts at line `i`. */
+  const endOf = (i: number): number => {
+    let j = i;
+    while (j < lines.length - 1 && goesOn(after[j] ?? state)) j++;
+    return j;
+  };
   const candidates: Candidate[] = [];
   const assigned: string[] = [];
   const seen = new Set<string>();
-  let openBrackets = 0;
-  let inTriple: string | null = null;
-  const starts: boolean[] = [];
   lines.forEach((line, i) => {
-    const topLevel = openBrackets === 0 && inTriple === null && !/^\s/.test(line);
-    starts.push(topLevel);
-    if (topLevel) {
-      const m = /^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)\s*(.*)$/.exec(line);
-      if (m && m[1] && isIdentifier(m[1])) {
-        const name = m[1];
-        if (!seen.has(name)) {
-          seen.add(name);
-          assigned.push(name);
-          const literal = parseLiteral(stripComment(m[2] ?? ''));
-          candidates.push({ name, line: i, type: literal?.type ?? 'object', ...(literal ? { value: literal.value } : {}) });
-        }
-      }
-    }
-    ({ depth: openBrackets, triple: inTriple } = scan(line, openBrackets, inTriple));
+    if (!starts[i]) return;
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[^=]+)?=(?!=)\s*(.*)$/.exec(line);
+    if (!m || !m[1] || !isIdentifier(m[1])) return;
+    const name = m[1];
+    if (seen.has(name)) return;
+    seen.add(name);
+    assigned.push(name);
+    const end = endOf(i);
+    // `x = 1; y = 2`: removing x's statement would take y's with it.
+    if (joins.slice(i, end + 1).some(Boolean)) return;
+    const rest = [m[2] ?? '', ...lines.slice(i + 1, end + 1)].map((l) => stripComment(l).replace(/\\\s*$/, '')).join(' ');
+    const literal = parseLiteral(rest);
+    candidates.push({ name, line: i, end, type: literal?.type ?? 'object', ...(literal ? { value: literal.value } : {}) });
   });
   let lastExpression: string | null = null;
   for (let i = lines.length - 1; i >= 0; i--) {
@@ -119,7 +149,7 @@ export function analyzeCell(source: string): CellAnalysis {
     const statement = /^(import|from|def|class|if|elif|else|for|while|with|try|except|finally|return|raise|assert|del|pass|break|continue|global|nonlocal|async|await|@)\b/.test(t)
       || /^[A-Za-z_][A-Za-z0-9_.]*\s*(\[[^\]]*\])?\s*(:[^=]*)?([-+*/%&|^@]|\*\*|\/\/|<<|>>)?=(?!=)/.test(t)
       || t.endsWith(':');
-    lastExpression = starts[i] && openBrackets === 0 && inTriple === null && !statement ? t : null;
+    lastExpression = starts[i] && !goesOn(state) && !statement ? t : null;
     break;
   }
   return { candidates, assigned, lastExpression };
@@ -138,12 +168,19 @@ function stripComment(text: string): string {
   return text;
 }
 
-/** Bracket depth and open triple quote after `line`, roughly as Python's tokenizer sees them. */
-function scan(line: string, depth: number, triple: string | null): { depth: number; triple: string | null } {
+/**
+ * Bracket depth and open triple quote after `line`, roughly as Python's tokenizer sees them;
+ * whether it ends in a backslash that carries the statement on, and whether a `;` outside
+ * brackets and strings puts another statement on it.
+ */
+function scan(line: string, depth: number, triple: string | null): { depth: number; triple: string | null; continued: boolean; semicolon: boolean } {
   let quote: string | null = null;
+  let semicolon = false;
+  let comment = false;
   for (let i = 0; i < line.length; i++) {
     if (triple) {
-      if (line.startsWith(triple, i)) {
+      if (line[i] === '\\') i++;
+      else if (line.startsWith(triple, i)) {
         triple = null;
         i += 2;
       }
@@ -159,11 +196,17 @@ function scan(line: string, depth: number, triple: string | null): { depth: numb
       triple = line.slice(i, i + 3);
       i += 2;
     } else if (c === '"' || c === "'") quote = c;
-    else if (c === '#') break;
-    else if ('([{'.includes(c)) depth++;
+    else if (c === '#') {
+      comment = true;
+      break;
+    } else if ('([{'.includes(c)) depth++;
     else if (')]}'.includes(c)) depth = Math.max(0, depth - 1);
+    else if (c === ';' && depth === 0) semicolon = true;
   }
-  return { depth, triple };
+  // A backslash ending a line outside a comment joins it to the next (inside a one-quote
+  // string too, where Python carries the string on).
+  const continued = triple === null && !comment && /\\$/.test(line);
+  return { depth, triple, continued, semicolon };
 }
 
 /** Why the choices cannot be saved yet, one message each (empty: they can). */
@@ -184,7 +227,9 @@ export function checkChoices(analysis: CellAnalysis, choices: SaveChoices): stri
 /** The code action the choices make of the cell's `source`. */
 export function buildCodeAction(source: string, analysis: CellAnalysis, choices: SaveChoices): CodeActionDraft {
   const chosen = analysis.candidates.filter((c) => choices.parameters.includes(c.name));
-  const dropped = new Set(chosen.map((c) => c.line));
+  // The whole statement goes, every line of it: its first line alone would leave the rest
+  // of a bracket, a string or a continuation behind, which does not parse.
+  const dropped = new Set(chosen.flatMap((c) => Array.from({ length: c.end - c.line + 1 }, (_, k) => c.line + k)));
   const lines = source.replace(/\r\n/g, '\n').split('\n').filter((_, i) => !dropped.has(i));
   while (lines.length > 0 && (lines[lines.length - 1] ?? '').trim() === '') lines.pop();
   if (choices.result === LAST_EXPRESSION) {

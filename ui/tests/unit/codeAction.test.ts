@@ -71,4 +71,51 @@ describe('Save cell as tool: the code action', () => {
     expect(checkChoices(a, { name: 'class', category: 'demo', description: 'x', parameters: ['text'], types: { text: 'str; import os' }, result: 'nope' })).toHaveLength(3);
     expect(checkChoices(a, { name: 'ok', category: 'demo', description: 'x', parameters: ['text'], result: 'reply' })).toEqual([]);
   });
+
+  describe('a parameter whose assignment spans several lines loses all of it', () => {
+    const save = (cell: string, parameters: string[]) => buildCodeAction(cell, analyzeCell(cell), { name: 'tool', category: 'demo', description: 'x', parameters, result: 'out' });
+
+    it('in parentheses', () => {
+      const cell = 'data = load(\n    "x.csv",\n)\nout = len(data)';
+      expect(analyzeCell(cell).candidates.map((c) => [c.name, c.line, c.end])).toEqual([['data', 0, 2], ['out', 3, 3]]);
+      expect(save(cell, ['data']).code).toBe('out = len(data)\nreturn out');
+    });
+
+    it('in brackets, with its value as the default', () => {
+      const cell = 'names = [\n    "ada",  # first\n    "bob"\n]\nout = ", ".join(names)';
+      const action = save(cell, ['names']);
+      expect(action.code).toBe('out = ", ".join(names)\nreturn out');
+      expect(action.parameters).toEqual([{ name: 'names', type: 'list[str]', default: ['ada', 'bob'] }]);
+    });
+
+    it('carried on by backslashes', () => {
+      const cell = 'total = 1 + \\\n    2 + \\\n    3\nout = total * 2';
+      expect(analyzeCell(cell).candidates.map((c) => [c.name, c.end])).toEqual([['total', 2], ['out', 3]]);
+      expect(save(cell, ['total']).code).toBe('out = total * 2\nreturn out');
+      // The continued line is no statement of its own, even unindented.
+      expect(analyzeCell('x = 1 + \\\ny = 2').candidates.map((c) => c.name)).toEqual(['x']);
+    });
+
+    it('in a triple-quoted string, whatever the string holds', () => {
+      const cell = 'query = """\nselect (\nx = 1\n"""\nout = query.strip()';
+      const a = analyzeCell(cell);
+      expect(a.candidates.map((c) => [c.name, c.end])).toEqual([['query', 3], ['out', 4]]);
+      expect(save(cell, ['query']).code).toBe('out = query.strip()\nreturn out');
+      const escaped = "query = '''a\\'''\nb'''\nout = query";
+      expect(save(escaped, ['query']).code).toBe('out = query\nreturn out');
+    });
+
+    it('while a one-line assignment still loses just its line', () => {
+      const cell = 'n = 3\nitems = [\n    1,\n]\nout = items * n';
+      const action = save(cell, ['n']);
+      expect(action.code).toBe('items = [\n    1,\n]\nout = items * n\nreturn out');
+      expect(action.parameters).toEqual([{ name: 'n', type: 'int', default: 3 }]);
+    });
+
+    it('and a statement sharing its line with another is not offered', () => {
+      const a = analyzeCell('x = 1; y = 2\nout = x + y');
+      expect(a.candidates.map((c) => c.name)).toEqual(['out']);
+      expect(a.assigned).toEqual(['x', 'out']);
+    });
+  });
 });
