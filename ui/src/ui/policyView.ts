@@ -392,7 +392,8 @@ export class PolicyView {
     let addRow: HTMLElement | null = null;
     if (!readOnly) {
       const add = h('input', { id: `${base}-add`, class: 'text-input policy-add', type: 'text', spellcheck: 'false', autocomplete: 'off', placeholder: spec.placeholder, 'aria-label': `Add to ${spec.label}`, 'aria-describedby': `${base}-help` });
-      const addButton = h('button', { id: `${base}-add-button`, class: 'button button-secondary', type: 'button', text: 'Add' });
+      // Named with its list: seven buttons all called "Add" are one name to a screen reader.
+      const addButton = h('button', { id: `${base}-add-button`, class: 'button button-secondary', type: 'button', text: 'Add', 'aria-label': `Add to ${spec.label}` });
       const commit = (value: string): void => {
         if (value.trim() === '') return;
         this.edit((d) => d.edit(setList(d.policy, spec.id, [...getList(d.policy, spec.id), value])), true);

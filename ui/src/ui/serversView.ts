@@ -295,7 +295,7 @@ export class ServersView {
       yes.focus();
     });
     const yes = h('button', { class: 'button button-danger server-remove-yes', type: 'button', text: `Remove ${server.name}` });
-    const no = h('button', { class: 'button button-secondary', type: 'button', text: 'Keep' });
+    const no = h('button', { class: 'button button-secondary', type: 'button', text: 'Keep', 'aria-label': `Keep ${server.name}` });
     yes.addEventListener('click', () => void this.remove(server.name, yes));
     no.addEventListener('click', () => {
       confirm.hidden = true;
@@ -337,7 +337,14 @@ export class ServersView {
       h(
         'details',
         {},
-        h('summary', {}, h('code', { class: 'server-tool-name', text: tool.module }), first ? h('span', { class: 'server-tool-desc', text: ` — ${first}` }) : null),
+        h(
+          'summary',
+          {},
+          h('code', { class: 'server-tool-name', text: tool.module }),
+          first ? h('span', { class: 'server-tool-desc', text: ` — ${first}` }) : null,
+          // Two servers may both offer "echo": a screen reader hears whose it is.
+          h('span', { class: 'visually-hidden', text: ` (a tool of ${server})` }),
+        ),
         description.includes('\n') ? h('p', { class: 'server-tool-more', text: description }) : null,
         h('div', { class: 'server-import' }, h('code', { text: importLine }), copy),
         tool.interface

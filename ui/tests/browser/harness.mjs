@@ -230,7 +230,7 @@ export async function contrastOffenders(page, root) {
 }
 
 /**
- * Tab from `start` until the focus leaves `root` (or comes back round): each stop's id (or
+ * Tab from `start` into `root` and on until the focus leaves it (or comes back round): each stop's id (or
  * a description) and its accessible name as Chromium computes it for screen readers (the
  * accessibility tree, over the DevTools protocol). Also every control under `root` a person
  * could operate (visible, enabled, not tabindex=-1) that Tab never reached — a radio group
@@ -255,6 +255,8 @@ export async function tabWalk(page, root, start, limit = 400) {
       const cls = typeof el.className === 'string' && el.className ? `.${el.className.trim().split(/\s+/).join('.')}` : '';
       return { id: el.id ? `#${el.id}` : `${el.tagName.toLowerCase()}${cls}` };
     }, root);
+    // Before the first stop inside root (what lies between start and root) keep going.
+    if (!here && stops.length === 0) continue;
     if (!here || here.again) break;
     const { result } = await cdp.send('Runtime.evaluate', { expression: 'document.activeElement' });
     const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { objectId: result.objectId, fetchRelatives: false });

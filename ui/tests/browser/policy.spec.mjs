@@ -244,4 +244,31 @@ describe('the sandbox policy editor', () => {
       await close();
     });
   }
+
+  it('Tab reaches every control of the tab, in order, each named for a screen reader (the both-changed prompt too)', async () => {
+    const { page, close } = await app();
+    await openTab(page);
+    await page.fill('#policy-network-allowedDomains-add', 'pypi.org');
+    await page.keyboard.press('Enter');
+    const theirs = JSON.stringify({ filesystem: { denyRead: ['.env'], allowWrite: ['.', 'plots/'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } });
+    await page.evaluate((text) => window.__mock.emit('policy-file', { path: '/home/ana/projects/weather/sandbox-config.json', text }), theirs);
+    await page.waitForSelector('#policy-conflict:not([hidden])');
+    const { stops, missed } = await tabWalk(page, '#side-panel-sandbox', '#side-tab-sandbox');
+    const ids = stops.map((s) => s.id);
+    assert.deepEqual(missed, [], `controls Tab never reaches: ${missed.join(', ')}`);
+    const unnamed = stops.filter((s) => s.name === '');
+    assert.deepEqual(unnamed, [], `controls with no accessible name: ${unnamed.map((s) => s.id).join(', ')}`);
+    // A name said alone must tell the controls apart: five buttons all called “Add” do not.
+    const seen = new Map();
+    for (const s of stops) seen.set(`${s.role} “${s.name}”`, [...(seen.get(`${s.role} “${s.name}”`) ?? []), s.id]);
+    const twice = [...seen].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
+    assert.deepEqual(twice, [], `controls a screen reader cannot tell apart:\n${twice.join('\n')}`);
+    const flags = await page.locator('#side-panel-sandbox input[type=checkbox][id^="policy-flag-"]').evaluateAll((els) => els.map((e) => `#${e.id}`));
+    assert.ok(flags.length >= 4, `the flag switches are there (${flags.length})`);
+    const expected = ['#sandbox-on', '#policy-source', '#apply-sandbox', '#policy-load-theirs', '#policy-keep-mine', '#policy-json', '#policy-filesystem-allowWrite-0', '#policy-filesystem-allowWrite-add', '#policy-filesystem-allowWrite-add-button', '#policy-filesystem-allowWrite-pick-folder', '#policy-filesystem-allowWrite-pick-file', '#policy-network-allowedDomains-0', ...flags, '#save-policy', '#revert-policy'];
+    for (const id of expected) assert.ok(ids.includes(id), `Tab reaches ${id}; it stopped at: ${ids.join(', ')}`);
+    const order = expected.filter((id) => id !== '#policy-json' && !flags.includes(id)).map((id) => ids.indexOf(id));
+    assert.ok(order.slice(1).every((at, i) => at > order[i]), `in reading order: ${ids.join(', ')}`);
+    await close();
+  });
 });

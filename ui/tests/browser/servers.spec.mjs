@@ -259,4 +259,34 @@ describe('the MCP servers tab', () => {
       await close();
     });
   }
+
+  it('Tab reaches every control of the tab — the form, the cards, a tool opened — each named for a screen reader', async () => {
+    const { page, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' }, web: { type: 'streamable_http', url: 'https://h/mcp' } } } });
+    await openTab(page);
+    const card = '.server-card[data-server="fx"]';
+    await page.waitForSelector(card);
+    await page.click(`${card} .server-tool summary`);
+    await page.click('.server-card[data-server="web"] .server-remove');
+    await page.click('#add-server');
+    await page.click('.server-paste summary');
+    await page.check('#server-sandbox');
+    await page.selectOption('#server-policy', 'file');
+    const { stops, missed } = await tabWalk(page, '#side-panel-servers', '#side-tab-servers');
+    const ids = stops.map((s) => s.id);
+    assert.deepEqual(missed, [], `controls Tab never reaches: ${missed.join(', ')}`);
+    const unnamed = stops.filter((s) => s.name === '');
+    assert.deepEqual(unnamed, [], `controls with no accessible name: ${unnamed.map((s) => s.id).join(', ')}`);
+    const seen = new Map();
+    for (const s of stops) seen.set(`${s.role} “${s.name}”`, [...(seen.get(`${s.role} “${s.name}”`) ?? []), s.id]);
+    const twice = [...seen].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
+    assert.deepEqual(twice, [], `controls a screen reader cannot tell apart:\n${twice.join('\n')}`);
+    const expected = ['#add-server', '#server-json', '#server-json-apply', '#server-name', '#server-command', '#server-args', '#server-env', '#server-sandbox', '#server-policy', '#server-policy-file', '#test-server', '#save-server', '#cancel-server', '#server-fx-sandbox'];
+    for (const id of expected) assert.ok(ids.includes(id), `Tab reaches ${id}; it stopped at: ${ids.join(', ')}`);
+    const order = expected.map((id) => ids.indexOf(id));
+    assert.ok(order.slice(1).every((at, i) => at > order[i]), `in reading order: ${ids.join(', ')}`);
+    for (const name of ['Regenerate the tools of fx', 'Edit fx', 'Remove fx', 'Remove web', 'Keep web', 'Copy “from mcptools.fx.echo import Params, run”', 'Generated Params, Result and run of echo']) {
+      assert.ok(stops.some((s) => s.name === name), `a stop named “${name}”: ${stops.map((s) => s.name).join(' | ')}`);
+    }
+    await close();
+  });
 });
