@@ -1,7 +1,8 @@
 //! The desktop link: an agent's calls (`ipybox mcp --approval desktop`) are approved in the
 //! session of the app open on the workspace, decided there and recorded there; with no app
 //! they are rejected with a message saying so; a process that does not know the app's
-//! secret can neither pose as the app nor answer a request, and an agent cannot answer one.
+//! secret can neither pose as the app nor answer a request, and an agent cannot answer one;
+//! another user can neither reach the link nor get past its peer check.
 
 #![allow(clippy::unwrap_used)]
 
@@ -350,6 +351,163 @@ async fn an_agent_cannot_answer_a_request() {
     assert!(
         lines.next_line().await.map(|l| l.is_none()).unwrap_or(true),
         "the link is closed"
+    );
+    app.stop().await.unwrap();
+}
+
+/// Set in the copy of this test binary that runs as another user: the socket's and the
+/// secret's paths, one a line.
+const PROBE: &str = "IPYBOX_TEST_LINK_PROBE";
+
+/// What a process can do with the link: read the secret? connect, and get an answer to its
+/// hello? One JSON line.
+fn probe(socket: &std::path::Path, secret: &std::path::Path) -> serde_json::Value {
+    use std::io::{BufRead, ErrorKind, Write};
+    let secret = match std::fs::read(secret) {
+        Ok(_) => "read".to_owned(),
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => "denied".to_owned(),
+        Err(e) => format!("error: {e}"),
+    };
+    // The app may drop the connection while the hello is written or before it is read.
+    let closed = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            ErrorKind::BrokenPipe | ErrorKind::ConnectionReset | ErrorKind::UnexpectedEof
+        )
+    };
+    let link = match std::os::unix::net::UnixStream::connect(socket) {
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => "denied".to_owned(),
+        Err(e) => format!("error: {e}"),
+        Ok(mut stream) => {
+            stream
+                .set_read_timeout(Some(Duration::from_secs(20)))
+                .unwrap();
+            let hello =
+                b"{\"type\":\"hello\",\"version\":1,\"nonce\":\"n\",\"agent\":\"another user\"}\n";
+            let mut line = String::new();
+            match stream
+                .write_all(hello)
+                .and_then(|()| std::io::BufReader::new(&stream).read_line(&mut line))
+            {
+                Ok(0) => "closed".to_owned(),
+                Ok(_) => format!("answered: {line}"),
+                Err(e) if closed(&e) => "closed".to_owned(),
+                Err(e) => format!("error: {e}"),
+            }
+        }
+    };
+    serde_json::json!({ "secret": secret, "link": link })
+}
+
+/// The uid and gid of `ipybox-ci` (the unprivileged user CI tests as), else of `nobody`.
+fn other_user() -> (u32, u32) {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let find = |name: &str| {
+        passwd.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            if f.len() < 4 || f[0] != name {
+                return None;
+            }
+            Some((f[2].parse().ok()?, f[3].parse().ok()?))
+        })
+    };
+    find("ipybox-ci").unwrap_or((65534, 65534))
+}
+
+/// Another user can neither connect to the link nor read its secret (the socket's directory
+/// is 0700, the socket 0600, the secret 0600 in a 0700 directory); and should the socket be
+/// reachable after all, the app refuses a peer of another uid before the handshake (the
+/// `SO_PEERCRED` check) — an own-uid peer sending the same hello is welcomed. Each half fails
+/// if its protection is removed. Needs root, to act as another user (CI runs as root).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_user_can_neither_reach_the_link_nor_get_past_its_peer_check() {
+    if let Ok(paths) = std::env::var(PROBE) {
+        // The copy running as the other user.
+        let (socket, secret) = paths.split_once('\n').unwrap();
+        let said = format!("link probe: {}\n", probe(socket.as_ref(), secret.as_ref()));
+        std::io::Write::write_all(&mut std::io::stdout(), said.as_bytes()).unwrap();
+        return;
+    }
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        let why = "skipped: acting as another user needs root (CI runs this test as root)\n";
+        std::io::Write::write_all(&mut std::io::stderr(), why.as_bytes()).unwrap();
+        return;
+    }
+    let (app_ws, dir) = (workspace(), workspace());
+    // Only ipybox's own modes stand between the other user and the link, not the temp dir's.
+    use std::os::unix::fs::PermissionsExt;
+    let open = |p: &std::path::Path, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    open(dir.path(), 0o755);
+    let app = CodeExecutor::builder()
+        .working_dir(app_ws.path())
+        .approval_handler(Arc::new(Person))
+        .build();
+    let paths = paths(dir.path());
+    let _server = ipybox::LinkServer::serve_at(paths.clone(), app.clone())
+        .await
+        .unwrap();
+    let (uid, gid) = other_user();
+    let as_other_user = || async {
+        let out = tokio::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "another_user_can_neither_reach_the_link_nor_get_past_its_peer_check",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(
+                PROBE,
+                format!("{}\n{}", paths.socket.display(), paths.secret.display()),
+            )
+            .uid(uid)
+            .gid(gid)
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout
+            .lines()
+            // libtest writes the test's name on the same line.
+            .find_map(|l| l.split_once("link probe: ").map(|(_, probe)| probe))
+            .unwrap_or_else(|| {
+                panic!(
+                    "the probe as uid {uid} said nothing: {stdout}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+        serde_json::from_str::<serde_json::Value>(line).unwrap()
+    };
+
+    // The directory and file modes keep the other user out.
+    let seen = as_other_user().await;
+    assert_eq!(
+        seen,
+        serde_json::json!({ "secret": "denied", "link": "denied" }),
+        "uid {uid} reads neither the secret nor connects to the socket"
+    );
+
+    // Opened up (as a careless umask or a shared runtime directory might): the other user
+    // connects, but the app hangs up on it without a word.
+    open(paths.socket.parent().unwrap(), 0o755);
+    open(&paths.socket, 0o666);
+    let seen = as_other_user().await;
+    assert_eq!(
+        seen["link"], "closed",
+        "the app refuses a peer of uid {uid}: {seen}"
+    );
+    let (socket, secret) = (paths.socket.clone(), paths.secret.clone());
+    let own = tokio::task::spawn_blocking(move || probe(&socket, &secret))
+        .await
+        .unwrap();
+    assert!(
+        own["link"]
+            .as_str()
+            .unwrap()
+            .contains("\"type\":\"welcome\""),
+        "the same hello from the app's own user is welcomed: {own}"
     );
     app.stop().await.unwrap();
 }
