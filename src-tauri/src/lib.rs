@@ -97,6 +97,7 @@ pub use tools::{
 pub use link::{DesktopApproval, LinkPaths, LinkServer};
 
 // The sandbox.
+pub use sandbox::policy::{WORKSPACE_POLICY, workspace_policy};
 pub use sandbox::{
     PolicyProblem, SandboxOptions, SandboxPolicy, Severity, ShippedProfile, Srt, shipped_profiles,
 };

@@ -92,17 +92,54 @@ struct SandboxArgs {
     #[arg(long)]
     sandbox: bool,
     /// Use this srt settings file as the kernel's sandbox policy instead of the default
-    /// (implies --sandbox). Relative paths in it are relative to the workspace.
+    /// (implies --sandbox). Relative paths in it are relative to the workspace. The word
+    /// `workspace` (not with `open`) means the workspace's own sandbox-config.json, created
+    /// as the default policy when it has none; sandboxed code cannot change that file. A
+    /// file named workspace is ./workspace.
     #[arg(long, value_name = "FILE")]
     sandbox_config: Option<PathBuf>,
 }
 
+/// `--sandbox-config`'s word for the workspace's own policy file.
+const WORKSPACE_POLICY_WORD: &str = "workspace";
+
 impl SandboxArgs {
-    fn options(&self) -> anyhow::Result<Option<ipybox::SandboxOptions>> {
+    /// Whether the policy is the workspace's own file: something kernel code could have
+    /// written, read only because the person asked for it by this word.
+    fn workspace_policy(&self) -> bool {
+        self.sandbox_config
+            .as_deref()
+            .is_some_and(|p| p == std::path::Path::new(WORKSPACE_POLICY_WORD))
+    }
+
+    /// The sandbox asked for, for kernels working in `workspace`.
+    fn options(
+        &self,
+        workspace: &std::path::Path,
+    ) -> anyhow::Result<Option<ipybox::SandboxOptions>> {
         if !self.sandbox && self.sandbox_config.is_none() {
             return Ok(None);
         }
         let policy = match &self.sandbox_config {
+            Some(_) if self.workspace_policy() => {
+                // The path the session runs in, links resolved: only a policy file inside it
+                // is made read-only to the sandboxed kernel.
+                let workspace = std::fs::canonicalize(workspace)
+                    .with_context(|| format!("the workspace {}", workspace.display()))?;
+                let (file, created) = ipybox::workspace_policy(&workspace)?;
+                if created {
+                    eprintln!(
+                        "ipybox: sandbox policy: {} (the workspace had none; created as ipybox's default policy, which it now is)",
+                        file.display()
+                    );
+                } else {
+                    eprintln!(
+                        "ipybox: sandbox policy: {} (the workspace's own)",
+                        file.display()
+                    );
+                }
+                Some(file)
+            }
             Some(p) => Some(
                 std::fs::canonicalize(p)
                     .with_context(|| format!("the sandbox policy {}", p.display()))?,
@@ -482,8 +519,16 @@ fn open(
     args: Option<(SandboxArgs, GatewayArgs)>,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
+    let path = match path {
+        Some(p) => p,
+        None => std::env::current_dir().context("the current folder")?,
+    };
+    let target = ipybox::app::Target::resolve(&path)?;
     let (sandbox, remote) = match &args {
-        Some((sandbox, gateway)) => (sandbox.options()?, gateway.remote()),
+        Some((sandbox, _)) if sandbox.workspace_policy() => anyhow::bail!(
+            "--sandbox-config workspace is for `ipybox mcp` and `ipybox exec`; in the app, choose \"This workspace's policy\" in the Sandbox tab (kept for the workspace) or give a policy file"
+        ),
+        Some((sandbox, gateway)) => (sandbox.options(&target.workspace)?, gateway.remote()),
         None => (None, None),
     };
     if sandbox.is_some() && remote.is_some() {
@@ -491,11 +536,6 @@ fn open(
             "--sandbox runs kernels on this computer, --gateway-url on a server: choose one"
         );
     }
-    let path = match path {
-        Some(p) => p,
-        None => std::env::current_dir().context("the current folder")?,
-    };
-    let target = ipybox::app::Target::resolve(&path)?;
     let launch = ipybox::app::Launch { sandbox, remote };
     // The engine spawns tasks from the window's thread: it runs inside the runtime.
     let _inside = runtime.enter();
@@ -598,6 +638,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         }
     }));
     if let Some(policy) = &args.sandbox.sandbox_config
+        && !args.sandbox.workspace_policy()
         && !policy.exists()
     {
         // The Python ipybox falls back to its default policy here; running with a sandbox
@@ -607,11 +648,17 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             policy.display()
         );
     }
+    if args.sandbox.workspace_policy() {
+        // As the server does with a workspace not made yet: its policy goes in it.
+        std::fs::create_dir_all(&workspace)
+            .with_context(|| format!("creating the workspace {}", workspace.display()))?;
+    }
+    let sandbox = args.sandbox.options(&workspace)?;
     let config = McpServerConfig {
         workspace,
         approval,
         python: args.python.clone(),
-        sandbox: args.sandbox.options()?,
+        sandbox,
         gateway_log_level: args.log_level.map(|l| l.levels().1.to_owned()),
         fixed: args.fixed_addresses(),
         gateway: args.gateway.remote(),
@@ -810,7 +857,11 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(gateway) = args.gateway.remote() {
         builder = builder.remote_gateway(&gateway);
     }
-    builder = builder.sandbox_options(args.sandbox.options()?);
+    let workspace = match &args.workspace {
+        Some(ws) => ws.clone(),
+        None => std::env::current_dir()?,
+    };
+    builder = builder.sandbox_options(args.sandbox.options(&workspace)?);
     let approval_timeout = Duration::try_from_secs_f64(args.approval_timeout)
         .ok()
         .filter(|t| !t.is_zero())
@@ -826,10 +877,6 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let executor = builder.approval_timeout(approval_timeout).build();
-    let workspace = match &args.workspace {
-        Some(ws) => ws.clone(),
-        None => std::env::current_dir()?,
-    };
     // Every tool call goes into the workspace's audit log (`ipybox audit`).
     let audit = ipybox::WorkspaceState::of(&workspace)?
         .audit_log()

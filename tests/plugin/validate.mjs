@@ -72,10 +72,15 @@ function validate(root, flags) {
         const mode = args[++i];
         if (!flags.approvalModes.has(mode)) fail(where, `--approval ${mode}: unknown mode`);
         if (mode === "rules") i++;
+      } else if (flag === "--sandbox-config") {
+        // A plugin runs in every project it is enabled in: a policy file's path would be
+        // someone's machine, and ipybox exits when the file is missing. `workspace` is the
+        // project's own sandbox-config.json (the default policy while it has none).
+        const value = arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[++i];
+        if (value !== "workspace") fail(where, `--sandbox-config ${value}: plugins use --sandbox-config workspace (the project's sandbox-config.json) or --sandbox, never a file`);
       } else if (flags.get(flag) && !arg.includes("=")) {
         if (args[++i] === undefined) fail(where, `${flag} needs a value`);
       }
-      if (flag === "--sandbox-config") fail(where, "--sandbox-config FILE makes ipybox exit when FILE is missing; plugins use --sandbox");
     }
   }
 
@@ -182,6 +187,7 @@ const mutations = {
   "a source that does not exist": (m) => { m.plugins[1].source = "./no-such-plugin"; },
   "a plugin name that is not kebab-case": (m) => { m.plugins[2].name = "Codeact_Desktop"; },
   "an undocumented variable": (m) => { m.plugins[0].mcpServers.ipybox.args.push("--workspace", "${PWD}"); },
+  "a policy file's path": (m) => { m.plugins[1].mcpServers.ipybox.args = ["mcp", "--sandbox-config", "policy.json"]; },
   "a broken skill": "skill",
 };
 for (const [what, mutate] of Object.entries(mutations)) {

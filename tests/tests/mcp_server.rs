@@ -830,3 +830,145 @@ except socket.gaierror:
     assert_eq!(text(&r), "no unix sockets after reset");
     c.cancel().await.unwrap();
 }
+
+/// `ipybox mcp --sandbox-config workspace` over stdio, its stderr kept in `log`.
+async fn workspace_policy_client(ws: &Path, log: &Path) -> ipybox_tests::mcp_client::Client {
+    let mut cmd = tokio::process::Command::new(ipybox_bin());
+    cmd.arg("mcp")
+        .arg("--workspace")
+        .arg(ws)
+        .args(["--sandbox-config", "workspace"]);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("starting ipybox mcp");
+    ().serve(transport).await.expect("the MCP handshake")
+}
+
+/// Python that tries to write each of `paths` and prints `written` or `refused` for each.
+fn write_probe(paths: &[&Path]) -> String {
+    let mut code = String::from(
+        "def probe(path):\n    try:\n        with open(path, 'w') as f:\n            f.write('x')\n        print('written')\n    except OSError:\n        print('refused')\n",
+    );
+    for p in paths {
+        code.push_str(&format!("probe({:?})\n", p.display().to_string()));
+    }
+    code
+}
+
+/// What the codeact-sandbox plugin runs: the workspace's own sandbox-config.json is the
+/// kernel's policy, ipybox's default while the workspace has none (then written as the
+/// file), and sandboxed code can neither change nor replace it for the next session.
+#[tokio::test]
+async fn the_workspace_policy_rules_the_sandbox_and_is_out_of_the_kernels_reach() {
+    let outside = workspace();
+    let extra = outside.path().join("out");
+    std::fs::create_dir(&extra).unwrap();
+    let extra = std::fs::canonicalize(&extra).unwrap();
+
+    // A workspace without a policy: the default, which writes only in the workspace.
+    let ws = workspace();
+    let log = outside.path().join("default.log");
+    let c = workspace_policy_client(ws.path(), &log).await;
+    let probe = write_probe(&[&ws.path().join("x"), &extra.join("x")]);
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": probe}),
+    )
+    .await;
+    assert_eq!(
+        text(&r),
+        "written\nrefused",
+        "without sandbox-config.json the default policy is in force"
+    );
+    let file = ws.path().join("sandbox-config.json");
+    let default = std::fs::read_to_string(&file).expect("the default is written as the file");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&default).unwrap(),
+        serde_json::from_str::<serde_json::Value>(include_str!(
+            "../../sandbox-profiles/kernel.json"
+        ))
+        .unwrap()
+    );
+    let tamper = r#"import os
+def attempt(name, f):
+    try:
+        f()
+        print(name, 'changed it')
+    except OSError:
+        print(name, 'refused')
+attempt('write', lambda: open('sandbox-config.json', 'w').write('{"filesystem": {"allowWrite": ["/"]}}'))
+def replace():
+    with open('mine.json', 'w') as f:
+        f.write('{}')
+    os.replace('mine.json', 'sandbox-config.json')
+attempt('replace', replace)
+attempt('rename', lambda: os.rename('sandbox-config.json', 'old.json'))
+attempt('remove', lambda: os.remove('sandbox-config.json'))
+attempt('chmod', lambda: os.chmod('sandbox-config.json', 0o666))
+"#;
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": tamper}),
+    )
+    .await;
+    assert_eq!(
+        text(&r),
+        "write refused\nreplace refused\nrename refused\nremove refused\nchmod refused",
+        "kernel code must not choose the next session's policy"
+    );
+    c.cancel().await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        default,
+        "the policy is as ipybox wrote it"
+    );
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains(&format!(
+            "sandbox policy: {}",
+            std::fs::canonicalize(&file).unwrap().display()
+        )) && said.contains("created as ipybox's default policy"),
+        "ipybox says which policy is in force: {said}"
+    );
+
+    // A workspace whose policy lets the kernel write out/ and a folder outside, and nothing
+    // else.
+    let ws = workspace();
+    std::fs::create_dir(ws.path().join("out")).unwrap();
+    let mut policy: serde_json::Value = serde_json::from_str(&default).unwrap();
+    policy["filesystem"]["allowWrite"] = serde_json::json!(["out/", extra]);
+    let text_of_policy = serde_json::to_string_pretty(&policy).unwrap();
+    std::fs::write(ws.path().join("sandbox-config.json"), &text_of_policy).unwrap();
+    let log = outside.path().join("own.log");
+    let c = workspace_policy_client(ws.path(), &log).await;
+    let probe = write_probe(&[
+        &ws.path().join("out/x"),
+        &extra.join("x"),
+        &ws.path().join("x"),
+        &ws.path().join("sandbox-config.json"),
+    ]);
+    let r = call(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({"code": probe}),
+    )
+    .await;
+    assert_eq!(
+        text(&r),
+        "written\nwritten\nrefused\nrefused",
+        "the workspace's sandbox-config.json is the policy in force"
+    );
+    c.cancel().await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("sandbox-config.json")).unwrap(),
+        text_of_policy
+    );
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("(the workspace's own)"),
+        "ipybox says which policy is in force: {said}"
+    );
+}

@@ -24,9 +24,7 @@ use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
 use crate::sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, Severity, shipped_profiles};
 
-/// The workspace's own policy, at its root (the file `ipybox mcp --sandbox-config` and the
-/// Claude Code plugin use).
-pub const WORKSPACE_POLICY: &str = "sandbox-config.json";
+pub use crate::sandbox::policy::WORKSPACE_POLICY;
 
 /// The policy a sandboxed kernel runs under.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,19 +90,7 @@ impl Choice {
             return Ok(None);
         }
         let policy = match &self.policy {
-            PolicySource::Workspace => {
-                // A sandbox under the workspace's policy always has the file, which it
-                // keeps read-only: without one, kernel code could create it and choose the
-                // next session's policy. A missing one starts as ipybox's default.
-                let file = workspace.join(WORKSPACE_POLICY);
-                if std::fs::symlink_metadata(&file).is_err() {
-                    crate::workspace::save_atomic(
-                        &file,
-                        crate::sandbox::policy::DEFAULT_KERNEL_POLICY.as_bytes(),
-                    )?;
-                }
-                Some(file)
-            }
+            PolicySource::Workspace => Some(crate::sandbox::policy::workspace_policy(workspace)?.0),
             PolicySource::Profile { name } => {
                 let profile = shipped_profiles()
                     .into_iter()

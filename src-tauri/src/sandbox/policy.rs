@@ -17,6 +17,48 @@ use crate::error::{Error, Result};
 /// ipybox's default kernel policy.
 pub const DEFAULT_KERNEL_POLICY: &str = include_str!("../../sandbox-profiles/kernel.json");
 
+/// The workspace's own policy, at its root: what the desktop app's Sandbox tab edits and
+/// `--sandbox-config workspace` runs under.
+pub const WORKSPACE_POLICY: &str = "sandbox-config.json";
+
+/// The workspace's own policy file, and whether it was created now, as ipybox's default
+/// policy, because the workspace had none.
+///
+/// A sandbox under the workspace's policy always has the file, which
+/// [`prepare_session`](super::prepare_session) makes read-only inside: without one, kernel
+/// code could create it and choose the next session's policy. `workspace` must be the
+/// canonical path the session runs in, or the file would not be recognised as the
+/// workspace's and stay writable.
+pub fn workspace_policy(workspace: &Path) -> Result<(PathBuf, bool)> {
+    let file = workspace.join(WORKSPACE_POLICY);
+    if std::fs::symlink_metadata(&file).is_ok() {
+        return Ok((file, false));
+    }
+    // Written whole under another name, then linked into place: another ipybox starting on
+    // the workspace never reads half a policy, and a file that appeared meanwhile is kept.
+    let tmp = workspace.join(format!(
+        ".{WORKSPACE_POLICY}.ipybox-{}.tmp",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let created = (|| -> std::io::Result<bool> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(DEFAULT_KERNEL_POLICY.as_bytes())?;
+        f.sync_all()?;
+        match std::fs::hard_link(&tmp, &file) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    let created = created.map_err(|e| Error::io(format!("creating {}", file.display()), e))?;
+    Ok((file, created))
+}
+
 const PATH_LISTS: [&str; 4] = ["denyRead", "allowRead", "allowWrite", "denyWrite"];
 const REQUIRED_PATH_LISTS: [&str; 3] = ["denyRead", "allowWrite", "denyWrite"];
 const REQUIRED_DOMAIN_LISTS: [&str; 2] = ["allowedDomains", "deniedDomains"];
