@@ -40,7 +40,8 @@ enum Command {
     /// Params, run`).
     Register(RegisterArgs),
     /// Serve ipybox as an MCP server (stdio, or Streamable HTTP with --http) with the tools
-    /// register_mcp_server, execute_ipython_cell, install_package and reset.
+    /// register_mcp_server, execute_ipython_cell, install_package, reset, list_tools and
+    /// save_code_action.
     Mcp(McpArgs),
     /// Print a workspace's audit log: every MCP tool call and shell command its code asked
     /// for, who decided and how, and what came of it.
