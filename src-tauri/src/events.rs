@@ -98,7 +98,32 @@ pub enum SessionEvent {
         server: String,
         /// The last lines it wrote on stderr.
         stderr: String,
+        /// How its process ended, when ipybox started it (stdio) and saw it end; absent
+        /// for a remote server whose connection closed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit: Option<ProcessExit>,
     },
+}
+
+/// How a server's process ended: `{"code": 3}` or `{"signal": 9}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessExit {
+    /// It exited with this status (0 on success).
+    Code(i32),
+    /// A signal ended it (9: SIGKILL, 11: SIGSEGV, …).
+    Signal(i32),
+}
+
+impl ProcessExit {
+    /// From what the OS reported; `None` for a status that is neither (a stopped process).
+    pub fn from_status(status: std::process::ExitStatus) -> Option<ProcessExit> {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .map(ProcessExit::Code)
+            .or_else(|| status.signal().map(ProcessExit::Signal))
+    }
 }
 
 /// How a tool call was decided.
@@ -177,5 +202,45 @@ impl From<Decision> for CallDecision {
             Decision::Accept => CallDecision::Approved,
             Decision::Reject => CallDecision::Rejected,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn a_server_exit_says_how_its_process_ended() {
+        let event = |exit| SessionEvent::McpServerExited {
+            server: "fx".into(),
+            stderr: String::new(),
+            exit,
+        };
+        let code = ProcessExit::from_status(std::process::ExitStatus::from_raw(3 << 8));
+        assert_eq!(
+            code,
+            Some(ProcessExit::Code(3)),
+            "wait status 0x300 is exit(3)"
+        );
+        let killed = ProcessExit::from_status(std::process::ExitStatus::from_raw(9));
+        assert_eq!(
+            killed,
+            Some(ProcessExit::Signal(9)),
+            "wait status 9 is SIGKILL"
+        );
+        assert_eq!(
+            serde_json::to_value(event(code)).expect("json"),
+            serde_json::json!({"type": "mcp_server_exited", "server": "fx", "stderr": "", "exit": {"code": 3}})
+        );
+        assert_eq!(
+            serde_json::to_value(event(killed)).expect("json")["exit"],
+            serde_json::json!({"signal": 9})
+        );
+        assert_eq!(
+            serde_json::to_value(event(None)).expect("json"),
+            serde_json::json!({"type": "mcp_server_exited", "server": "fx", "stderr": ""}),
+            "a remote server's closed connection has no exit status"
+        );
     }
 }

@@ -271,11 +271,17 @@ async fn the_kernel_resets_and_servers_are_heard_by_every_listener() {
         )
         .await;
     let crashed = next(&mut a, |ev| match ev {
-        SessionEvent::McpServerExited { server, .. } => Some(server.clone()),
+        SessionEvent::McpServerExited { .. } => Some(serde_json::to_value(ev).unwrap()),
         _ => None,
     })
     .await;
-    assert_eq!(crashed, "fx");
+    assert_eq!(crashed["server"], "fx");
+    assert_eq!(
+        crashed["exit"],
+        serde_json::json!({"code": 3}),
+        "the event carries the status the fixture's crash tool exits with, so a crash that \
+         wrote nothing on stderr is still told from a clean exit: {crashed}"
+    );
     let json = serde_json::to_value(SessionEvent::McpServerStarted {
         server: "fx".into(),
     })

@@ -21,6 +21,7 @@ use tokio::io::AsyncReadExt;
 use super::params::{ServerParams, TransportKind};
 use super::sse;
 use crate::error::{Error, Result};
+use crate::events::ProcessExit;
 
 /// Environment variables a stdio server inherits from ipybox (as the MCP SDKs do); anything
 /// else it needs goes in the parameters' `env`.
@@ -38,6 +39,8 @@ pub struct McpConnection {
     service: RunningService<RoleClient, ()>,
     process_group: Option<i32>,
     stderr: Arc<Mutex<String>>,
+    /// How the server's process ended, once it has (stdio servers only).
+    exit: Option<tokio::sync::watch::Receiver<Option<ProcessExit>>>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -79,7 +82,7 @@ pub async fn connect(
             }
         ))
     };
-    let (service, process_group) = match params.transport()? {
+    let (service, process_group, exit) = match params.transport()? {
         TransportKind::Stdio => {
             let command = params.command.as_deref().unwrap_or_default();
             let program = program.unwrap_or_else(|| vec![command.into()]);
@@ -147,11 +150,17 @@ pub async fn connect(
                     }
                 });
             }
-            // Tokio reaps the child once it exits; stopping it is `kill_group`'s job.
-            drop(child);
+            // Waiting reaps the child and keeps how it ended for the exit report; stopping
+            // it stays `kill_group`'s job.
+            let (exited, exit) = tokio::sync::watch::channel(None);
+            tokio::spawn(async move {
+                if let Ok(status) = child.wait().await {
+                    let _ = exited.send(ProcessExit::from_status(status));
+                }
+            });
             let transport = (stdout, stdin);
             match handshake(transport, timeout).await {
-                Ok(service) => (service, pgid),
+                Ok(service) => (service, pgid, Some(exit)),
                 Err(e) => {
                     if let Handshake::Failed(_) = e {
                         // Let the stderr reader catch up with a server that just exited.
@@ -173,7 +182,7 @@ pub async fn connect(
             let service = handshake(transport, timeout)
                 .await
                 .map_err(|e| fail(e.into_message(), &stderr))?;
-            (service, None)
+            (service, None, None)
         }
         TransportKind::Sse => {
             let url = params.url.as_deref().unwrap_or_default();
@@ -184,7 +193,7 @@ pub async fn connect(
             let service = handshake(transport, timeout)
                 .await
                 .map_err(|e| fail(e.into_message(), &stderr))?;
-            (service, None)
+            (service, None, None)
         }
     };
     Ok(McpConnection {
@@ -193,6 +202,7 @@ pub async fn connect(
         service,
         process_group,
         stderr,
+        exit,
     })
 }
 
@@ -329,6 +339,17 @@ impl McpConnection {
             .lock()
             .map(|s| s.trim().to_owned())
             .unwrap_or_default()
+    }
+
+    /// How the server's process ended: `None` for a remote server, or when it has not
+    /// ended within `wait` (its stdout closes a moment before the OS reports the exit).
+    pub async fn exit_status(&self, wait: Duration) -> Option<ProcessExit> {
+        let mut exit = self.exit.clone()?;
+        tokio::time::timeout(wait, exit.wait_for(Option::is_some))
+            .await
+            .ok()?
+            .ok()
+            .and_then(|e| *e)
     }
 
     /// Has the connection (or the server process) gone away?

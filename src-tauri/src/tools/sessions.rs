@@ -145,7 +145,7 @@ impl Sessions {
         if !conn.is_closed() {
             return;
         }
-        report_exit(&self.events, name, conn);
+        report_exit(&self.events, name, conn).await;
         self.forget_conn(name, conn).await;
     }
 
@@ -174,7 +174,7 @@ fn watch(name: String, conn: std::sync::Weak<McpConnection>, events: Events) {
             tokio::time::sleep(Duration::from_millis(250)).await;
             let Some(conn) = conn.upgrade() else { return };
             if conn.is_closed() {
-                report_exit(&events, &name, &conn);
+                report_exit(&events, &name, &conn).await;
                 return;
             }
         }
@@ -192,11 +192,16 @@ async fn close(slot: Slot) {
     }
 }
 
-fn report_exit(events: &Events, name: &str, conn: &McpConnection) {
+async fn report_exit(events: &Events, name: &str, conn: &McpConnection) {
     if conn.claim_exit_report() {
+        // Its exit status tells a crash (a code, a signal) from a clean exit; wait a little
+        // for it, as the pipes close before the OS reports the process gone. That wait also
+        // lets the stderr reader catch the last lines.
+        let exit = conn.exit_status(Duration::from_secs(1)).await;
         events.send(SessionEvent::McpServerExited {
             server: name.to_owned(),
             stderr: conn.stderr_tail(),
+            exit,
         });
     }
 }
