@@ -92,8 +92,21 @@ pub struct ToolChanges {
     pub added: Vec<String>,
     /// Tools it no longer offers.
     pub removed: Vec<String>,
-    /// Tools whose interface (`Params`, `Result`, `run`'s docstring) changed.
-    pub changed: Vec<String>,
+    /// Tools whose interface (`Params`, `Result`, `run`'s docstring) changed, with both
+    /// interfaces: the old one is gone from the registry once it is regenerated, and a
+    /// person deciding whether their cells still work needs to see it beside the new one.
+    pub changed: Vec<ChangedTool>,
+}
+
+/// A tool whose interface changed: its module and the interface before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChangedTool {
+    /// Its module: `mcptools.<server>.<module>`.
+    pub module: String,
+    /// The interface it had (absent in registries written before ipybox kept it).
+    pub before: Option<String>,
+    /// The interface it has now.
+    pub after: Option<String>,
 }
 
 impl ToolChanges {
@@ -114,7 +127,11 @@ impl ToolChanges {
                         _ => was.description != now.description,
                     };
                     if differs {
-                        changes.changed.push((*module).to_owned());
+                        changes.changed.push(ChangedTool {
+                            module: (*module).to_owned(),
+                            before: was.interface.clone(),
+                            after: now.interface.clone(),
+                        });
                     }
                 }
             }
@@ -395,7 +412,11 @@ mod tests {
             ToolChanges {
                 added: vec!["new_tool".into()],
                 removed: vec!["gone".into()],
-                changed: vec!["widened".into()],
+                changed: vec![ChangedTool {
+                    module: "widened".into(),
+                    before: Some("class Params: a: int".into()),
+                    after: Some("class Params: a: int | str".into()),
+                }],
             },
             "a tool without a stored interface changes only with its description"
         );

@@ -9,7 +9,7 @@ import { getCurrentWindow } from '@tauri-apps/api/window';
 import { ask, message, open as openDialog } from '@tauri-apps/plugin-dialog';
 import { assertNever } from './util/assert';
 import type { JsonObject, JsonValue } from './util/json';
-import type { ServerParamsJson, ToolChanges, VariableSource } from './model/serverForm';
+import type { ProcessExit, ServerParamsJson, ToolChanges, VariableSource } from './model/serverForm';
 import type { PolicyProblem } from './model/policy';
 
 // ---------------------------------------------------------------------------------------------
@@ -89,9 +89,10 @@ export type SessionEvent =
   | { type: 'approval_decided'; id: number; decision: ApprovalDecision; decided_by: DecidedBy }
   | { type: 'approval_withdrawn'; id: number; reason: string }
   | ToolCallEvent
-  // MCP servers started on a call, and gone on their own (`stderr`: their last lines).
+  // MCP servers started on a call, and gone on their own (`stderr`: their last lines;
+  // `exit`: how the process ended, absent for a remote server's closed connection).
   | { type: 'mcp_server_started'; server: string }
-  | { type: 'mcp_server_exited'; server: string; stderr: string };
+  | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit };
 
 // ---- MCP tool calls and their approval
 

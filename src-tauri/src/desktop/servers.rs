@@ -110,6 +110,28 @@ mod tests {
                 "profiles": [{"name": "mcp-server", "purpose": "p"}]
             })
         );
+        let changes = crate::registry::ToolChanges::between(
+            &[ToolSummary {
+                tool: "add".into(),
+                module: "add".into(),
+                description: None,
+                interface: Some("class Params(BaseModel):\n    a: int".into()),
+            }],
+            &[ToolSummary {
+                tool: "add".into(),
+                module: "add".into(),
+                description: None,
+                interface: Some("class Params(BaseModel):\n    a: float".into()),
+            }],
+        );
+        assert_eq!(
+            serde_json::to_value(changes).expect("json"),
+            serde_json::json!({
+                "added": [], "removed": [],
+                "changed": [{"module": "add", "before": "class Params(BaseModel):\n    a: int", "after": "class Params(BaseModel):\n    a: float"}]
+            }),
+            "a changed tool comes with its interface before and after"
+        );
         let placeholder = Placeholder {
             name: "TOKEN".into(),
             source: Some(crate::mcp::params::VariableSource::DotEnv),

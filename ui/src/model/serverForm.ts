@@ -347,19 +347,88 @@ export function suggestName(name: string): string {
 
 // ---- what regenerating changed
 
+/** A tool whose generated interface changed, with the interface before and after (null
+ *  when a registry from before ipybox kept interfaces has none). */
+export interface ChangedTool {
+  module: string;
+  before: string | null;
+  after: string | null;
+}
+
 export interface ToolChanges {
   added: string[];
   removed: string[];
-  changed: string[];
+  changed: ChangedTool[];
 }
 
 /** “2 tools added (a, b); 1 removed (c)”, or that nothing changed. */
 export function describeChanges(c: ToolChanges): string {
   const part = (n: string[], what: string): string | null => (n.length === 0 ? null : `${n.length} ${what} (${n.join(', ')})`);
-  const parts = [part(c.added, c.added.length === 1 ? 'tool added' : 'tools added'), part(c.removed, 'removed'), part(c.changed, c.changed.length === 1 ? 'signature changed' : 'signatures changed')].filter(
+  const changed = c.changed.map((t) => t.module);
+  const parts = [part(c.added, c.added.length === 1 ? 'tool added' : 'tools added'), part(c.removed, 'removed'), part(changed, changed.length === 1 ? 'signature changed' : 'signatures changed')].filter(
     (p): p is string => p !== null,
   );
   return parts.length === 0 ? 'No tool was added, removed or changed.' : `${parts.join('; ')}.`;
+}
+
+/**
+ * What a call depends on in a generated interface: the class lines, their fields and `run`'s
+ * signature, without docstrings, blank lines or the `...` body — the part that decides
+ * whether a cell written against the old module still works.
+ */
+export function signatureLines(iface: string): string[] {
+  const out: string[] = [];
+  let inDoc = false;
+  for (const line of iface.split('\n')) {
+    const t = line.trim();
+    const quotes = t.split('"""').length - 1;
+    if (inDoc) {
+      if (quotes % 2 === 1) inDoc = false;
+      continue;
+    }
+    if (t.startsWith('"""')) {
+      inDoc = quotes % 2 === 1;
+      continue;
+    }
+    if (t === '' || t === '...') continue;
+    out.push(line.trimEnd());
+  }
+  return out;
+}
+
+export interface SignatureLine {
+  text: string;
+  /** Not in the other side: removed (before) or added (after). */
+  changed: boolean;
+}
+
+/** The signatures before and after, each line marked when the other side lacks it (a line
+ *  diff by longest common subsequence: interfaces are a few dozen lines). */
+export function compareSignatures(before: string | null, after: string | null): { before: SignatureLine[]; after: SignatureLine[] } {
+  const a = before === null ? [] : signatureLines(before);
+  const b = after === null ? [] : signatureLines(after);
+  const common: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      const row = common[i] ?? [];
+      row[j] = a[i] === b[j] ? (common[i + 1]?.[j + 1] ?? 0) + 1 : Math.max(common[i + 1]?.[j] ?? 0, row[j + 1] ?? 0);
+    }
+  }
+  const keepA = new Set<number>();
+  const keepB = new Set<number>();
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      keepA.add(i++);
+      keepB.add(j++);
+    } else if ((common[i + 1]?.[j] ?? 0) >= (common[i]?.[j + 1] ?? 0)) i++;
+    else j++;
+  }
+  return {
+    before: a.map((text, k) => ({ text, changed: !keepA.has(k) })),
+    after: b.map((text, k) => ({ text, changed: !keepB.has(k) })),
+  };
 }
 
 // ---- where a placeholder's value comes from
@@ -383,15 +452,20 @@ export function describeSource(source: VariableSource | null): string {
 
 export type ServerState = 'not_started' | 'running' | 'exited' | 'crashed';
 
+/** How a server's process ended: an exit status, or the signal that ended it. */
+export type ProcessExit = { code: number } | { signal: number };
+
 export interface ServerStatus {
   state: ServerState;
   /** The last lines it wrote on stderr (exited or crashed). */
   stderr: string;
+  /** How its process ended, when ipybox started it (absent for a remote server). */
+  exit?: ProcessExit;
 }
 
 export type StatusEvent =
   | { type: 'mcp_server_started'; server: string }
-  | { type: 'mcp_server_exited'; server: string; stderr: string }
+  | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
   /** The kernel was replaced or the session stopped: ipybox stopped every server. */
   | { type: 'servers_stopped' };
 
@@ -409,11 +483,14 @@ export class ServerStatuses {
       case 'mcp_server_started':
         this.map.set(event.server, { state: 'running', stderr: '' });
         break;
-      case 'mcp_server_exited':
-        // A server that goes away on its own while ipybox holds its connection did not mean
-        // to; the words say "crashed" when it left something on stderr.
-        this.map.set(event.server, { state: event.stderr.trim() === '' ? 'exited' : 'crashed', stderr: event.stderr });
+      case 'mcp_server_exited': {
+        // The exit status decides: a code other than 0 or a signal is a crash. A remote
+        // server has none (its connection closed): something on stderr is the best sign.
+        const exit = event.exit;
+        const crashed = exit ? !('code' in exit && exit.code === 0) : event.stderr.trim() !== '';
+        this.map.set(event.server, { state: crashed ? 'crashed' : 'exited', stderr: event.stderr, ...(exit ? { exit } : {}) });
         break;
+      }
       case 'servers_stopped':
         this.map.clear();
         break;
@@ -435,7 +512,19 @@ export function describeState(s: ServerStatus): string {
       return 'Running';
     case 'exited':
       return 'Exited (it starts again on its next call)';
-    case 'crashed':
-      return 'Crashed (it starts again on its next call)';
+    case 'crashed': {
+      const again = 'it starts again on its next call';
+      const exit = s.exit;
+      if (exit === undefined) return `Crashed (${again})`;
+      if ('signal' in exit) return `Killed by signal ${exit.signal}${signalName(exit.signal)} (${again})`;
+      return `Crashed (exit code ${exit.code}; ${again})`;
+    }
   }
+}
+
+/** The common signals by name (Linux and macOS agree on these numbers). */
+function signalName(signal: number): string {
+  const names: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 15: 'SIGTERM' };
+  const name = names[signal];
+  return name ? `, ${name}` : '';
 }

@@ -16,7 +16,9 @@ import {
   type ServerParamsJson,
   type ServerStatuses,
   type Transport,
+  type ToolChanges,
   checkForm,
+  compareSignatures,
   describeChanges,
   describeSource,
   describeState,
@@ -81,6 +83,8 @@ export class ServersView {
   private busy = false;
   /** What Regenerate last changed, per server, until the list is re-read. */
   private readonly changes = new Map<string, string>();
+  /** …and tool by tool, with a changed tool's signature before and after. */
+  private readonly changeDetails = new Map<string, ToolChanges>();
   private readonly serverList: HTMLElement;
   private readonly empty: HTMLElement;
   private readonly loadError: HTMLElement;
@@ -313,11 +317,68 @@ export class ServersView {
       stderr,
       h('div', { class: 'server-actions' }, sandboxLabel, regenerate, edit, remove, confirm),
       changes,
+      this.renderChangeDetails(server),
       h('p', { class: 'server-tool-count', text: `${server.tools.length} tool${server.tools.length === 1 ? '' : 's'}` }),
       tools,
     );
     this.renderStatus(card, server.name);
     return card;
+  }
+
+  /** Each tool Regenerate added, removed or changed; a changed one's signature before and
+   *  after, the lines that differ marked (del/ins, which screen readers announce). */
+  private renderChangeDetails(server: RegisteredServer): HTMLElement | null {
+    const c = this.changeDetails.get(server.name);
+    if (!c || c.added.length + c.removed.length + c.changed.length === 0) return null;
+    const signature = (lines: { text: string; changed: boolean }[], tag: 'del' | 'ins', label: string): HTMLElement =>
+      h(
+        'pre',
+        { class: `server-signature server-signature-${tag === 'del' ? 'before' : 'after'}`, tabindex: 0, 'aria-label': label },
+        ...(lines.length === 0 ? [h('span', { class: 'server-signature-none', text: '(not kept by the registry)' })] : lines.flatMap((l) => [l.changed ? h(tag, { text: l.text }) : h('span', { text: l.text }), '\n'])),
+      );
+    const items: HTMLElement[] = [];
+    for (const module of c.added) {
+      const iface = server.tools.find((t) => t.module === module)?.interface ?? null;
+      const after = compareSignatures(null, iface).after;
+      items.push(
+        h(
+          'li',
+          { class: 'server-change', 'data-change': 'added', 'data-tool': module },
+          h('span', { class: 'server-change-kind', text: 'Added: ' }),
+          h('code', { text: module }),
+          after.length > 0 ? signature(after.map((l) => ({ ...l, changed: false })), 'ins', `Signature of ${module}`) : null,
+        ),
+      );
+    }
+    for (const module of c.removed) {
+      items.push(
+        h(
+          'li',
+          { class: 'server-change', 'data-change': 'removed', 'data-tool': module },
+          h('span', { class: 'server-change-kind', text: 'Removed: ' }),
+          h('code', { text: module }),
+          h('span', { text: ` — cells importing mcptools.${server.name}.${module} fail now.` }),
+        ),
+      );
+    }
+    for (const t of c.changed) {
+      const { before, after } = compareSignatures(t.before, t.after);
+      items.push(
+        h(
+          'li',
+          { class: 'server-change', 'data-change': 'changed', 'data-tool': t.module },
+          h('span', { class: 'server-change-kind', text: 'Changed: ' }),
+          h('code', { text: t.module }),
+          h(
+            'div',
+            { class: 'server-signature-pair' },
+            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'Before' }), signature(before, 'del', `${t.module} before`)),
+            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'After' }), signature(after, 'ins', `${t.module} after`)),
+          ),
+        ),
+      );
+    }
+    return h('ul', { class: 'server-change-list', 'aria-label': `What regenerating ${server.name} changed` }, ...items);
   }
 
   private renderTool(server: string, tool: ToolSummary): HTMLElement {
@@ -383,10 +444,12 @@ export class ServersView {
     try {
       const r = await this.backend.regenerateMcpServer(name);
       this.changes.set(name, `Regenerated: ${describeChanges(r.changes)}${skippedText(r)}`);
+      this.changeDetails.set(name, r.changes);
       this.say(`Regenerated ${name}.`);
       await this.reload();
     } catch (err) {
       this.changes.set(name, `Regenerating failed: ${errorText(err)}`);
+      this.changeDetails.delete(name);
       this.say(`Regenerating ${name} failed.`);
       this.render();
     }
@@ -398,6 +461,7 @@ export class ServersView {
     try {
       await this.backend.unregisterMcpServer(name);
       this.changes.delete(name);
+      this.changeDetails.delete(name);
       this.say(`Removed ${name}.`);
       await this.reload();
       this.addButton.focus();
@@ -419,12 +483,14 @@ export class ServersView {
     try {
       const r = await this.backend.registerMcpServer(server.name, check.params);
       this.changes.set(server.name, `${input.checked ? 'Now sandboxed' : 'No longer sandboxed'}. ${describeChanges(r.changes)}${skippedText(r)}`);
+      this.changeDetails.set(server.name, r.changes);
       this.say(`${server.name} ${input.checked ? 'runs sandboxed' : 'runs without the sandbox'} from its next start.`);
       await this.reload();
     } catch (err) {
       input.checked = !input.checked;
       input.disabled = false;
       this.changes.set(server.name, `Not changed: ${errorText(err)}`);
+      this.changeDetails.delete(server.name);
       this.render();
     }
     this.serverList.querySelector<HTMLElement>(`[data-server="${server.name}"] .server-sandbox-switch`)?.focus();
@@ -614,6 +680,7 @@ export class ServersView {
       const r = await this.backend.registerMcpServer(checked.name, checked.params);
       if (previous && previous !== checked.name) await this.backend.unregisterMcpServer(previous);
       this.changes.set(checked.name, `Registered: import its tools as mcptools.${checked.name}.<tool>.${skippedText(r)}`);
+      this.changeDetails.delete(checked.name);
       this.say(`Registered ${checked.name}.`);
       this.form.hidden = true;
       this.editing = null;

@@ -224,7 +224,7 @@ describe('the MCP servers tab', () => {
 
   for (const colorScheme of ['light', 'dark']) {
     it(`every text reads against its background in ${colorScheme} mode (WCAG contrast)`, async () => {
-      const { page, errors, close } = await app({ servers: { defined: ['API_KEY'], registered: { fx: { command: 'ipybox-fixture-mcp' }, web: { type: 'streamable_http', url: 'https://h/mcp' } } } }, { colorScheme });
+      const { page, errors, close } = await app({ servers: { reshaped: true, defined: ['API_KEY'], registered: { fx: { command: 'ipybox-fixture-mcp' }, web: { type: 'streamable_http', url: 'https://h/mcp' } } } }, { colorScheme });
       await openTab(page);
       const card = '.server-card[data-server="fx"]';
       await page.waitForSelector(card);
@@ -250,7 +250,7 @@ describe('the MCP servers tab', () => {
       await page.click('#test-server');
       await page.waitForSelector('#server-test-result .server-stderr');
       await page.fill('#server-name', 'bad-name');
-      for (const shown of ['#server-name-error', '#server-json-error', '.server-card[data-server="web"] .server-remove-yes', `${card} .server-interface`, `${card} .server-stderr`]) {
+      for (const shown of [`${card} .server-signature-before del >> nth=0`, `${card} .server-signature-after ins >> nth=0`, '#server-name-error', '#server-json-error', '.server-card[data-server="web"] .server-remove-yes', `${card} .server-interface >> nth=0`, `${card} .server-stderr`]) {
         assert.equal(await page.locator(shown).isVisible(), true, `${shown} is on screen to be checked`);
       }
       const offenders = await contrastOffenders(page, '#side-panel-servers');
@@ -287,6 +287,64 @@ describe('the MCP servers tab', () => {
     for (const name of ['Regenerate the tools of fx', 'Edit fx', 'Remove fx', 'Remove web', 'Keep web', 'Copy “from mcptools.fx.echo import Params, run”', 'Generated Params, Result and run of echo']) {
       assert.ok(stops.some((s) => s.name === name), `a stop named “${name}”: ${stops.map((s) => s.name).join(' | ')}`);
     }
+    await close();
+  });
+
+  it('Regenerate lists each tool added and removed, and a changed one’s signature before and after', async () => {
+    const { page, errors, close } = await app({ servers: { reshaped: true, registered: { fx: { command: 'ipybox-fixture-mcp' } } } });
+    await openTab(page);
+    const card = '.server-card[data-server="fx"]';
+    await page.waitForSelector(`${card} .server-tool[data-tool="subtract"]`);
+    await page.click(`${card} .server-regenerate`);
+    await page.waitForSelector(`${card} .server-change-list`);
+    assert.equal(await text(page, `${card} .server-changes`), 'Regenerated: 1 tool added (add); 1 removed (subtract); 1 signature changed (echo).');
+    const change = (kind, tool) => `${card} .server-change[data-change="${kind}"][data-tool="${tool}"]`;
+    assert.match(await text(page, change('added', 'add')), /^Added: add/);
+    assert.match(await text(page, `${change('added', 'add')} .server-signature`), /a: float\n\s+b: float\ndef run\(params: Params\) -> str:/, 'an added tool shows its signature');
+    assert.equal(await text(page, change('removed', 'subtract')), 'Removed: subtract — cells importing mcptools.fx.subtract fail now.');
+    const before = `${change('changed', 'echo')} .server-signature-before`;
+    const after = `${change('changed', 'echo')} .server-signature-after`;
+    assert.equal(await text(page, before), 'class Params(BaseModel):\n    message: str = Field(..., description="Message to echo")\ndef run(params: Params) -> str:\n', 'the old signature, without docstrings');
+    assert.match(await text(page, after), /^class Params\(BaseModel\):\n    message: str[^\n]*\n    times: int = 1\nclass Result\(BaseModel\):\n    echoed: str\ndef run\(params: Params\) -> Result:\n$/);
+    assert.deepEqual(await page.locator(`${before} del`).allTextContents(), ['def run(params: Params) -> str:'], 'what is gone is marked');
+    assert.deepEqual(await page.locator(`${after} ins`).allTextContents(), ['    times: int = 1', 'class Result(BaseModel):', '    echoed: str', 'def run(params: Params) -> Result:'], 'what is new is marked');
+    assert.equal(await page.getAttribute(before, 'aria-label'), 'echo before');
+    assert.equal(await page.getAttribute(before, 'tabindex'), '0', 'scrolls by keyboard');
+    // The list re-read shows what the server offers now.
+    assert.deepEqual(await page.locator(`${card} .server-tool`).evaluateAll((els) => els.map((e) => e.dataset.tool)), ['echo', 'add']);
+    // Regenerating again changes nothing, and says so without a list.
+    await page.click(`${card} .server-regenerate`);
+    await page.waitForFunction((c) => document.querySelector(`${c} .server-changes`)?.textContent.includes('No tool'), card);
+    assert.equal(await page.locator(`${card} .server-change-list`).count(), 0);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('says how a server ended, from its exit status: crashed with its code, killed by a signal, or exited', async () => {
+    const { page, errors, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' } } } });
+    await openTab(page);
+    const card = '.server-card[data-server="fx"]';
+    await page.waitForSelector(card);
+    const exit = (stderr, exit) => page.evaluate(([stderr, exit]) => window.__mock.emitSession({ type: 'mcp_server_exited', server: 'fx', stderr, ...(exit ? { exit } : {}) }), [stderr, exit]);
+    const started = () => page.evaluate(() => window.__mock.emitSession({ type: 'mcp_server_started', server: 'fx' }));
+    // Nothing on stderr, but exit code 3: a crash all the same.
+    await started();
+    await exit('', { code: 3 });
+    await page.waitForSelector(`${card}[data-state="crashed"]`);
+    assert.equal(await text(page, `${card} .server-state`), 'Crashed (exit code 3; it starts again on its next call)');
+    assert.equal(await page.locator(`${card} .server-stderr`).isVisible(), false, 'no stderr to show');
+    await started();
+    await exit('', { signal: 9 });
+    await page.waitForFunction((c) => document.querySelector(`${c} .server-state`)?.textContent.startsWith('Killed'), card);
+    assert.equal(await text(page, `${card} .server-state`), 'Killed by signal 9, SIGKILL (it starts again on its next call)');
+    assert.equal(await page.getAttribute(card, 'data-state'), 'crashed');
+    // Exit code 0 is an exit, even with words on stderr.
+    await started();
+    await exit('shutting down\n', { code: 0 });
+    await page.waitForSelector(`${card}[data-state="exited"]`);
+    assert.equal(await text(page, `${card} .server-state`), 'Exited (it starts again on its next call)');
+    assert.equal(await text(page, `${card} .server-stderr`), 'shutting down');
+    assert.deepEqual(errors, []);
     await close();
   });
 });

@@ -3,8 +3,10 @@ import {
   ServerStatuses,
   checkForm,
   checkName,
+  compareSignatures,
   describeChanges,
   describeSource,
+  describeState,
   emptyForm,
   formFromParams,
   parsePasted,
@@ -176,7 +178,30 @@ describe('pasted JSON', () => {
 describe('what regenerating changed', () => {
   it('is said in words', () => {
     expect(describeChanges({ added: [], removed: [], changed: [] })).toBe('No tool was added, removed or changed.');
-    expect(describeChanges({ added: ['a', 'b'], removed: ['c'], changed: ['d'] })).toBe('2 tools added (a, b); 1 removed (c); 1 signature changed (d).');
+    expect(describeChanges({ added: ['a', 'b'], removed: ['c'], changed: [{ module: 'd', before: 'x', after: 'y' }] })).toBe('2 tools added (a, b); 1 removed (c); 1 signature changed (d).');
+  });
+});
+
+describe('a changed tool’s signature', () => {
+  const before = 'class Params(BaseModel):\n    """Adds.\n\n    Two numbers."""\n\n    a: int\n    b: int\n\n\ndef run(params: Params) -> str:\n    """Adds two numbers"""\n    ...\n';
+  const after = 'class Params(BaseModel):\n    """Adds, now with floats."""\n\n    a: float\n    b: int\n\n\nclass Result(BaseModel):\n    sum: float\n\n\ndef run(params: Params) -> Result:\n    """Adds two numbers"""\n    ...\n';
+
+  it('keeps what a call depends on — classes, fields, run — and leaves out docstrings', () => {
+    const { before: b } = compareSignatures(before, after);
+    expect(b.map((l) => l.text)).toEqual(['class Params(BaseModel):', '    a: int', '    b: int', 'def run(params: Params) -> str:']);
+  });
+
+  it('marks the lines only one side has', () => {
+    const { before: b, after: a } = compareSignatures(before, after);
+    expect(b.filter((l) => l.changed).map((l) => l.text)).toEqual(['    a: int', 'def run(params: Params) -> str:']);
+    expect(a.filter((l) => l.changed).map((l) => l.text)).toEqual(['    a: float', 'class Result(BaseModel):', '    sum: float', 'def run(params: Params) -> Result:']);
+    expect(a.find((l) => l.text === '    b: int')?.changed).toBe(false);
+  });
+
+  it('an interface not kept before is all new', () => {
+    const { before: b, after: a } = compareSignatures(null, after);
+    expect(b).toEqual([]);
+    expect(a.every((l) => l.changed)).toBe(true);
   });
 });
 
@@ -195,5 +220,17 @@ describe('server status', () => {
     s.apply({ type: 'servers_stopped' });
     expect(s.get('fx').state).toBe('not_started');
     expect(calls).toBe(4);
+  });
+
+  it('tells a crash from an exit by the exit status, stderr or not', () => {
+    const s = new ServerStatuses();
+    s.apply({ type: 'mcp_server_exited', server: 'a', stderr: '', exit: { code: 3 } });
+    expect(s.get('a').state).toBe('crashed');
+    expect(describeState(s.get('a'))).toBe('Crashed (exit code 3; it starts again on its next call)');
+    s.apply({ type: 'mcp_server_exited', server: 'b', stderr: '', exit: { signal: 9 } });
+    expect(describeState(s.get('b'))).toBe('Killed by signal 9, SIGKILL (it starts again on its next call)');
+    s.apply({ type: 'mcp_server_exited', server: 'c', stderr: 'Bye.\n', exit: { code: 0 } });
+    expect(s.get('c').state).toBe('exited');
+    expect(describeState(s.get('c'))).toBe('Exited (it starts again on its next call)');
   });
 });

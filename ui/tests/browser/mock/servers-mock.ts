@@ -10,6 +10,9 @@ export interface ServersMockConfig {
   registered?: Record<string, unknown>;
   /** Variables the workspace's .env defines. */
   defined?: string[];
+  /** Registered servers start with `echo` and `subtract`; regenerating finds `echo` with a
+   *  new parameter, `add`, and no `subtract`: a tool of each kind of change. */
+  reshaped?: boolean;
 }
 
 interface Tool {
@@ -32,6 +35,31 @@ const ADD: Tool = {
   interface: 'class Params(BaseModel):\n    a: float\n    b: float\n\n\ndef run(params: Params) -> str:\n    """Adds two numbers"""\n    ...\n',
 };
 
+const SUBTRACT: Tool = {
+  tool: 'subtract',
+  module: 'subtract',
+  description: 'Subtracts b from a',
+  interface: 'class Params(BaseModel):\n    a: float\n    b: float\n\n\ndef run(params: Params) -> str:\n    """Subtracts b from a"""\n    ...\n',
+};
+const ECHO_V2: Tool = {
+  ...ECHO,
+  interface: 'class Params(BaseModel):\n    """Echoes back the input string"""\n\n    message: str = Field(..., description="Message to echo")\n    times: int = 1\n\n\nclass Result(BaseModel):\n    echoed: str\n\n\ndef run(params: Params) -> Result:\n    """Echoes back the input string"""\n    ...\n',
+};
+
+/** As the engine's `ToolChanges::between`: by module, a changed interface with both. */
+function changesBetween(before: Tool[], after: Tool[]) {
+  const old = new Map(before.map((t) => [t.module, t]));
+  const now = new Set(after.map((t) => t.module));
+  return {
+    added: after.filter((t) => !old.has(t.module)).map((t) => t.module),
+    removed: before.filter((t) => !now.has(t.module)).map((t) => t.module),
+    changed: after.flatMap((t) => {
+      const was = old.get(t.module);
+      return was && was.interface !== t.interface ? [{ module: t.module, before: was.interface ?? null, after: t.interface ?? null }] : [];
+    }),
+  };
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -49,7 +77,7 @@ function pinned(name: string, params: unknown): { params: unknown; policy?: stri
 
 export function serversBackend(config: ServersMockConfig) {
   const registry = new Map<string, { params: unknown; tools: Tool[] }>();
-  for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: [ECHO] });
+  for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: config.reshaped ? [ECHO, SUBTRACT] : [ECHO] });
   /** A regenerate after this finds `add` too (the server grew a tool). */
   let grown = false;
   const list = () => ({
@@ -66,6 +94,7 @@ export function serversBackend(config: ServersMockConfig) {
     if (command === 'crash-server' || args.includes('crash-server')) {
       throw { code: 'McpError', message: 'the MCP server "preview" exited before it answered. Its last lines on stderr:\nTraceback (most recent call last):\n  File "server.py", line 3, in <module>\nValueError: BOOM is not set' };
     }
+    if (config.reshaped) return [ECHO_V2, ADD];
     return grown ? [ECHO, ADD] : [ECHO];
   };
   return {
@@ -85,16 +114,16 @@ export function serversBackend(config: ServersMockConfig) {
           const tools = connect(args.params);
           const before = registry.get(name)?.tools ?? [];
           registry.set(name, { params: args.params, tools });
-          return { handled: true, value: { server: list().servers.find((s) => s.name === name), skipped: [], changes: { added: tools.filter((t) => !before.some((b) => b.module === t.module)).map((t) => t.module), removed: [], changed: [] } } };
+          return { handled: true, value: { server: list().servers.find((s) => s.name === name), skipped: [], changes: changesBetween(before, tools) } };
         }
         case 'regenerate_mcp_server': {
           const name = String(args.name);
           const s = registry.get(name);
           if (!s) throw { code: 'InvalidConfig', message: `no MCP server "${name}" is registered here` };
           const tools = connect(s.params);
-          const added = tools.filter((t) => !s.tools.some((b) => b.module === t.module)).map((t) => t.module);
+          const changes = changesBetween(s.tools, tools);
           s.tools = tools;
-          return { handled: true, value: { server: list().servers.find((x) => x.name === name), skipped: [], changes: { added, removed: [], changed: [] } } };
+          return { handled: true, value: { server: list().servers.find((x) => x.name === name), skipped: [], changes } };
         }
         case 'unregister_mcp_server':
           return { handled: true, value: registry.delete(String(args.name)) };
