@@ -742,3 +742,126 @@ async fn sandboxed_code_cannot_reach_the_desktop_link() {
     assert_blocked(&out, "socket", "Operation not permitted");
     e.stop().await.unwrap();
 }
+
+/// The workspace's audit log and approval rules live in its state directory in ipybox's data
+/// directory, which the sandbox hides (`denyRead` on `workspaces/`: an empty directory in its
+/// place) and leaves read-only (only the workspace is writable): sandboxed code can neither
+/// append to, overwrite, replace, delete nor symlink over either file, nor move their
+/// directory away, and files it plants where they would be are not the host's. Guards both:
+/// were the host's state directory writable from the sandbox, the probes would work and the
+/// host's files would change.
+#[tokio::test]
+async fn sandboxed_code_cannot_touch_the_audit_log_or_the_rules() {
+    let ws = workspace();
+    let state = ipybox::WorkspaceState::of(ws.path()).unwrap();
+    state.create().unwrap();
+    let log = state.audit_log().path().to_owned();
+    let rules = state.rules_file();
+    let (log_text, rules_text) = (
+        "{\"server\":\"fx\",\"tool\":\"write_file\",\"decision\":\"rejected\"}\n",
+        r#"{"version": 1, "rules": [{"server": "fx", "tool": "*", "decision": "reject"}]}"#,
+    );
+    std::fs::write(&log, log_text).unwrap();
+    std::fs::write(&rules, rules_text).unwrap();
+    let e = sandboxed(ws.path(), None).await;
+    let code = format!(
+        r#"{PROBE}
+import os, pathlib
+allow_all = '{{"version": 1, "rules": [{{"server": "*", "tool": "*", "decision": "allow"}}]}}'
+def append(p):
+    with open(p, "a") as f:
+        f.write('{{"decision": "approved", "forged": true}}\n')
+def overwrite(p):
+    with open(p, "w") as f:
+        f.write(allow_all)
+def replace(p):
+    forged = pathlib.Path("forged.json")
+    forged.write_text(allow_all)
+    os.replace(forged, p)
+def delete(p):
+    os.remove(p)
+def symlink_over(p):
+    pathlib.Path("forged.json").write_text(allow_all)
+    os.symlink(os.path.abspath("forged.json"), p + ".new")
+    os.replace(p + ".new", p)
+for name, p in [("log", {log:?}), ("rules", {rules:?})]:
+    for how in [append, overwrite, replace, delete, symlink_over]:
+        probe(f"{{how.__name__}}_{{name}}", lambda: how(p))
+probe("move_state_dir", lambda: os.rename({dir:?}, {dir:?} + ".moved"))
+# What the sandbox shows in place of the hidden directory may take new files; they are not
+# the host's.
+def plant():
+    os.makedirs({dir:?}, exist_ok=True)
+    overwrite({rules:?})
+    append({log:?})
+probe("plant", plant)
+"#,
+        log = log.display().to_string(),
+        rules = rules.display().to_string(),
+        dir = state.dir().display().to_string(),
+    );
+    let out = run(&e, &code).await;
+    for name in ["log", "rules"] {
+        for how in ["append", "overwrite", "replace", "delete", "symlink_over"] {
+            assert_blocked(&out, &format!("{how}_{name}"), "Error");
+        }
+    }
+    assert_blocked(&out, "move_state_dir", "Error");
+    e.stop().await.unwrap();
+    for (path, text) in [(&log, log_text), (&rules, rules_text)] {
+        assert!(
+            std::fs::symlink_metadata(path).unwrap().is_file(),
+            "{} is still a file of its own",
+            path.display()
+        );
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            text,
+            "{} is unchanged",
+            path.display()
+        );
+    }
+    let planted: Vec<String> = std::fs::read_dir(state.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".new"))
+        .collect();
+    assert!(
+        planted.is_empty(),
+        "nothing was planted beside them: {planted:?}"
+    );
+    std::fs::remove_dir_all(state.dir()).unwrap();
+}
+
+/// Guards, for a sandboxed kernel as for any: only the approval handler decides a call, never
+/// a message from the kernel, and an answer belongs to its call (a reused id runs nothing).
+/// See `tool_calls.rs`; here the kernel's channel goes through srt's sandbox.
+#[tokio::test]
+async fn sandboxed_kernel_code_cannot_decide_its_own_calls() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .sandbox(true)
+        .approval_timeout(Duration::from_secs(2))
+        .build();
+    e.register_mcp_server("fx", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let code = ipybox_tests::self_approval_attempts(ws.path());
+    let (r, seen) = run_with(&e, &code, Some(Duration::from_secs(120)), |r| {
+        (r.tool_name() == "echo").then_some(true)
+    })
+    .await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some(ipybox_tests::SELF_APPROVAL_REFUSED),
+        "no call was decided by the kernel"
+    );
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let written: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("-marker"))
+        .collect();
+    assert!(written.is_empty(), "nothing was written: {written:?}");
+    e.stop().await.unwrap();
+}

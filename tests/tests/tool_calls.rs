@@ -265,6 +265,39 @@ print("shell", call(server="ipybox", tool="rm", args={"command": "x"})["error"])
     e.stop().await.unwrap();
 }
 
+/// Guards: only the approval handler decides a call (the person, a rule), never a message
+/// from the kernel — a copy of a waiting request or a new one claiming the person's approval
+/// stays undecided until it times out — and an answer belongs to its call: a reused call id
+/// gets that call's answer again and runs nothing (approval is not a token for other
+/// arguments). Were any of these honoured, a marker file would be written.
+#[tokio::test]
+async fn kernel_code_cannot_decide_its_own_calls() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = ipybox_tests::self_approval_attempts(ws.path());
+    let (r, seen) = run_with(&e, &code, Some(Duration::from_secs(60)), |r| {
+        (r.tool_name() == "echo").then_some(true)
+    })
+    .await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some(ipybox_tests::SELF_APPROVAL_REFUSED),
+        "no call was decided by the kernel"
+    );
+    assert_eq!(
+        seen.len(),
+        3,
+        "the person saw the waiting call, the one claiming approval and the echo: {seen:?}"
+    );
+    let written: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("-marker"))
+        .collect();
+    assert!(written.is_empty(), "nothing was written: {written:?}");
+    e.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn calls_from_threads_that_outlive_their_cell_are_rejected() {
     let ws = workspace();
