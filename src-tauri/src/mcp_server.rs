@@ -1021,7 +1021,7 @@ impl IpyboxMcpServer {
     }
 
     #[tool(
-        description = "Save code that worked as a tool of its own: gentools/<category>/<name>/api.py (the interface: the models, then run(<parameters>) -> <returns> with a docstring made from the descriptions) and impl.py (the code, as the body of the implementation). The tool is then imported in any cell as `from gentools.<category>.<name>.api import run` and listed by list_tools; the MCP tools it calls still ask for approval. The saved modules are imported in the kernel before this answers: code that does not import is not saved (an earlier version stays). Saving again under the same name replaces the tool."
+        description = "Save code that worked as a tool of its own: gentools/<category>/<name>/api.py (the interface: the models, then run(<parameters>) -> <returns> with a docstring made from the descriptions) and impl.py (the code, as the body of the implementation). The tool is then imported in any cell as `from gentools.<category>.<name>.api import run` and listed by list_tools; the MCP tools it calls still ask for approval. The saved modules are imported in the kernel, and every module the code imports is looked for, before this answers: code that does not import, or imports a module the kernel cannot find, is not saved (an earlier version stays). Saving again under the same name replaces the tool."
     )]
     async fn save_code_action(
         &self,

@@ -2,7 +2,8 @@
 //! client registers a reference MCP server, lists the tools, runs a code action calling two
 //! of them, saves it with `save_code_action`, resets the kernel and calls the saved tool from
 //! a new cell — over stdio and over Streamable HTTP. Bad names and code that does not import
-//! are refused, and nothing is written outside `gentools/`.
+//! (a syntax error, a module the kernel cannot find) are refused, and nothing is written
+//! outside `gentools/`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -109,6 +110,12 @@ async fn the_skill(c: &Client, ws: &Path) {
         "Echo: The sum of 4 and 5 is 9.\nEcho: The sum of 10 and 1 is 11."
     );
 
+    // An import the code guards itself (an optional module) is its own business.
+    let guarded = format!(
+        "try:\n    import ipybox_no_such_module\nexcept ImportError:\n    ipybox_no_such_module = None\n{CODE}"
+    );
+    ok(c, "save_code_action", sum_and_echo(&guarded)).await;
+
     // Refused: names that are no identifiers (a path among them), and code that does not
     // import — which leaves the saved version in place.
     for (field, value) in [
@@ -131,6 +138,27 @@ async fn the_skill(c: &Client, ws: &Path) {
     );
     let why = refused(c, "save_code_action", sum_and_echo("return (")).await;
     assert!(why.contains("does not import"), "{why}");
+    // The code is the body of run(): its imports would fail only at the first call, so the
+    // modules they name are looked for when it is saved.
+    for (code, module) in [
+        (
+            "from ipybox_no_such_module import x\nreturn x(a, b)",
+            "ipybox_no_such_module",
+        ),
+        (
+            "import mcptools.no_such_server.tool as tool\nreturn tool.run(a)",
+            "mcptools.no_such_server.tool",
+        ),
+    ] {
+        let why = refused(c, "save_code_action", sum_and_echo(code)).await;
+        assert!(
+            why.contains("does not import")
+                && why.contains(&format!(
+                    "the code imports {module}, which the kernel cannot find"
+                )),
+            "{why}"
+        );
+    }
     let out = ok(
         c,
         "execute_ipython_cell",

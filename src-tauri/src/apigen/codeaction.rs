@@ -357,20 +357,66 @@ fn check_annotation(ty: &str) -> std::result::Result<(), String> {
 }
 
 /// Python that imports a saved code action afresh (the new version, not a cached one),
-/// leaving nothing behind in the kernel's namespace.
+/// leaving nothing behind in the kernel's namespace. The code is the body of a function, so
+/// its own imports run only when the tool is called: each module they name must be found
+/// now (imports under a `try` that catches the failure are the code's own business).
 pub fn import_check(category: &str, name: &str) -> String {
     format!(
         r#"def __ipybox_import_check():
     import importlib, sys
+    def forget():
+        for key in [k for k in sys.modules if k in ("gentools", "gentools.{category}") or k == "gentools.{category}.{name}" or k.startswith("gentools.{category}.{name}.")]:
+            del sys.modules[key]
     importlib.invalidate_caches()
-    for key in [k for k in sys.modules if k in ("gentools", "gentools.{category}") or k == "gentools.{category}.{name}" or k.startswith("gentools.{category}.{name}.")]:
-        del sys.modules[key]
+    forget()
+    try:
+        __ipybox_check_imports()
+    except BaseException:
+        # ipybox puts the earlier files back: the next import must read them, not this
+        # version's modules.
+        forget()
+        raise
+def __ipybox_check_imports():
+    import ast, importlib, importlib.util
     importlib.import_module("gentools.{category}.{name}.api")
-    importlib.import_module("gentools.{category}.{name}.impl")
+    impl = importlib.import_module("gentools.{category}.{name}.impl")
+    with open(impl.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    caught = {{"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}}
+    def catches(handler):
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return handler.type is None or any(isinstance(k, ast.Name) and k.id in caught for k in kinds)
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and any(catches(h) for h in node.handlers):
+            guarded.update(id(n) for part in node.body for n in ast.walk(part))
+    missing = {{}}
+    for node in ast.walk(tree):
+        if id(node) in guarded:
+            continue
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+        else:
+            continue
+        for module in modules:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                missing[module] = None
+    if missing:
+        raise ModuleNotFoundError(
+            "the code imports " + ", ".join(missing) + ", which the kernel cannot find: "
+            "install the package (install_package), register the MCP server (register_mcp_server) "
+            "or correct the name"
+        )
 try:
     __ipybox_import_check()
 finally:
-    del __ipybox_import_check
+    del __ipybox_import_check, __ipybox_check_imports
 "#
     )
 }
