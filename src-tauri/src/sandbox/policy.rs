@@ -219,6 +219,41 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn the_workspace_policy_is_written_once_and_never_through_a_link() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let (file, created) = workspace_policy(ws.path()).expect("created");
+        assert!(created, "a workspace without one gets the default");
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("read"),
+            DEFAULT_KERNEL_POLICY
+        );
+        std::fs::write(&file, "{}").expect("edited");
+        assert_eq!(
+            workspace_policy(ws.path()).expect("kept"),
+            (file.clone(), false)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("read"),
+            "{}",
+            "the workspace's own is kept"
+        );
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let other = tempfile::tempdir().expect("tempdir");
+        let target = elsewhere.path().join("planted.json");
+        std::os::unix::fs::symlink(&target, other.path().join(WORKSPACE_POLICY)).expect("link");
+        let (_, created) = workspace_policy(other.path()).expect("answered");
+        assert!(
+            !created && !target.exists(),
+            "a link planted at the name is not written through"
+        );
+        assert_eq!(
+            std::fs::read_dir(other.path()).expect("list").count(),
+            1,
+            "no temporary file is left behind"
+        );
+    }
+
     fn render_default() -> Value {
         render(
             load(None).expect("default policy parses"),
