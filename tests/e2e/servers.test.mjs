@@ -140,7 +140,7 @@ test('a server that crashes shows as crashed with its last stderr lines', async 
   answerDialog('Approve tool call — crashy.crash', 'Return');
   await settled(app, 0);
   await app.until('crashy shown crashed', () => app.execute('return document.querySelector(arguments[0])?.dataset.state === "crashed";', card('crashy')), 20000);
-  assert.match(await app.text(`${card('crashy')} .server-state`), /^Crashed/);
+  assert.match(await app.text(`${card('crashy')} .server-state`), /^Crashed \(exit code 3;/, 'the fixture’s crash tool exits with status 3');
   assert.match(await app.text(`${card('crashy')} .server-stderr`), /crashy: loaded 3 plugins/);
   spawnSync('import', ['-window', 'root', join(SHOTS, 'servers-crashed.png')]);
 });
