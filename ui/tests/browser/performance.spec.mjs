@@ -80,38 +80,53 @@ it('100,000 streamed lines: rAF ping stays under 100 ms, rendering finishes unde
   await page.close();
 });
 
-it('audit log of 1,000 entries: opening the tab shows the newest rows within 50 ms', async () => {
-  const { page } = await app({ auditCount: 1000 });
-  await page.click('#toggle-approvals');
-  await page.waitForSelector('#side-tab-audit');
-  const result = await page.evaluate(async () => {
-    const readsBefore = window.__mock.calls.filter((c) => c.cmd === 'audit_log').length;
-    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-    const shown = () => document.querySelectorAll('#audit-table tbody tr').length === 200 && (document.querySelector('#audit-count')?.textContent ?? '').startsWith('1,000 entries');
-    const t0 = performance.now();
-    // Read, indexed and rendered: from the click until the table holds the newest 200 rows
-    // (the log read through the mocked IPC, as JSON, included).
-    const rendered = new Promise((resolve) => {
-      const observer = new MutationObserver(() => {
-        if (!shown()) return;
-        observer.disconnect();
-        void document.body.offsetHeight; // style and layout of the table included
-        resolve(performance.now() - t0);
-      });
-      observer.observe(document.body, { childList: true, subtree: true, characterData: true });
-    });
-    document.querySelector('#side-tab-audit').click();
-    const dom = await rendered;
-    await new Promise((r) => requestAnimationFrame(r));
-    const frame = performance.now() - t0;
-    const reads = window.__mock.calls.filter((c) => c.cmd === 'audit_log').length - readsBefore;
-    return { readsBefore, reads, dom, frame, count: document.querySelector('#audit-count').textContent };
-  });
-  console.log(`# audit view, 1,000 entries: opened (read, indexed, 200 rows rendered with layout) in ${result.dom.toFixed(1)} ms; next frame within ${result.frame.toFixed(1)} ms`);
-  assert.deepEqual([result.readsBefore, result.reads], [0, 1], 'the log is first read when its tab opens, so the time includes reading it');
-  assert.match(result.count, /^1,000 entries · showing the newest 200/);
-  assert.ok(result.dom <= 50, `opening the audit view took ${result.dom} ms`);
-  await page.close();
+it('audit log of 1,000 entries: opening the tab shows the newest rows within 50 ms (median of 5 windows)', async () => {
+  const runs = [];
+  // A fresh window each time: the first opening reads the log; five, so that one stall of a
+  // shared CPU does not decide.
+  for (let i = 0; i < 5; i++) {
+    const { page } = await app({ auditCount: 1000 });
+    await page.click('#toggle-approvals');
+    await page.waitForSelector('#side-tab-audit');
+    runs.push(
+      await page.evaluate(async () => {
+        const reads = () => window.__mock.calls.filter((c) => c.cmd === 'audit_log').length;
+        const readsBefore = reads();
+        await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+        const shown = () => document.querySelectorAll('#audit-table tbody tr').length === 200 && (document.querySelector('#audit-count')?.textContent ?? '').startsWith('1,000 entries');
+        const t0 = performance.now();
+        // Read, indexed and rendered: from the click until the table holds the newest 200
+        // rows (the log read through the mocked IPC, as JSON, included).
+        const rendered = new Promise((resolve) => {
+          const observer = new MutationObserver(() => {
+            if (!shown()) return;
+            observer.disconnect();
+            void document.body.offsetHeight; // style and layout of the table included
+            resolve(performance.now() - t0);
+          });
+          observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+        });
+        document.querySelector('#side-tab-audit').click();
+        const dom = await rendered;
+        await new Promise((r) => requestAnimationFrame(r));
+        const frame = performance.now() - t0;
+        return { readsBefore, reads: reads() - readsBefore, dom, frame, count: document.querySelector('#audit-count').textContent };
+      }),
+    );
+    await page.close();
+  }
+  const sorted = [...runs].sort((a, b) => a.dom - b.dom);
+  const median = sorted[2];
+  const worst = sorted[4];
+  console.log(
+    `# audit view, 1,000 entries, 5 windows: opened (read, indexed, 200 rows rendered with layout) in median ${median.dom.toFixed(1)} ms ` +
+      `(min ${sorted[0].dom.toFixed(1)}, max ${worst.dom.toFixed(1)}); next frame within ${median.frame.toFixed(1)} ms (median)`,
+  );
+  for (const run of runs) {
+    assert.deepEqual([run.readsBefore, run.reads], [0, 1], 'the log is first read when its tab opens, so the time includes reading it');
+    assert.match(run.count, /^1,000 entries · showing the newest 200/);
+  }
+  assert.ok(median.dom <= 50, `opening the audit view took ${median.dom} ms (median)`);
 });
 
 it('audit log of 1,000 entries: each keystroke in the search updates the table within 50 ms', async () => {
