@@ -1,64 +1,66 @@
 // An agent's code approved by a person in the real app: `ipybox mcp --approval desktop`,
-// driven over stdio as an MCP client would, raises the app's native dialog for each tool
-// call; Approve runs it, Reject refuses it, both land in the workspace's audit log with the
-// agent named; with the app closed the call is rejected with a message saying so.
-// Run by tests/e2e/run.sh.
+// driven over stdio by the official MCP TypeScript SDK's client (as an agent would run it),
+// raises the app's native dialog for each tool call; Approve runs it, Reject refuses it, both
+// land in the workspace's audit log with the agent named; with the app closed the call is
+// rejected with a message saying so. Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { App, APP, answerDialog, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
+import { pathToFileURL } from 'node:url';
+import { App, APP, ROOT, answerDialog, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
+
+// The SDK tests/servers/install.sh installs (with the reference servers).
+const sdk = join(ROOT, 'tests', 'servers', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
+const { Client } = await import(pathToFileURL(join(sdk, 'index.js')).href);
+const { StdioClientTransport } = await import(pathToFileURL(join(sdk, 'stdio.js')).href);
 
 const apps = [];
 const agents = [];
-afterEach((t) => {
-  for (const agent of agents.splice(0)) agent.close();
+afterEach(async (t) => {
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
   return quitAll(apps, t);
 });
 
-/** `ipybox mcp` on `dir` as an MCP client talks to it: JSON-RPC over its stdin/stdout. */
+/** `ipybox mcp` on `dir`, connected to by the SDK's client over its stdin/stdout. */
 class Agent {
-  constructor(dir, approval) {
-    this.child = spawn(APP, ['mcp', '--workspace', dir, '--approval', approval], { stdio: ['pipe', 'pipe', 'pipe'] });
+  static async connect(dir, approval) {
+    // The whole environment: ipybox mcp must find the app's data and runtime directories.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined));
+    const transport = new StdioClientTransport({ command: APP, args: ['mcp', '--workspace', dir, '--approval', approval], env, stderr: 'pipe' });
+    const agent = new Agent(transport);
+    await agent.client.connect(transport);
+    return agent;
+  }
+
+  constructor(transport) {
     this.stderr = '';
-    this.child.stderr.on('data', (d) => { this.stderr += d; });
-    this.waiting = new Map();
-    this.nextId = 1;
-    createInterface({ input: this.child.stdout }).on('line', (line) => {
-      const message = JSON.parse(line);
-      const done = this.waiting.get(message.id);
-      if (done) {
-        this.waiting.delete(message.id);
-        done(message);
-      }
-    });
+    transport.stderr?.on('data', (d) => { this.stderr += d; });
+    // The dialog is answered by a blocking xdotool: the call must be on its way first.
+    this.sent = [];
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      await send(message, options);
+      if (message.method === 'tools/call') this.sent.shift()?.();
+    };
+    this.client = new Client({ name: 'e2e-agent', version: '1' });
   }
 
-  request(method, params, timeoutMs = 120000) {
-    const id = this.nextId++;
-    this.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to ${method} within ${timeoutMs} ms; stderr:\n${this.stderr}`)), timeoutMs);
-      this.waiting.set(id, (m) => { clearTimeout(timer); resolve(m); });
-    });
-  }
-
-  async initialize() {
-    await this.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e-agent', version: '1' } });
-    this.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-  }
-
-  /** Run `code` with execute_ipython_cell; its text and whether it was an error. */
-  async run(code) {
-    const answer = await this.request('tools/call', { name: 'execute_ipython_cell', arguments: { code } });
-    assert.ok(answer.result, JSON.stringify(answer));
-    const text = answer.result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-    return { text, error: answer.result.isError === true };
+  /**
+   * Start `code` with execute_ipython_cell; resolves once the request is written, to
+   * `{ result }`: its text and whether it was an error.
+   */
+  async start(code) {
+    const written = new Promise((resolve) => this.sent.push(resolve));
+    const result = this.client
+      .callTool({ name: 'execute_ipython_cell', arguments: { code } }, undefined, { timeout: 120000 })
+      .then((answer) => ({ text: answer.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n'), error: answer.isError === true }))
+      .catch((e) => { throw new Error(`${e.message}; stderr:\n${this.stderr}`); });
+    await written;
+    return { result };
   }
 
   close() {
-    this.child.kill('SIGTERM');
+    return this.client.close();
   }
 }
 
@@ -72,21 +74,21 @@ test("an agent's tool calls raise the app's dialog: approved, rejected, and reje
   await app.ready();
   // The app listens for agents once its kernel runs.
   await app.until('the kernel to be ready', async () => (await app.kernelStatus()) === 'idle', 60000);
-  const agent = new Agent(ws, 'desktop');
+  const agent = await Agent.connect(ws, 'desktop');
   agents.push(agent);
-  await agent.initialize();
+  assert.equal(agent.client.getServerVersion()?.name, 'ipybox', 'the SDK client is connected to ipybox mcp');
 
   const asked = Date.now();
-  const approved = agent.run(ECHO('approved by a person'));
+  const approved = await agent.start(ECHO('approved by a person'));
   answerDialog(TITLE, 'Return', 60);
   const seen = Date.now() - asked;
-  const r1 = await approved;
+  const r1 = await approved.result;
   assert.equal(r1.error, false, r1.text);
   assert.match(r1.text, /approved by a person/);
 
-  const rejected = agent.run(ECHO('rejected by a person'));
+  const rejected = await agent.start(ECHO('rejected by a person'));
   answerDialog(TITLE, 'Escape', 60);
-  const r2 = await rejected;
+  const r2 = await rejected.result;
   assert.equal(r2.error, true, r2.text);
   assert.match(r2.text, /ApprovalRejected/);
 
@@ -98,7 +100,7 @@ test("an agent's tool calls raise the app's dialog: approved, rejected, and reje
 
   // The app closes: the next call is rejected at once, saying why, and recorded by the agent.
   await quitAll(apps, { name: 'agent-app-closed' });
-  const r3 = await agent.run(ECHO('nobody to ask'));
+  const r3 = await (await agent.start(ECHO('nobody to ask'))).result;
   assert.equal(r3.error, true, r3.text);
   assert.match(r3.text, /no ipybox app approves calls/);
   assert.ok(!windowOpen(TITLE));
