@@ -130,7 +130,7 @@ impl SandboxArgs {
                 let (file, created) = ipybox::workspace_policy(&workspace)?;
                 if created {
                     eprintln!(
-                        "ipybox: sandbox policy: {} (the workspace had none; created as ipybox's default policy, which it now is)",
+                        "ipybox: sandbox policy: {} (the workspace had none: created as ipybox's default policy)",
                         file.display()
                     );
                 } else {
