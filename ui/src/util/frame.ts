@@ -3,25 +3,29 @@
  * and dirty views are collected and run together once per animation frame, so any number of
  * events between two frames cost one DOM update per output.
  *
- * After a quiet spell the first batch does not wait for a frame: it runs in a task of its
- * own (events that arrive together still coalesce) and is painted by the very next frame.
- * Waiting for `requestAnimationFrame` there would apply it during that frame's callbacks,
- * too late for anything that reacts to it (a scroll, a measure) before the frame after, and
- * a warm `print(1)` would show one frame (≈ 17 ms) later than it could.
+ * A short cell's few batches (started, its output, finished) do not wait for a frame: the
+ * first few in any 100 ms run in a task of their own (events that arrive together still
+ * coalesce) and are painted by the very next frame. Waiting for `requestAnimationFrame`
+ * there would apply them during that frame's callbacks, too late for anything that reacts
+ * to them before the frame after, and a warm `print(1)` would show a frame (≈ 17 ms) later
+ * than it could. Past that budget, as when a cell streams, batches wait for the frame.
  */
 export interface Renderable {
   render(): void;
 }
 
-/** A flush longer ago than this means nothing is streaming: the next batch runs at once. */
-const QUIET_MS = 100;
+/** At most this many batches in any `WINDOW_MS` run at once; the rest wait for a frame. */
+const QUICK_BATCHES = 4;
+const WINDOW_MS = 100;
 
 export class FrameScheduler {
-  private lastFlush = Number.NEGATIVE_INFINITY;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private quickInWindow = 0;
   private tasks: (() => void)[] = [];
   private dirty = new Set<Renderable>();
   private after = new Set<() => void>();
   private scheduled = false;
+  private flushing = false;
   private rafId: number | null = null;
   private timerId: ReturnType<typeof setTimeout> | null = null;
 
@@ -43,9 +47,17 @@ export class FrameScheduler {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    // Work added while flushing (a task marking its view dirty) is run by that flush, or
+    // scheduled once at its end: it must not spend a quick batch of its own.
+    if (this.scheduled || this.flushing) return;
     this.scheduled = true;
-    if (now() - this.lastFlush > QUIET_MS) {
+    const t = now();
+    if (t - this.windowStart > WINDOW_MS) {
+      this.windowStart = t;
+      this.quickInWindow = 0;
+    }
+    if (this.quickInWindow < QUICK_BATCHES) {
+      this.quickInWindow++;
       this.timerId = setTimeout(() => this.flush(), 0);
       return;
     }
@@ -61,7 +73,16 @@ export class FrameScheduler {
     this.rafId = null;
     this.timerId = null;
     this.scheduled = false;
-    this.lastFlush = now();
+    this.flushing = true;
+    try {
+      this.runAll();
+    } finally {
+      this.flushing = false;
+    }
+    if (this.tasks.length > 0 || this.dirty.size > 0 || this.after.size > 0) this.schedule();
+  }
+
+  private runAll(): void {
     const tasks = this.tasks;
     this.tasks = [];
     for (const t of tasks) {
