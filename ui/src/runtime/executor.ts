@@ -140,6 +140,8 @@ export class Executor {
       previous: cell.runState === 'queued' || cell.runState === 'running' ? 'idle' : cell.runState,
     };
     this.pending.push(exec);
+    // Send before updating the cell: the kernel starts while the window redraws.
+    this.pump();
     cell.setNotice(null);
     cell.setPendingClear('run');
     this.refreshState(cell);
