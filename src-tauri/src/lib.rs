@@ -71,7 +71,7 @@ mod workspace;
 
 // The engine: a session of stateful kernels and what it reports.
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
-pub use events::{CallDecision, CallOutcome, DecidedBy, SessionEvent};
+pub use events::{CallDecision, CallOutcome, DecidedBy, ProcessExit, SessionEvent};
 pub use executor::{
     CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,
@@ -84,7 +84,7 @@ pub use apigen::generate::{Generated, generate_mcp_sources, write_package};
 pub use executor::{GatewayProbe, Placeholder, Registration, RemoteGateway, SkippedTool};
 pub use mcp::ServerParams;
 pub use mcp::params::VariableSource;
-pub use registry::{SHIPPED_PROFILE, ToolChanges, ToolSummary};
+pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary};
 
 // Approving tool calls, and the audit log.
 pub use audit::{AuditEntry, AuditLog, WorkspaceState};
