@@ -511,3 +511,83 @@ async fn another_user_can_neither_reach_the_link_nor_get_past_its_peer_check() {
     );
     app.stop().await.unwrap();
 }
+
+/// `ipybox mcp --approval desktop` as an agent runs it, driven by an rmcp client over stdio:
+/// its kernel's tool calls are approved and rejected in the session of the app open on the
+/// workspace, and once the app is closed they are rejected with a message saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipybox_mcp_with_desktop_approval_driven_by_an_rmcp_client() {
+    use ipybox_tests::mcp_client::{call, stdio_client, text};
+
+    let (app_ws, agent_ws, runtime) = (workspace(), workspace(), workspace());
+    let app = CodeExecutor::builder()
+        .working_dir(app_ws.path())
+        .approval_handler(Arc::new(Person))
+        .build();
+    app.start().await.unwrap();
+    // The app listens where `ipybox mcp` looks for it: its runtime directory is ours, the
+    // secret in the workspace's state directory of the shared data directory.
+    let usual = LinkPaths::of(agent_ws.path()).unwrap();
+    let paths = LinkPaths {
+        socket: runtime
+            .path()
+            .join("ipybox")
+            .join(usual.socket.file_name().unwrap()),
+        secret: usual.secret,
+    };
+    let server = ipybox::LinkServer::serve_at(paths, app.clone())
+        .await
+        .unwrap();
+    let runtime_dir = runtime.path().to_str().unwrap();
+    let c = stdio_client(
+        agent_ws.path(),
+        &[("XDG_RUNTIME_DIR", runtime_dir)],
+        &["--approval", "desktop"],
+    )
+    .await;
+    let fixture = serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    });
+    let r = call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "fx", "server_params": fixture}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let mut seen = app.subscribe();
+    let cell = serde_json::json!({ "code": CALL });
+
+    for (decision, expected) in [
+        (Decision::Accept, "through the app"),
+        (Decision::Reject, "ApprovalRejected"),
+    ] {
+        let decide = async {
+            let request = next(&mut seen, |ev| match ev {
+                SessionEvent::ApprovalRequested { request } => Some(request.clone()),
+                _ => None,
+            })
+            .await;
+            assert_eq!((request.server_name(), request.tool_name()), ("fx", "echo"));
+            assert!(
+                request.origin().unwrap().contains("ipybox mcp"),
+                "the app names the agent: {:?}",
+                request.origin()
+            );
+            assert!(app.decide(request.id(), decision));
+        };
+        let (r, ()) = tokio::join!(call(&c, "execute_ipython_cell", cell.clone()), decide);
+        assert!(text(&r).contains(expected), "{decision:?}: {}", text(&r));
+    }
+
+    // The app closes: the next call is rejected at once, saying why and what to do.
+    drop(server);
+    let r = call(&c, "execute_ipython_cell", cell).await;
+    assert!(
+        text(&r).contains("no ipybox app approves calls for the workspace"),
+        "{}",
+        text(&r)
+    );
+    c.cancel().await.unwrap();
+}
