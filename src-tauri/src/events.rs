@@ -118,11 +118,14 @@ pub enum ProcessExit {
 impl ProcessExit {
     /// From what the OS reported; `None` for a status that is neither (a stopped process).
     pub fn from_status(status: std::process::ExitStatus) -> Option<ProcessExit> {
-        use std::os::unix::process::ExitStatusExt;
-        status
-            .code()
-            .map(ProcessExit::Code)
-            .or_else(|| status.signal().map(ProcessExit::Signal))
+        let code = status.code().map(ProcessExit::Code);
+        // Only Unix ends a process by a signal.
+        #[cfg(unix)]
+        let code = code.or_else(|| {
+            use std::os::unix::process::ExitStatusExt;
+            status.signal().map(ProcessExit::Signal)
+        });
+        code
     }
 }
 
@@ -205,7 +208,7 @@ impl From<Decision> for CallDecision {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;

@@ -98,40 +98,34 @@ fn pretty(out: &mut String, value: &serde_json::Value, depth: usize, chars: usiz
     let json = |s: &str| serde_json::to_string(s).unwrap_or_default();
     // The arguments themselves (the top level) are all shown: a person must see every name.
     let shown = if depth == 0 { usize::MAX } else { items };
-    match value {
-        Value::String(s) => out.push_str(&json(&shorten(s, chars))),
+    // A list's elements and an object's entries are written alike, an entry with its key.
+    let (open, close, entries): (char, char, Vec<(Option<&String>, &Value)>) = match value {
+        Value::String(s) => return out.push_str(&json(&shorten(s, chars))),
         Value::Array(list) if !list.is_empty() => {
-            out.push_str("[\n");
-            for (i, v) in list.iter().take(shown).enumerate() {
-                if i > 0 {
-                    out.push_str(",\n");
-                }
-                indent(out, depth + 1);
-                pretty(out, v, depth + 1, chars, items);
-            }
-            more(out, list.len(), shown, depth + 1);
-            out.push('\n');
-            indent(out, depth);
-            out.push(']');
+            ('[', ']', list.iter().map(|v| (None, v)).collect())
         }
         Value::Object(map) if !map.is_empty() => {
-            out.push_str("{\n");
-            for (i, (k, v)) in map.iter().take(shown).enumerate() {
-                if i > 0 {
-                    out.push_str(",\n");
-                }
-                indent(out, depth + 1);
-                out.push_str(&json(&shorten(k, chars)));
-                out.push_str(": ");
-                pretty(out, v, depth + 1, chars, items);
-            }
-            more(out, map.len(), shown, depth + 1);
-            out.push('\n');
-            indent(out, depth);
-            out.push('}');
+            ('{', '}', map.iter().map(|(k, v)| (Some(k), v)).collect())
         }
-        other => out.push_str(&other.to_string()),
+        other => return out.push_str(&other.to_string()),
+    };
+    out.push(open);
+    out.push('\n');
+    for (i, (key, v)) in entries.iter().take(shown).enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        indent(out, depth + 1);
+        if let Some(key) = key {
+            out.push_str(&json(&shorten(key, chars)));
+            out.push_str(": ");
+        }
+        pretty(out, v, depth + 1, chars, items);
     }
+    more(out, entries.len(), shown, depth + 1);
+    out.push('\n');
+    indent(out, depth);
+    out.push(close);
 }
 
 /// The line that stands for the elements of a list or object left out.

@@ -24,7 +24,7 @@ use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
 use crate::sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, Severity, shipped_profiles};
 
-pub use crate::sandbox::policy::WORKSPACE_POLICY;
+use crate::sandbox::policy::WORKSPACE_POLICY;
 
 /// The policy a sandboxed kernel runs under.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
