@@ -107,11 +107,25 @@ probe("unix_dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
     assert_blocked(&out, "unix_socket", "Operation not permitted");
     assert_blocked(&out, "unix_dgram", "Operation not permitted");
 
-    // reset() keeps the sandbox: a fresh kernel, still unable to resolve names.
+    // reset() keeps the sandbox: a fresh kernel, still unable to resolve names. With the
+    // spare sandbox up, the reset swaps it in rather than starting one (how fast that is,
+    // the reset benchmark measures; a timed assert here failed on a loaded machine).
     run(&e, "secret_state = 1").await;
-    let started = Instant::now();
+    let before = e.gateway_pid().await.expect("a gateway runs") as i32;
+    let ws_path = std::fs::canonicalize(ws.path()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sandbox_pythons(&ws_path) < 4 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let spare_up: Vec<i32> = srts_in(&ws_path).into_iter().flat_map(tree).collect();
     e.reset().await.unwrap();
-    let reset_took = started.elapsed();
+    let after = e.gateway_pid().await.expect("a gateway runs") as i32;
+    assert_ne!(after, before, "the reset replaced the sandbox");
+    assert!(
+        spare_up.contains(&after),
+        "the reset swapped in the spare sandbox that was already running ({after} not in {:?})",
+        names(&spare_up)
+    );
     let out = run(
         &e,
         &format!(
@@ -121,10 +135,6 @@ probe("unix_dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
     .await;
     assert_blocked(&out, "state", "NameError");
     assert_blocked(&out, "dns", "gaierror");
-    assert!(
-        reset_took < Duration::from_secs(2),
-        "reset with a spare kernel took {reset_took:?}"
-    );
 
     // A timeout interrupts the sandboxed kernel (a REST call through a socket made in the
     // sandbox) and keeps its state.
@@ -422,6 +432,25 @@ fn names(pids: &[i32]) -> Vec<String> {
         .collect()
 }
 
+/// The `srt` processes of this test process running in the workspace `ws` (other tests run
+/// sandboxes of their own in this process).
+fn srts_in(ws: &Path) -> Vec<i32> {
+    children_of(std::process::id() as i32)
+        .into_iter()
+        .filter(|p| names(&[*p]).iter().any(|n| n.ends_with(" node")))
+        .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok().as_deref() == Some(ws))
+        .collect()
+}
+
+/// Python processes (gateways and kernels) in the sandboxes of the workspace `ws`.
+fn sandbox_pythons(ws: &Path) -> usize {
+    srts_in(ws)
+        .iter()
+        .flat_map(|&s| names(&tree(s)))
+        .filter(|n| n.ends_with("python"))
+        .count()
+}
+
 fn children_of(pid: i32) -> Vec<i32> {
     tree(pid).into_iter().filter(|&p| p != pid).collect()
 }
@@ -434,31 +463,17 @@ async fn stop_leaves_no_sandbox_process_behind() {
     // Two sandboxes: the active one and the spare a reset will swap in, each with srt, its
     // socats, bwrap, a gateway and a kernel.
     let ws_path = std::fs::canonicalize(ws.path()).unwrap();
-    // srt runs in the workspace; other tests run sandboxes of their own in this process.
-    let srts = || -> Vec<i32> {
-        children_of(std::process::id() as i32)
-            .into_iter()
-            .filter(|p| names(&[*p]).iter().any(|n| n.ends_with(" node")))
-            .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok() == Some(ws_path.clone()))
-            .collect()
-    };
-    let pythons = |srts: &[i32]| {
-        srts.iter()
-            .flat_map(|&s| names(&tree(s)))
-            .filter(|n| n.ends_with("python"))
-            .count()
-    };
     // Waits without blocking: the spare sandbox starts on this (current-thread) runtime.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while pythons(&srts()) < 4 && Instant::now() < deadline {
+    while sandbox_pythons(&ws_path) < 4 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(
-        pythons(&srts()) >= 4,
+        sandbox_pythons(&ws_path) >= 4,
         "two gateways and two kernels run: {:?}",
-        srts().iter().map(|&s| names(&tree(s))).collect::<Vec<_>>()
+        srts_in(&ws_path).iter().map(|&s| names(&tree(s))).collect::<Vec<_>>()
     );
-    let mut pids: Vec<i32> = srts().into_iter().flat_map(tree).collect();
+    let mut pids: Vec<i32> = srts_in(&ws_path).into_iter().flat_map(tree).collect();
     let comms = names(&pids).join(" ");
     for expected in ["node", "bwrap", "python"] {
         assert!(comms.contains(expected), "{expected} in {comms}");
