@@ -53,29 +53,52 @@ fn main() {
         e.stop().await.unwrap();
 
         // The desktop's shape: an "always allow" rule decides, then the person (never asked
-        // here), with every call written to an audit log. Compare with the handler rows above.
-        let rules = ipybox::Rules::from_json(
-            r#"{"version": 1, "rules": [{"server": "bench_echo", "tool": "echo", "decision": "allow"}]}"#,
-        )
-        .unwrap();
-        let handler = ipybox::RulesHandler::new(rules).then(Arc::new(ipybox::RejectAll));
-        let e = CodeExecutor::builder().working_dir(ws.path()).approval_handler(Arc::new(handler)).build();
+        // here), with every call written to an audit log — against the handler that approves
+        // everything. The three sessions run side by side and take turns, round by round, so
+        // that the machine's drift falls on all three alike.
         let audit_dir = ipybox_tests::workspace();
-        let recorder = ipybox::AuditLog::at(audit_dir.path().join("audit.jsonl")).record(ws.path().to_owned(), e.subscribe());
-        e.start().await.unwrap();
-        e.execute("from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))", None).await.unwrap();
-        let mut per_call = Vec::new();
-        for _ in 0..rounds {
-            let code = format!("import time\nt = time.perf_counter()\nfor i in range({n}): echo.run(echo.Params(text='x'))\nprint((time.perf_counter() - t) / {n} * 1000)");
-            let r = e.execute(&code, None).await.unwrap();
-            per_call.push(r.text.unwrap().parse::<f64>().unwrap());
+        let audit_path = audit_dir.path().join("audit.jsonl");
+        let rule = || {
+            let rules = ipybox::Rules::from_json(
+                r#"{"version": 1, "rules": [{"server": "bench_echo", "tool": "echo", "decision": "allow"}]}"#,
+            )
+            .unwrap();
+            Arc::new(ipybox::RulesHandler::new(rules).then(Arc::new(ipybox::RejectAll))) as Arc<dyn ipybox::ApprovalHandler>
+        };
+        let sessions = [
+            ("handler approving all", Arc::new(AutoApprove) as Arc<dyn ipybox::ApprovalHandler>),
+            ("\"always allow\" rule", rule()),
+            ("\"always allow\" rule + audit log", rule()),
+        ]
+        .map(|(how, handler)| (how, CodeExecutor::builder().working_dir(ws.path()).approval_handler(handler).build()));
+        let recorder = ipybox::AuditLog::at(audit_path.clone()).record(ws.path().to_owned(), sessions[2].1.subscribe());
+        for (_, e) in &sessions {
+            e.start().await.unwrap();
         }
-        let (m, lo, hi) = median(per_call);
-        println!("{:<40} ms/call  median {m:.3}  min {lo:.3}  max {hi:.3}  (\"always allow\" rule + audit log)", "echo");
-        e.stop().await.unwrap();
-        drop(e);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut per_call = [const { Vec::new() }; 3];
+        for round in 0..=rounds * 2 {
+            for (i, (_, e)) in sessions.iter().enumerate() {
+                let code = if round == 0 {
+                    "from mcptools.bench_echo import echo\necho.run(echo.Params(text='warm'))".to_owned()
+                } else {
+                    format!("import time\nt = time.perf_counter()\nfor i in range({n}): echo.run(echo.Params(text='x'))\nprint((time.perf_counter() - t) / {n} * 1000)")
+                };
+                let r = e.execute(&code, None).await.unwrap();
+                if round > 0 {
+                    per_call[i].push(r.text.unwrap().parse::<f64>().unwrap());
+                }
+            }
+        }
+        let base = median(per_call[0].clone()).0;
+        for ((how, e), xs) in sessions.iter().zip(per_call) {
+            let (m, lo, hi) = median(xs);
+            println!("{:<40} ms/call  median {m:.3}  min {lo:.3}  max {hi:.3}  ({how}; {:+.3} ms; {n} calls x {}, in turns)", "echo", m - base, rounds * 2);
+            e.stop().await.unwrap();
+        }
+        drop(sessions);
         let _ = tokio::time::timeout(Duration::from_secs(5), recorder).await;
-        let (entries, _) = ipybox::AuditLog::at(audit_dir.path().join("audit.jsonl")).read().unwrap();
+        let (entries, _) = ipybox::AuditLog::at(audit_path).read().unwrap();
         println!("audit entries written: {}", entries.len());
 
         // Approvals through the stream consumer instead of a handler.
