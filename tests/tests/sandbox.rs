@@ -471,7 +471,10 @@ async fn stop_leaves_no_sandbox_process_behind() {
     assert!(
         sandbox_pythons(&ws_path) >= 4,
         "two gateways and two kernels run: {:?}",
-        srts_in(&ws_path).iter().map(|&s| names(&tree(s))).collect::<Vec<_>>()
+        srts_in(&ws_path)
+            .iter()
+            .map(|&s| names(&tree(s)))
+            .collect::<Vec<_>>()
     );
     let mut pids: Vec<i32> = srts_in(&ws_path).into_iter().flat_map(tree).collect();
     let comms = names(&pids).join(" ");
