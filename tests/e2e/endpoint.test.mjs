@@ -109,6 +109,10 @@ test("the app's own MCP endpoint: an agent's cells show live in a tab of their o
   await app.until('the agent notebook', () => app.execute(
     'const n = document.querySelector("#agent-scroller .agent-notebook"); return n && n.textContent.includes("hello from the agent") && !!n.querySelector(".outputs img");'), 10000);
   assert.equal(await app.execute('return document.querySelector("#notebook-scroller").hidden;'), true);
+  assert.equal(await app.execute('return document.querySelector("#agent-scroller .cell-static").isContentEditable;'), false);
+  // The pointer over a cell makes its editor, read-only as well.
+  await app.click('#agent-scroller .cell-editor');
+  await app.until('the agent cell\'s editor', () => app.execute('return !!document.querySelector("#agent-scroller .cm-content");'), 5000);
   const editable = await app.execute('return document.querySelector("#agent-scroller .cm-content").getAttribute("contenteditable");');
   assert.equal(editable, 'false', 'the agent notebook is read-only');
 

@@ -8,7 +8,7 @@ import { assertNever } from '../util/assert';
 import { createOutputView, StreamOutputView, type OutputView } from '../render/outputs';
 import { renderMarkdown } from '../render/markdown';
 import { frames } from '../util/frame';
-import { CellEditor } from './editor';
+import { CellEditor, renderStaticCode } from './editor';
 import { h } from './dom';
 import { ToolCallsView } from './toolCallsView';
 
@@ -68,6 +68,8 @@ export class CellView {
   private measureScheduled = false;
   private renderedSource: string | null = null;
   private editing = false;
+  /** The static text in `editorWrap` is current (no editor yet). */
+  private staticShown = false;
 
   constructor(cell: Cell, host: CellViewHost) {
     this.cell = cell;
@@ -85,10 +87,21 @@ export class CellView {
     this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.toolCalls.element, this.noticeEl);
     this.element.dataset.cellId = cell.id;
 
+    // The editor is made when the pointer comes over the text, so that a click lands in it;
+    // a click without a hover first (a touch) places the cursor where it fell.
+    this.editorWrap.addEventListener('pointerenter', () => this.ensureEditor());
+    this.editorWrap.addEventListener('mousedown', (e) => {
+      if (this.editor || !(e.target instanceof Element) || !e.target.closest('.cell-static')) return;
+      e.preventDefault();
+      const editor = this.ensureEditor();
+      const pos = editor.view.posAtCoords({ x: e.clientX, y: e.clientY });
+      if (pos !== null) editor.view.dispatch({ selection: { anchor: pos } });
+      editor.focus();
+    });
     this.element.addEventListener('mousedown', (e) => {
       const target = e.target;
       if (!(target instanceof Element)) return;
-      if (target.closest('.cm-editor') || target.closest('input, button, a, summary, select')) {
+      if (target.closest('.cm-editor, .cell-static') || target.closest('input, button, a, summary, select')) {
         if (target.closest('.cm-editor') && e.shiftKey) return;
         if (!target.closest('.cm-editor')) this.host.onCellClick(this, e.shiftKey);
         return;
@@ -119,7 +132,10 @@ export class CellView {
   private onChange(change: CellChange): void {
     switch (change.type) {
       case 'source':
-        if (!change.fromEditor) this.editor?.setText(this.cell.source);
+        if (!change.fromEditor) {
+          if (this.editor) this.editor.setText(this.cell.source);
+          else this.staticShown = false;
+        }
         this.syncRendered();
         return;
       case 'cell-type':
@@ -216,13 +232,21 @@ export class CellView {
     this.element.dataset.cellType = type;
     this.outputsWrap.hidden = type !== 'code';
     if (this.editor) this.editor.setType(type);
-    if (type !== 'markdown' || !this.cell.rendered) this.ensureEditor();
+    else this.staticShown = false;
     this.syncRendered();
     this.syncOutputsVisibility();
   }
 
+  /** The text as the editor shows it, until the editor is made. */
+  private ensureInput(): void {
+    if (this.editor || this.staticShown) return;
+    renderStaticCode(this.editorWrap, this.cell.source, this.cell.type);
+    this.staticShown = true;
+  }
+
   private ensureEditor(): CellEditor {
     if (this.editor) return this.editor;
+    this.editorWrap.replaceChildren();
     const label = `${this.cell.type === 'code' ? 'Code' : this.cell.type === 'markdown' ? 'Markdown' : 'Raw'} cell editor`;
     this.editor = new CellEditor(
       this.editorWrap,
@@ -253,7 +277,7 @@ export class CellView {
         this.renderedEl.replaceChildren(h('p', { class: 'markdown-empty', text: 'Empty Markdown cell. Double-click or press Enter to edit.' }));
       }
     }
-    if (!showRendered) this.ensureEditor();
+    if (!showRendered) this.ensureInput();
   }
 
   private syncPrompt(): void {

@@ -11,8 +11,8 @@ import {
   startCompletion,
 } from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap, indentLess, indentMore } from '@codemirror/commands';
-import { markdown } from '@codemirror/lang-markdown';
-import { python } from '@codemirror/lang-python';
+import { commonmarkLanguage, markdown } from '@codemirror/lang-markdown';
+import { python, pythonLanguage } from '@codemirror/lang-python';
 import {
   bracketMatching,
   HighlightStyle,
@@ -23,7 +23,8 @@ import {
 import { highlightSelectionMatches, search, searchKeymap } from '@codemirror/search';
 import { Compartment, EditorState, Prec, type Extension } from '@codemirror/state';
 import { drawSelection, dropCursor, EditorView, keymap, placeholder } from '@codemirror/view';
-import { tags as t } from '@lezer/highlight';
+import { highlightCode, tags as t } from '@lezer/highlight';
+import { StyleModule } from 'style-mod';
 import type { CellType } from '../model/cell';
 import { assertNever } from '../util/assert';
 
@@ -63,6 +64,54 @@ const theme = EditorView.theme({
   '.cm-searchMatch': { backgroundColor: 'var(--search-match)' },
   '.cm-selectionMatch': { backgroundColor: 'var(--selection-match)' },
 });
+
+const MARKDOWN_PLACEHOLDER = 'Markdown and LaTeX: $e^{i\\pi} + 1 = 0$';
+
+let highlightMounted = false;
+
+/**
+ * A cell's text as the editor shows it — the same highlighting, font, padding and line
+ * wrapping — without an editor: a notebook opens with these, and a cell gets its CodeMirror
+ * editor when the pointer comes over it or it is edited (50 editors cost ≈ 18 MiB).
+ */
+export function renderStaticCode(parent: HTMLElement, text: string, type: CellType): void {
+  if (!highlightMounted && highlight.module) {
+    StyleModule.mount(document, highlight.module);
+    highlightMounted = true;
+  }
+  const lines: HTMLElement[] = [];
+  let line = document.createElement('div');
+  const endLine = () => {
+    if (!line.firstChild) line.append(document.createElement('br'));
+    lines.push(line);
+    line = document.createElement('div');
+  };
+  if (type === 'raw') {
+    for (const [i, part] of text.split('\n').entries()) {
+      if (i > 0) endLine();
+      if (part) line.append(part);
+    }
+  } else if (!text && type === 'markdown') {
+    line.append(Object.assign(document.createElement('span'), { className: 'cell-static-placeholder', textContent: MARKDOWN_PLACEHOLDER }));
+  } else {
+    const parser = type === 'code' ? pythonLanguage.parser : commonmarkLanguage.parser;
+    highlightCode(
+      text,
+      parser.parse(text),
+      highlight,
+      (part, classes) => {
+        if (!classes) line.append(part);
+        else line.append(Object.assign(document.createElement('span'), { className: classes, textContent: part }));
+      },
+      endLine,
+    );
+  }
+  endLine();
+  const el = document.createElement('div');
+  el.className = 'cell-static';
+  el.append(...lines);
+  parent.replaceChildren(el);
+}
 
 export interface EditorCallbacks {
   onChange(text: string): void;
@@ -126,7 +175,7 @@ export class CellEditor {
           search({ top: true }),
           syntaxHighlighting(highlight),
           theme,
-          placeholder(type === 'markdown' ? 'Markdown and LaTeX: $e^{i\\pi} + 1 = 0$' : ''),
+          placeholder(type === 'markdown' ? MARKDOWN_PLACEHOLDER : ''),
           this.language.of(languageFor(type)),
           Prec.high(
             keymap.of([

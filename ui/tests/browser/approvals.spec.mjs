@@ -154,7 +154,7 @@ describe('pending requests', () => {
     assert.equal(await page.locator('#toggle-approvals').getAttribute('aria-expanded'), 'false');
     // The notebook still works beside it.
     await page.click('#toggle-approvals');
-    await page.locator('.cell .cm-content').first().click();
+    await page.locator('.cell .cell-editor').first().click();
     await page.keyboard.insertText('1 + 2');
     await page.keyboard.press('Escape');
     await page.keyboard.press('b');

@@ -39,6 +39,9 @@ describe('the built UI under the app’s Content-Security-Policy', () => {
     assert.ok(await app.locator('.katex').count() > 0, 'math rendered');
     assert.ok(await app.locator('.outputs table').count() > 0, 'HTML output rendered');
     // The editor's styles (CodeMirror injects a style element) applied: a highlighted token has a colour.
+    // A cell gets its editor when the pointer comes over it.
+    await app.locator('.cell[data-cell-type="code"] .cell-editor').first().hover();
+    await app.waitForSelector('.cell .cm-content');
     const styled = await app.evaluate(() => {
       const line = document.querySelector('.cm-content');
       return !!line && getComputedStyle(line).fontFamily.length > 0 && document.querySelectorAll('style').length > 0;

@@ -47,6 +47,60 @@ describe('opening', () => {
   });
 });
 
+describe('editors made on demand', () => {
+  it('cells open as highlighted text in the box of the editor; the pointer or editing makes the editor, nothing moves', async () => {
+    const { page, errors, close } = await app({ notebook: fixture('jupyterlab-analysis.ipynb') });
+    const code = page.locator('.cell[data-cell-type="code"]').first();
+    // No editor yet: the text, highlighted with the editor's colours.
+    assert.equal(await page.locator('.cell .cm-editor').count(), 0);
+    assert.equal(await code.locator('.cell-static').count(), 1);
+    const keyword = code.locator('.cell-static span').filter({ hasText: /^import$/ }).first();
+    const staticColor = await keyword.evaluate((el) => getComputedStyle(el).color);
+    assert.notEqual(staticColor, await code.locator('.cell-static').evaluate((el) => getComputedStyle(el).color), 'keywords are coloured');
+    const before = await code.locator('.cell-editor').boundingBox();
+    const textBefore = await code.locator('.cell-static').innerText();
+    // The pointer over it makes the editor, in the same box with the same text and colours.
+    await code.locator('.cell-editor').hover();
+    await code.locator('.cm-editor').waitFor();
+    assert.equal(await code.locator('.cell-static').count(), 0);
+    assert.deepEqual(await code.locator('.cell-editor').boundingBox(), before, 'the editor takes the text\'s place exactly');
+    assert.equal(await code.locator('.cm-content').innerText(), textBefore);
+    const editorKeyword = code.locator('.cm-content span').filter({ hasText: /^import$/ }).first();
+    assert.equal(await editorKeyword.evaluate((el) => getComputedStyle(el).color), staticColor);
+    // Only that cell has one; Enter on another makes its editor and edits it.
+    assert.equal(await page.locator('.cell .cm-editor').count(), 1);
+    const others = await page.locator('.cell .cell-static').count();
+    await page.keyboard.press('Escape');
+    await page.locator('.cell[data-cell-type="code"]').nth(1).locator('.prompt').click();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.cell.active.editing .cm-editor.cm-focused');
+    assert.equal(await page.locator('.cell .cell-static').count(), others - 1);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('a click on the text of a cell without a hover first puts the cursor where it fell', async () => {
+    const { page, close } = await app({ notebook: fixture('jupyterlab-analysis.ipynb') });
+    const code = page.locator('.cell[data-cell-type="code"]').first();
+    const box = await code.locator('.cell-static > div').first().boundingBox();
+    // A synthetic mousedown (no pointer movement before it), 3 characters in.
+    await code.locator('.cell-static').evaluate((el, { x, y }) => {
+      el.dispatchEvent(new MouseEvent('mousedown', { bubbles: true, cancelable: true, clientX: x, clientY: y }));
+    }, { x: box.x + 8 + 3.5 * (await code.locator('.cell-static').evaluate((el) => {
+      const probe = document.createElement('span'); probe.textContent = 'x'; el.append(probe);
+      const w = probe.getBoundingClientRect().width; probe.remove(); return w;
+    })), y: box.y + box.height / 2 });
+    await page.waitForSelector('.cell.editing .cm-editor.cm-focused');
+    const offset = await code.evaluate((el) => {
+      const sel = getSelection(); const range = sel.getRangeAt(0);
+      const pre = document.createRange(); pre.selectNodeContents(el.querySelector('.cm-content')); pre.setEnd(range.startContainer, range.startOffset);
+      return pre.toString().length;
+    });
+    assert.equal(offset, 3);
+    await close();
+  });
+});
+
 describe('running cells', () => {
   it('Shift+Enter runs, shows [*] then [n], the output streams in, and the next (new) cell is selected', async () => {
     const { page, close } = await app({ notebook: null, runMs: 200 });
