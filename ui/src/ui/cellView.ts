@@ -352,6 +352,8 @@ export class CellView {
     this.element.classList.toggle('active', active);
     if (active) this.element.setAttribute('aria-current', 'true');
     else this.element.removeAttribute('aria-current');
+    // The active cell is one Enter from being edited: its editor is ready.
+    if (active && !this.editorWrap.hidden) this.ensureEditor();
   }
 
   setEditing(editing: boolean): void {
