@@ -293,6 +293,13 @@ pub mod mcp_client {
             .expect("the tool call is answered")
     }
 
+    /// Call `tool` and fail the test, in the tool's words, unless it succeeded; its text.
+    pub async fn call_ok(c: &Client, tool: &str, args: serde_json::Value) -> String {
+        let r = call(c, tool, args.clone()).await;
+        assert_ne!(r.is_error, Some(true), "{tool} {args}: {}", text(&r));
+        text(&r)
+    }
+
     /// The text blocks of a result, joined by newlines.
     pub fn text(r: &CallToolResult) -> String {
         let v = serde_json::to_value(&r.content).expect("content serializes");

@@ -11,15 +11,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use ipybox_tests::mcp_client::{Client, call, stdio_client, text};
+use ipybox_tests::mcp_client::{Client, call, call_ok, stdio_client, text};
 use ipybox_tests::{everything_params, ipybox_bin, wait_for, workspace};
 use rmcp::ServiceExt;
-
-async fn ok(c: &Client, tool: &str, args: serde_json::Value) -> String {
-    let r = call(c, tool, args.clone()).await;
-    assert_ne!(r.is_error, Some(true), "{tool} {args}: {}", text(&r));
-    text(&r)
-}
 
 async fn refused(c: &Client, tool: &str, args: serde_json::Value) -> String {
     let r = call(c, tool, args.clone()).await;
@@ -52,7 +46,7 @@ const CODE: &str = "from mcptools.everything import echo, get_sum\n\
 
 /// What the skill describes, start to end, on one MCP session.
 async fn the_skill(c: &Client, ws: &Path) {
-    ok(
+    call_ok(
         c,
         "register_mcp_server",
         serde_json::json!({"server_name": "everything", "server_params": everything_params()}),
@@ -60,20 +54,20 @@ async fn the_skill(c: &Client, ws: &Path) {
     .await;
 
     // Discover: interfaces, compactly, without reading files one by one.
-    let listing = ok(c, "list_tools", serde_json::json!({})).await;
+    let listing = call_ok(c, "list_tools", serde_json::json!({})).await;
     assert!(listing.contains("mcptools.everything.echo"), "{listing}");
     assert!(listing.contains("mcptools.everything.get_sum"), "{listing}");
     assert!(
         listing.contains("class Params(BaseModel):") && listing.contains("def run(params: Params)"),
         "interfaces, not just names: {listing}"
     );
-    let narrowed = ok(c, "list_tools", serde_json::json!({"server": "everything"})).await;
+    let narrowed = call_ok(c, "list_tools", serde_json::json!({"server": "everything"})).await;
     assert_eq!(narrowed, listing, "one server registered: the same");
-    let none = ok(c, "list_tools", serde_json::json!({"server": "nope"})).await;
+    let none = call_ok(c, "list_tools", serde_json::json!({"server": "nope"})).await;
     assert!(none.contains("\"nope\""), "{none}");
 
     // Compose two tools in one cell, intermediate results in variables.
-    let out = ok(
+    let out = call_ok(
         c,
         "execute_ipython_cell",
         serde_json::json!({"code": "from mcptools.everything import echo, get_sum\ns = get_sum.run(get_sum.Params(a=2, b=3))\nprint(echo.run(echo.Params(message=s)))"}),
@@ -82,7 +76,7 @@ async fn the_skill(c: &Client, ws: &Path) {
     assert_eq!(out, "Echo: The sum of 2 and 3 is 5.");
 
     // Save it; the answer is its interface.
-    let saved = ok(c, "save_code_action", sum_and_echo(CODE)).await;
+    let saved = call_ok(c, "save_code_action", sum_and_echo(CODE)).await;
     assert!(
         saved.contains("from gentools.demo.sum_and_echo.api import run"),
         "{saved}"
@@ -91,15 +85,15 @@ async fn the_skill(c: &Client, ws: &Path) {
         saved.contains("def run(a: int, b: int = 1) -> str:"),
         "{saved}"
     );
-    let listing = ok(c, "list_tools", serde_json::json!({"server": "demo"})).await;
+    let listing = call_ok(c, "list_tools", serde_json::json!({"server": "demo"})).await;
     assert!(
         listing.contains("gentools.demo.sum_and_echo") && listing.contains("The first number."),
         "{listing}"
     );
 
     // A fresh kernel calls the saved tool from a new cell.
-    ok(c, "reset", serde_json::json!({})).await;
-    let out = ok(
+    call_ok(c, "reset", serde_json::json!({})).await;
+    let out = call_ok(
         c,
         "execute_ipython_cell",
         serde_json::json!({"code": "from gentools.demo.sum_and_echo.api import run\nprint(run(4, 5))\nprint(run(a=10))"}),
@@ -114,7 +108,7 @@ async fn the_skill(c: &Client, ws: &Path) {
     let guarded = format!(
         "try:\n    import ipybox_no_such_module\nexcept ImportError:\n    ipybox_no_such_module = None\n{CODE}"
     );
-    ok(c, "save_code_action", sum_and_echo(&guarded)).await;
+    call_ok(c, "save_code_action", sum_and_echo(&guarded)).await;
 
     // Refused: names that are no identifiers (a path among them), and code that does not
     // import — which leaves the saved version in place.
@@ -159,7 +153,7 @@ async fn the_skill(c: &Client, ws: &Path) {
             "{why}"
         );
     }
-    let out = ok(
+    let out = call_ok(
         c,
         "execute_ipython_cell",
         serde_json::json!({"code": "from gentools.demo.sum_and_echo import api\nprint(api.run(1, 2))"}),

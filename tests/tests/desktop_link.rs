@@ -517,7 +517,7 @@ async fn another_user_can_neither_reach_the_link_nor_get_past_its_peer_check() {
 /// workspace, and once the app is closed they are rejected with a message saying so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ipybox_mcp_with_desktop_approval_driven_by_an_rmcp_client() {
-    use ipybox_tests::mcp_client::{call, stdio_client, text};
+    use ipybox_tests::mcp_client::{call, call_ok, stdio_client, text};
 
     let (app_ws, agent_ws, runtime) = (workspace(), workspace(), workspace());
     let app = CodeExecutor::builder()
@@ -549,13 +549,12 @@ async fn ipybox_mcp_with_desktop_approval_driven_by_an_rmcp_client() {
         "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
         "args": ["stdio"],
     });
-    let r = call(
+    call_ok(
         &c,
         "register_mcp_server",
         serde_json::json!({"server_name": "fx", "server_params": fixture}),
     )
     .await;
-    assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let mut seen = app.subscribe();
     let cell = serde_json::json!({ "code": CALL });
 
