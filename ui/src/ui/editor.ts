@@ -47,6 +47,8 @@ const highlight = HighlightStyle.define([
   { tag: t.invalid, color: 'var(--syn-invalid)' },
 ]);
 
+/** The content's font, line height and paddings are repeated by `.cell-static` in app.css
+ *  (a cell's text before its editor is made): change both together. */
 const theme = EditorView.theme({
   '&': { backgroundColor: 'transparent', color: 'var(--fg)' },
   '.cm-content': { fontFamily: 'var(--font-mono)', fontSize: 'var(--code-size)', lineHeight: '1.45', padding: '6px 0', caretColor: 'var(--fg)' },
