@@ -35,12 +35,17 @@ use session::Desktop;
 /// printing 100,000 lines stalled frames for 329 ms with it and 41 ms without. Its DMA-BUF
 /// renderer has no GPU buffers to share there either, and switching it off saves 5 MiB in
 /// the app's own process.
+///
+/// Nor does the app's own process draw with OpenGL then: the window is painted from the web
+/// process's shared-memory bitmaps. Yet two things there load Mesa's software GL driver,
+/// which brings `libLLVM` and ≈ 20 MiB of relocated pages with it: GTK probing GLX for its
+/// visuals (`GDK_GL=disable` skips the probe), and WebKit asking EGL which GPU render node
+/// to hand the web process. There is none to find; `WEBKIT_WEB_RENDER_DEVICE_FILE` says so
+/// up front (WebKit matches the name against the DRM devices, `/dev/null` matches none, and
+/// the web process gets no render node — what the EGL query would have answered). The web
+/// process still opens EGL itself (it cannot run without it). Measured: the app's process
+/// 95 → 71 MiB, the whole app 17 MiB less.
 pub fn prepare_environment() {
-    let mut settings = vec![
-        ("JSC_useDFGJIT", "false"),
-        ("JSC_thresholdForJITAfterWarmUp", "5000"),
-        ("JSC_thresholdForJITSoon", "5000"),
-    ];
     let has_gpu = std::fs::read_dir("/dev/dri")
         .map(|entries| {
             entries
@@ -48,19 +53,41 @@ pub fn prepare_environment() {
                 .any(|e| e.file_name().to_string_lossy().starts_with("renderD"))
         })
         .unwrap_or(false);
+    let settings = environment_defaults(has_gpu, |var| std::env::var(var).ok());
+    for (var, value) in settings {
+        // SAFETY: called from `main` before the runtime or any other thread exists, so
+        // nothing reads the environment concurrently.
+        unsafe { std::env::set_var(var, value) };
+    }
+}
+
+/// The variables [`prepare_environment`] sets, given whether a GPU render node exists and
+/// the environment as it is (`current`). A variable already set is never in the list.
+fn environment_defaults(
+    has_gpu: bool,
+    current: impl Fn(&str) -> Option<String>,
+) -> Vec<(&'static str, &'static str)> {
+    let mut settings = vec![
+        ("JSC_useDFGJIT", "false"),
+        ("JSC_thresholdForJITAfterWarmUp", "5000"),
+        ("JSC_thresholdForJITSoon", "5000"),
+    ];
     if !has_gpu {
         settings.extend([
             ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
             ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
         ]);
-    }
-    for (var, value) in settings {
-        if std::env::var_os(var).is_none() {
-            // SAFETY: called from `main` before the runtime or any other thread exists, so
-            // nothing reads the environment concurrently.
-            unsafe { std::env::set_var(var, value) };
+        // WebKit reads these as "off" when set to anything but "0".
+        let off = |var: &str| current(var).is_none_or(|value| value != "0");
+        if off("WEBKIT_DISABLE_COMPOSITING_MODE") && off("WEBKIT_DISABLE_DMABUF_RENDERER") {
+            settings.extend([
+                ("GDK_GL", "disable"),
+                ("WEBKIT_WEB_RENDER_DEVICE_FILE", "/dev/null"),
+            ]);
         }
     }
+    settings.retain(|(var, _)| current(var).is_none());
+    settings
 }
 
 /// Open the window on `target` and run until it closes. Call on the main thread, inside
@@ -140,4 +167,69 @@ pub fn run(
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::environment_defaults;
+
+    fn names(has_gpu: bool, set: &[(&str, &str)]) -> Vec<&'static str> {
+        environment_defaults(has_gpu, |var| {
+            set.iter()
+                .find(|(name, _)| *name == var)
+                .map(|(_, value)| value.to_string())
+        })
+        .into_iter()
+        .map(|(var, _)| var)
+        .collect()
+    }
+
+    #[test]
+    fn without_a_gpu_webkit_draws_in_software_and_nothing_loads_gl_for_the_window() {
+        let set = names(false, &[]);
+        for var in [
+            "WEBKIT_DISABLE_COMPOSITING_MODE",
+            "WEBKIT_DISABLE_DMABUF_RENDERER",
+            "GDK_GL",
+            "WEBKIT_WEB_RENDER_DEVICE_FILE",
+            "JSC_useDFGJIT",
+        ] {
+            assert!(set.contains(&var), "{var} missing from {set:?}");
+        }
+    }
+
+    #[test]
+    fn with_a_gpu_only_javascriptcore_is_tuned() {
+        assert_eq!(
+            names(true, &[]),
+            [
+                "JSC_useDFGJIT",
+                "JSC_thresholdForJITAfterWarmUp",
+                "JSC_thresholdForJITSoon"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_the_person_set_is_kept() {
+        let set = names(false, &[("JSC_useDFGJIT", "true"), ("GDK_GL", "always")]);
+        assert!(!set.contains(&"JSC_useDFGJIT"));
+        assert!(!set.contains(&"GDK_GL"));
+        assert!(set.contains(&"WEBKIT_WEB_RENDER_DEVICE_FILE"));
+    }
+
+    #[test]
+    fn compositing_turned_back_on_keeps_gl_for_the_window() {
+        for var in [
+            "WEBKIT_DISABLE_COMPOSITING_MODE",
+            "WEBKIT_DISABLE_DMABUF_RENDERER",
+        ] {
+            let set = names(false, &[(var, "0")]);
+            assert!(!set.contains(&"GDK_GL"), "{var}=0: {set:?}");
+            assert!(
+                !set.contains(&"WEBKIT_WEB_RENDER_DEVICE_FILE"),
+                "{var}=0: {set:?}"
+            );
+        }
+    }
 }
