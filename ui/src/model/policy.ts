@@ -362,3 +362,15 @@ export class PolicyDraft {
     return true;
   }
 }
+
+/**
+ * A picked path as a policy names it: inside the workspace, relative to it (a folder with a
+ * trailing slash; the workspace itself is "."); outside it, as it is.
+ */
+export function relativeToWorkspace(path: string, workspace: string | undefined, directory: boolean): string {
+  const root = workspace?.replace(/\/+$/, '');
+  if (!root) return path;
+  if (path === root) return '.';
+  if (path.startsWith(`${root}/`)) return path.slice(root.length + 1) + (directory ? '/' : '');
+  return path;
+}

@@ -93,7 +93,7 @@ export class App implements CellViewHost {
   private readonly approvalsView: ApprovalsView;
   private readonly auditView: AuditView;
   private readonly serverStatuses = new ServerStatuses();
-  private readonly serversView = new ServersView(this.serverStatuses);
+  private readonly serversView = new ServersView(this.serverStatuses, () => this.state?.workspace);
   private readonly savedToolsView = new SavedToolsView();
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly sidePanel: SidePanel;

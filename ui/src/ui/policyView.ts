@@ -20,6 +20,7 @@ import {
   localProblems,
   parsePolicy,
   problemsByField,
+  relativeToWorkspace,
   setFlag,
   setList,
   summarize,
@@ -437,10 +438,7 @@ export class PolicyView {
       this.showSaveError(`The picker could not open: ${errorText(err)}`);
       return null;
     }
-    if (!path || !workspace) return path;
-    if (path === workspace) return '.';
-    if (path.startsWith(`${workspace}/`)) return path.slice(workspace.length + 1) + (directory ? '/' : '');
-    return path;
+    return path && relativeToWorkspace(path, workspace, directory);
   }
 
   /** Summary, JSON, messages and buttons after any change. */

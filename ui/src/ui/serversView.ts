@@ -28,6 +28,7 @@ import {
   suggestName,
   unwrapSrt,
 } from '../model/serverForm';
+import { relativeToWorkspace } from '../model/policy';
 import { h } from './dom';
 import { copyText } from './endpointDialog';
 
@@ -38,6 +39,7 @@ export interface ServersBackend {
   regenerateMcpServer(name: string): Promise<Registration>;
   unregisterMcpServer(name: string): Promise<boolean>;
   mcpPlaceholders(names: string[]): Promise<Placeholder[]>;
+  pickPath(directory: boolean, defaultPath: string | undefined): Promise<string | null>;
 }
 
 const defaultBackend: ServersBackend = {
@@ -47,6 +49,7 @@ const defaultBackend: ServersBackend = {
   regenerateMcpServer: (n) => ipc.regenerateMcpServer(n),
   unregisterMcpServer: (n) => ipc.unregisterMcpServer(n),
   mcpPlaceholders: (names) => ipc.mcpPlaceholders(names),
+  pickPath: (d, p) => ipc.pickPath(d, p),
 };
 
 function errorText(err: unknown): string {
@@ -96,6 +99,7 @@ export class ServersView {
   private readonly transport: Record<Transport, HTMLInputElement>;
   private readonly sandbox: HTMLInputElement;
   private readonly policyFile: HTMLInputElement;
+  private readonly policyFileRow: HTMLElement;
   private readonly stdioGroup: HTMLElement;
   private readonly httpGroup: HTMLElement;
   private readonly json: HTMLTextAreaElement;
@@ -111,6 +115,8 @@ export class ServersView {
 
   constructor(
     private readonly statuses: ServerStatuses,
+    /** The workspace's folder, where a policy file is picked from and relative to. */
+    private readonly workspace: () => string | undefined,
     private readonly backend: ServersBackend = defaultBackend,
   ) {
     this.addButton = h('button', { id: 'add-server', class: 'link-button', type: 'button', text: 'Add a server' });
@@ -142,10 +148,13 @@ export class ServersView {
     const policySelect = h('select', { class: 'server-input server-policy' });
     const [policyEl, policy] = field('policy', 'Sandbox policy', policySelect);
     this.fields = { name, command, args, env, url, headers, policy };
-    this.policyFile = h('input', { id: 'server-policy-file', type: 'text', class: 'server-input', spellcheck: 'false', autocomplete: 'off', placeholder: 'mcp-policy.json', 'aria-label': 'Policy file, relative to the workspace', hidden: true });
+    this.policyFile = h('input', { id: 'server-policy-file', type: 'text', class: 'server-input', spellcheck: 'false', autocomplete: 'off', placeholder: 'mcp-policy.json', 'aria-label': 'Policy file: a path relative to the workspace, or a full path' });
     this.policyFile.addEventListener('input', () => this.onFormInput());
+    const pickPolicy = h('button', { id: 'server-policy-pick', class: 'button button-secondary', type: 'button', text: 'Choose…', 'aria-label': 'Choose the policy file' });
+    pickPolicy.addEventListener('click', () => void this.pickPolicyFile());
+    this.policyFileRow = h('div', { class: 'server-policy-file-row', hidden: true }, this.policyFile, pickPolicy);
     policySelect.addEventListener('change', () => this.onFormInput());
-    policyEl.appendChild(this.policyFile);
+    policyEl.appendChild(this.policyFileRow);
 
     const radio = (value: Transport, label: string): [HTMLElement, HTMLInputElement] => {
       const input = h('input', { type: 'radio', name: 'server-transport', id: `server-transport-${value}`, value });
@@ -505,7 +514,7 @@ export class ServersView {
     const profiles = this.list.profiles.length > 0 ? this.list.profiles : [{ name: 'mcp-server', purpose: 'the default for an MCP server run under srt' }];
     select.replaceChildren(
       ...profiles.map((p) => h('option', { value: `${SHIPPED_PREFIX}${p.name}`, text: `${p.name} — ${p.purpose}` })),
-      h('option', { value: 'file', text: 'A policy file in the workspace…' }),
+      h('option', { value: 'file', text: 'A policy file…' }),
     );
     if (current) select.value = current;
     if (!select.value) select.value = DEFAULT_PROFILE;
@@ -554,6 +563,22 @@ export class ServersView {
     this.onFormInput();
   }
 
+  /** The native file picker, from the workspace; a file inside it is written relative. */
+  private async pickPolicyFile(): Promise<void> {
+    const workspace = this.workspace();
+    let path: string | null;
+    try {
+      path = await this.backend.pickPath(false, workspace);
+    } catch (err) {
+      this.formError.textContent = `The file picker could not open: ${errorText(err)}`;
+      this.formError.hidden = false;
+      return;
+    }
+    if (!path) return;
+    this.policyFile.value = relativeToWorkspace(path, workspace, false);
+    this.onFormInput();
+  }
+
   private readForm(): ServerForm {
     const transport = (Object.keys(this.transport) as Transport[]).find((t) => this.transport[t].checked) ?? 'stdio';
     const select = this.fields.policy.input.value;
@@ -579,7 +604,7 @@ export class ServersView {
     this.httpGroup.hidden = stdio;
     const policyWrap = this.fields.policy.input.closest('.server-field');
     if (policyWrap instanceof HTMLElement) policyWrap.hidden = !form.sandbox;
-    this.policyFile.hidden = this.fields.policy.input.value !== 'file';
+    this.policyFileRow.hidden = this.fields.policy.input.value !== 'file';
     const others = this.list.servers.map((s) => s.name).filter((n) => n !== this.editing);
     const check = checkForm(form, others);
     for (const [key, f] of Object.entries(this.fields) as [FormField, Field][]) {

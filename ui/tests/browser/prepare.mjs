@@ -1,5 +1,5 @@
 // Builds what the browser tests load, when it is missing or older than its sources:
-// the app (dist/, via `npm run build`) and the fake backend (tests/browser/.build/mock.js).
+// the app (src-tauri/ui-dist/, via `npm run build`) and the fake backend (tests/browser/.build/mock.js).
 import { execSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,8 +26,8 @@ function mtime(p) {
 
 const run = (cmd) => execSync(cmd, { cwd: ROOT, stdio: 'inherit' });
 
-if (newest(['src', 'index.html', 'package.json', 'vite.config.ts', 'tsconfig.json']) > mtime('dist/index.html')) {
-  console.log('# building the app (dist/)');
+if (newest(['src', 'index.html', 'package.json', 'vite.config.ts', 'tsconfig.json']) > mtime('../src-tauri/ui-dist/index.html')) {
+  console.log('# building the app (src-tauri/ui-dist/)');
   run('npm run build --silent');
 }
 if (newest(['tests/browser/mock', 'package.json']) > mtime('tests/browser/.build/mock.js')) {

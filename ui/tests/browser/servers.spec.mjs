@@ -260,6 +260,30 @@ describe('the MCP servers tab', () => {
     });
   }
 
+  it('a policy file picked with the native dialog: inside the workspace it is written relative, outside as it is', async () => {
+    const workspace = '/home/ana/projects/weather';
+    for (const [picked, written] of [[`${workspace}/policies/mcp.json`, 'policies/mcp.json'], ['/etc/ipybox/mcp.json', '/etc/ipybox/mcp.json']]) {
+      const { page, errors, close } = await app({ workspace, policy: { pick: picked } });
+      await openTab(page);
+      await page.click('#add-server');
+      await page.fill('#server-name', 'fx');
+      await page.fill('#server-command', 'ipybox-fixture-mcp');
+      await page.check('#server-sandbox');
+      assert.equal(await page.locator('#server-policy-pick').isVisible(), false, 'no picker for a shipped profile');
+      await page.selectOption('#server-policy', 'file');
+      await page.click('#server-policy-pick');
+      await page.waitForFunction((w) => document.querySelector('#server-policy-file')?.value === w, written);
+      const [open] = await calls(page, 'plugin:dialog|open');
+      assert.equal(open.options.directory, false, 'a file picker');
+      assert.equal(open.options.defaultPath, workspace, 'it opens in the workspace');
+      await page.click('#save-server');
+      await page.waitForSelector('.server-card[data-server="fx"]');
+      assert.deepEqual((await calls(page, 'register_mcp_server')).map((c) => c.params.args), [['--settings', written, 'ipybox-fixture-mcp']]);
+      assert.deepEqual(errors, []);
+      await close();
+    }
+  });
+
   it('Tab reaches every control of the tab — the form, the cards, a tool opened — each named for a screen reader', async () => {
     const { page, close } = await app({ servers: { registered: { fx: { command: 'ipybox-fixture-mcp' }, web: { type: 'streamable_http', url: 'https://h/mcp' } } } });
     await openTab(page);
@@ -280,7 +304,7 @@ describe('the MCP servers tab', () => {
     for (const s of stops) seen.set(`${s.role} “${s.name}”`, [...(seen.get(`${s.role} “${s.name}”`) ?? []), s.id]);
     const twice = [...seen].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
     assert.deepEqual(twice, [], `controls a screen reader cannot tell apart:\n${twice.join('\n')}`);
-    const expected = ['#add-server', '#server-json', '#server-json-apply', '#server-name', '#server-command', '#server-args', '#server-env', '#server-sandbox', '#server-policy', '#server-policy-file', '#test-server', '#save-server', '#cancel-server', '#server-fx-sandbox'];
+    const expected = ['#add-server', '#server-json', '#server-json-apply', '#server-name', '#server-command', '#server-args', '#server-env', '#server-sandbox', '#server-policy', '#server-policy-file', '#server-policy-pick', '#test-server', '#save-server', '#cancel-server', '#server-fx-sandbox'];
     for (const id of expected) assert.ok(ids.includes(id), `Tab reaches ${id}; it stopped at: ${ids.join(', ')}`);
     const order = expected.map((id) => ids.indexOf(id));
     assert.ok(order.slice(1).every((at, i) => at > order[i]), `in reading order: ${ids.join(', ')}`);

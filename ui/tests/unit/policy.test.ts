@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import kernel from '../../../sandbox-profiles/kernel.json';
 import pypi from '../../../sandbox-profiles/kernel-allow-pypi.json';
-import { PolicyDraft, domainProblem, getFlag, getList, localProblems, parsePolicy, pathProblem, policyText, problemsByField, setFlag, setList, summarize } from '../../src/model/policy';
+import { PolicyDraft, domainProblem, getFlag, getList, localProblems, parsePolicy, pathProblem, policyText, problemsByField, relativeToWorkspace, setFlag, setList, summarize } from '../../src/model/policy';
 
 const words = (p: unknown): string[] => summarize(p as Parameters<typeof summarize>[0]).map((l) => l.text);
 
@@ -128,5 +128,20 @@ describe('a change on disk while editing', () => {
     expect(e.loadTheirs()).toBe(true);
     expect(e.dirty).toBe(false);
     expect(getList(e.policy, 'filesystem.allowWrite')).toEqual(['.', 'out/']);
+  });
+});
+
+describe('relativeToWorkspace', () => {
+  const ws = '/home/ana/weather';
+  it('writes a pick inside the workspace relative to it, a folder with a slash', () => {
+    expect(relativeToWorkspace(`${ws}/policies/mcp.json`, ws, false)).toBe('policies/mcp.json');
+    expect(relativeToWorkspace(`${ws}/out`, ws, true)).toBe('out/');
+    expect(relativeToWorkspace(ws, ws, true)).toBe('.');
+    expect(relativeToWorkspace(`${ws}/a.json`, `${ws}/`, false)).toBe('a.json');
+  });
+  it('keeps a pick outside it, or in a folder that only starts with its name, as it is', () => {
+    expect(relativeToWorkspace('/etc/ipybox/mcp.json', ws, false)).toBe('/etc/ipybox/mcp.json');
+    expect(relativeToWorkspace(`${ws}-old/mcp.json`, ws, false)).toBe(`${ws}-old/mcp.json`);
+    expect(relativeToWorkspace(`${ws}/x.json`, undefined, false)).toBe(`${ws}/x.json`);
   });
 });
