@@ -172,12 +172,25 @@ export class App {
     return this.execute('const e = document.querySelector(arguments[0]); return e ? e.textContent : null;', css);
   }
 
+  /** Click the first element matching `css`, once it is there and can take a click: an
+   *  element laid out a moment later (a panel opening) or replaced meanwhile (a list drawn
+   *  again) is found again; any other WebDriver error ends the wait at once. */
   async click(css) {
-    const [el] = await this.until(`${css} to appear`, async () => {
-      const f = await this.find(css);
-      return f.length ? f : null;
+    let failure;
+    await this.until(`${css} to take a click`, async () => {
+      const [el] = await this.find(css);
+      if (!el) return null;
+      try {
+        await call('POST', this.s(`/element/${el}/click`), {});
+        return true;
+      } catch (e) {
+        // `until` tries again, and names this error if it never clears.
+        if (/element not interactable|stale element reference|element click intercepted/.test(String(e?.message))) throw e;
+        failure = e;
+        return true;
+      }
     });
-    await call('POST', this.s(`/element/${el}/click`), {});
+    if (failure) throw failure;
   }
 
   /** Press keys on the focused element: `press(Keys.Shift, Keys.Enter)` holds each down in
