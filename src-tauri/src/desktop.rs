@@ -6,11 +6,13 @@
 
 mod approval;
 mod commands;
+mod confirm;
 pub mod dto;
 mod endpoint;
 mod policy;
 mod remote;
 mod servers;
+mod trust;
 mod session;
 mod settings;
 
@@ -111,6 +113,8 @@ pub fn run(
             commands::interrupt,
             commands::restart_kernel,
             commands::save_notebook,
+            commands::notebook_trusted,
+            commands::trust_notebook,
             commands::read_notebook,
             commands::list_notebooks,
             commands::open_workspace,
@@ -152,6 +156,22 @@ pub fn run(
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.
             app.state::<Desktop>().begin(app.handle(), target);
+            // SIGTERM and SIGINT end the app as closing it does: kernels stop, and the
+            // agents' link socket and its secret are removed.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut int)) =
+                    (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+                else {
+                    return;
+                };
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+                handle.exit(0);
+            });
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
                 .title(title)
                 .inner_size(1280.0, 800.0)

@@ -680,7 +680,12 @@ impl CodeExecutor {
         let home = crate::home::ipybox_home()?;
         let mut registry = Registry::load(&home, &working_dir)?;
         let working_dir = registry.workspace.clone();
-        let policy = crate::registry::srt_policy(params);
+        // Registered again with its own pinned copy: the policy it was first given stays its
+        // name.
+        let policy = match crate::registry::srt_policy(params) {
+            Some(p) if registry.is_pinned(&p) => registry.policies.get(name).cloned(),
+            other => other,
+        };
         let params = registry.pin_srt_policy(name, params, &working_dir)?;
         // A running session resolves ${VAR}s the way its tool server does: a sandboxed one
         // from the snapshot taken at its start, never from a .env its kernel may have written.

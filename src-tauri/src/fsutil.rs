@@ -177,6 +177,73 @@ impl Dir {
     }
 }
 
+/// Write `contents` to `path` atomically, readable and writable by the user only from the
+/// first byte: a new file (`O_EXCL`, mode 0600, never through a link) in the same directory,
+/// flushed, then renamed over `path`. The directory is created (0700) when missing. Every
+/// file in ipybox's data directory is written this way.
+pub(crate) fn write_private(path: &Path, contents: &[u8]) -> crate::error::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        create_private_dir(dir)?;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    let write = || -> io::Result<()> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::error::Error::io(format!("writing {}", path.display()), e)
+    })
+}
+
+/// Make what ipybox keeps in `home` (its data directory) private, for installs made before
+/// its files were written 0600: the directory and every directory below it 0700, every
+/// regular file 0600. Links are left alone (never followed); the kernels' Python
+/// environment, the sandbox runtime (programs, not data) and the sessions' scratch
+/// directories are not walked (their directories are made private, which covers them).
+pub fn make_private(home: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    const PROGRAMS: [&str; 5] = ["venv", "srt", "mplconfig", "sessions", "empty"];
+    fn walk(dir: &Path, depth: usize) {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if depth == 0 && PROGRAMS.iter().any(|p| entry.file_name() == *p) {
+                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
+                continue;
+            }
+            if kind.is_dir() {
+                if depth < 6 {
+                    walk(&path, depth + 1);
+                }
+            } else if kind.is_file()
+                && let Ok(meta) = entry.metadata()
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                let mode = meta.permissions().mode() & 0o700;
+                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o600));
+            }
+        }
+    }
+    if std::fs::symlink_metadata(home).is_ok_and(|m| m.is_dir()) {
+        walk(home, 0);
+    }
+}
+
 /// Create `dir` (and its parents), the last one readable and writable by the user only.
 pub(crate) fn create_private_dir(dir: &Path) -> crate::error::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
@@ -186,4 +253,60 @@ pub(crate) fn create_private_dir(dir: &Path) -> crate::error::Result<()> {
     builder
         .create(dir)
         .map_err(|e| crate::error::Error::io(format!("creating {}", dir.display()), e))
+}
+
+#[cfg(test)]
+mod private_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::symlink_metadata(p).expect("there").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn private_files_are_private_from_the_first_byte_and_never_written_through_a_link() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let file = home.path().join("a/b/secret.json");
+        write_private(&file, b"one").expect("written");
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&home.path().join("a")), 0o700);
+        assert_eq!(mode(&home.path().join("a/b")), 0o700);
+        write_private(&file, b"two").expect("replaced");
+        assert_eq!(std::fs::read(&file).expect("read"), b"two");
+        assert_eq!(mode(&file), 0o600);
+        let target = home.path().join("elsewhere");
+        std::fs::write(&target, b"kept").expect("write");
+        let link = home.path().join("a/b/link.json");
+        std::os::unix::fs::symlink(&target, &link).expect("link");
+        write_private(&link, b"new").expect("replaces the link");
+        assert_eq!(std::fs::read(&target).expect("read"), b"kept", "not written through");
+        assert_eq!(
+            std::fs::read_dir(home.path().join("a/b")).expect("list").count(),
+            2,
+            "no temporary file is left behind"
+        );
+    }
+
+    #[test]
+    fn an_older_install_is_made_private() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws = home.path().join("workspaces/proj-1");
+        std::fs::create_dir_all(&ws).expect("dirs");
+        std::fs::write(ws.join("servers.json"), b"{}").expect("write");
+        std::fs::create_dir_all(home.path().join("venv/bin")).expect("venv");
+        std::fs::write(home.path().join("venv/bin/python"), b"").expect("write");
+        for p in [home.path(), &home.path().join("workspaces"), &ws] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        std::fs::set_permissions(ws.join("servers.json"), std::fs::Permissions::from_mode(0o644))
+            .expect("chmod");
+        let python = mode(&home.path().join("venv/bin/python"));
+        make_private(home.path());
+        assert_eq!(mode(home.path()), 0o700);
+        assert_eq!(mode(&ws), 0o700);
+        assert_eq!(mode(&ws.join("servers.json")), 0o600);
+        assert_eq!(mode(&home.path().join("venv")), 0o700, "programs: their folder only");
+        assert_eq!(mode(&home.path().join("venv/bin/python")), python, "and nothing inside");
+    }
 }

@@ -50,6 +50,7 @@ mod audit;
 mod auth;
 #[cfg(feature = "desktop")]
 mod desktop;
+mod display;
 mod error;
 mod events;
 mod executor;
@@ -97,13 +98,17 @@ pub use tools::{
 pub use link::{DesktopApproval, LinkPaths, LinkServer};
 
 // The sandbox.
-pub use sandbox::policy::{WORKSPACE_POLICY, workspace_policy};
+pub use sandbox::policy::{
+    Review as PolicyReview, WORKSPACE_POLICY, accept as accept_workspace_policy,
+    diff as policy_diff, review as review_workspace_policy, workspace_policy,
+};
 pub use sandbox::{
     PolicyProblem, SandboxOptions, SandboxPolicy, Severity, ShippedProfile, Srt, shipped_profiles,
 };
 
 /// Setting up what sessions need: the kernels' Python environment, srt, the data directory.
 pub mod setup {
+    pub use crate::fsutil::make_private as protect_data_dir;
     pub use crate::home::ipybox_home;
     pub use crate::process::become_subreaper;
     pub use crate::pyenv::resolve as python_env;

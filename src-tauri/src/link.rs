@@ -244,7 +244,7 @@ async fn serve_at(paths: LinkPaths, executor: CodeExecutor) -> Result<LinkServer
     if let Some(dir) = paths.secret.parent() {
         crate::fsutil::create_private_dir(dir)?;
     }
-    write_private(&paths.secret, secret.as_bytes()).map_err(|e| io("writing", &paths.secret, e))?;
+    crate::fsutil::write_private(&paths.secret, secret.as_bytes())?;
     let listener =
         UnixListener::bind(&paths.socket).map_err(|e| io("listening on", &paths.socket, e))?;
     set_mode(&paths.socket, 0o600).map_err(|e| io("securing", &paths.socket, e))?;
@@ -284,19 +284,6 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
-fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(contents)?;
-    std::fs::rename(&tmp, path)
-}
 
 /// Prove the app to an agent and have the agent prove itself; returns who it is.
 async fn accept(wire: &mut Wire, secret: &[u8]) -> std::result::Result<String, String> {

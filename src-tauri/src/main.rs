@@ -46,6 +46,9 @@ enum Command {
     /// Print a workspace's audit log: every MCP tool call and shell command its code asked
     /// for, who decided and how, and what came of it.
     Audit(AuditArgs),
+    /// The workspace's sandbox policy (sandbox-config.json).
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Create (or check) the Python environment ipybox runs kernels in; with --sandbox also
     /// install the sandbox runtime (srt) and check its system packages.
     Setup {
@@ -71,6 +74,22 @@ struct AuditArgs {
     /// Only the last N entries.
     #[arg(long, value_name = "N")]
     last: Option<usize>,
+}
+
+/// `ipybox sandbox …`.
+#[derive(Debug, Subcommand)]
+enum SandboxCommand {
+    /// Show the workspace's sandbox policy (what changed since it was last accepted) and
+    /// accept it, so `--sandbox-config workspace` and the app run under it. A policy file
+    /// that anyone who could write the workspace may have written is never used unseen.
+    Accept {
+        /// The workspace (default: the current folder).
+        #[arg(long, short)]
+        workspace: Option<PathBuf>,
+        /// Accept without asking (the policy is still printed).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// `ipybox open`.
@@ -127,7 +146,18 @@ impl SandboxArgs {
                 // is made read-only to the sandboxed kernel.
                 let workspace = std::fs::canonicalize(workspace)
                     .with_context(|| format!("the workspace {}", workspace.display()))?;
-                let (file, created) = ipybox::workspace_policy(&workspace)?;
+                let home = ipybox::setup::ipybox_home()?;
+                let (file, created) = ipybox::workspace_policy(&home, &workspace)?;
+                // Stopped here, before anything starts, rather than when the sandbox does.
+                if let ipybox::PolicyReview::Changed { .. } =
+                    ipybox::review_workspace_policy(&home, &workspace)?
+                {
+                    bail!(
+                        "the sandbox policy {} has not been accepted on this machine, or changed since it was: it decides what sandboxed code may do, and anyone who could write the workspace could have written it. Review it with `ipybox sandbox accept --workspace {}`, then run again",
+                        file.display(),
+                        workspace.display()
+                    );
+                }
                 if created {
                     eprintln!(
                         "ipybox: sandbox policy: {} (the workspace had none: created as ipybox's default policy)",
@@ -467,6 +497,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::setup::become_subreaper();
+    // Installs from before ipybox wrote its files 0600 in a 0700 directory are fixed here.
+    if let Ok(home) = ipybox::setup::ipybox_home() {
+        ipybox::setup::protect_data_dir(&home);
+    }
     let log = match &cli.command {
         Some(Command::Mcp(args)) => args.log_filter().unwrap_or(&cli.log),
         _ => &cli.log,
@@ -564,6 +598,9 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
             Command::Register(args) => register(args).await,
             Command::Mcp(args) => mcp(args).await,
             Command::Audit(args) => audit(args),
+            Command::Sandbox(SandboxCommand::Accept { workspace, yes }) => {
+                accept_policy(workspace, yes)
+            }
             Command::Open(_) => unreachable!("opened above"),
         }
     });
@@ -969,6 +1006,77 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     // The last calls' entries are written when the session's events end.
     let _ = tokio::time::timeout(Duration::from_secs(2), audit).await;
     Ok(status)
+}
+
+/// Before a prompt: colours and attributes reset, the cursor shown, a fresh line.
+const PROMPT_RESET: &str = "\x1b[0m\x1b[?25h\r\n";
+
+/// Untrusted text for the terminal: control characters (but newlines) shown as `\uXXXX`.
+fn terminal_text(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c != '\n' && (c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')) {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// `ipybox sandbox accept`: the policy (or what changed in it) on the terminal, then the
+/// person's answer.
+fn accept_policy(workspace: Option<PathBuf>, yes: bool) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let workspace = match workspace {
+        Some(ws) => ws,
+        None => std::env::current_dir()?,
+    };
+    let workspace = std::fs::canonicalize(&workspace)
+        .with_context(|| format!("the workspace {}", workspace.display()))?;
+    let home = ipybox::setup::ipybox_home()?;
+    let file = workspace.join(ipybox::WORKSPACE_POLICY);
+    let (accepted, current) = match ipybox::review_workspace_policy(&home, &workspace)? {
+        ipybox::PolicyReview::Accepted(_) => {
+            println!("{} is accepted as it is; nothing to do.", file.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        ipybox::PolicyReview::Changed { accepted, current } => (accepted, current),
+    };
+    let shown = match &accepted {
+        Some(old) => format!(
+            "{} changed since it was last accepted (- before, + now):\n\n{}",
+            file.display(),
+            ipybox::policy_diff(old, &current)
+        ),
+        None => format!(
+            "{} has not been accepted on this machine:\n\n{current}",
+            file.display()
+        ),
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", terminal_text(&shown))?;
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            bail!("not accepted: answer on a terminal, or pass --yes to accept it as printed");
+        }
+        write!(
+            out,
+            "{}Sandboxed code on this workspace will run under this policy. Accept it? [y/N] ",
+            PROMPT_RESET
+        )?;
+        out.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            println!("Not accepted.");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    // What was shown is what is accepted: a file changed meanwhile is not.
+    ipybox::accept_workspace_policy(&home, &workspace, &current)?;
+    println!("Accepted.");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {

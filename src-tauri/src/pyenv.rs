@@ -114,8 +114,7 @@ pub fn provision(home: &Path, progress: Progress) -> Result<PythonEnv> {
     if is_ready(&venv, &digest) {
         return Ok(env);
     }
-    std::fs::create_dir_all(home)
-        .map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
+    crate::fsutil::create_private_dir(home)?;
     let lock_path = home.join("venv.lock");
     let lock = File::create(&lock_path)
         .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;

@@ -251,6 +251,10 @@ impl Registry {
         let Some(settings) = crate::mcp::client::srt_settings(&params.args) else {
             return Ok(params.clone());
         };
+        if self.is_pinned(settings) {
+            // The copy made at registration, out of kernel code's reach: kept as it is.
+            return Ok(params.clone());
+        }
         if settings.contains("${") {
             return Err(Error::config(format!(
                 "the sandbox policy of \"{name}\" ({settings}) cannot contain ${{…}} placeholders: ipybox reads it once, at registration"
@@ -269,26 +273,31 @@ impl Registry {
             crate::sandbox::policy::Additions::default(),
         )?;
         let dir = self.dir().join("srt");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        crate::fsutil::create_private_dir(&dir)?;
         let pinned = dir.join(file);
         let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
-        let tmp = dir.join(format!(".{file}.{}", std::process::id()));
-        std::fs::write(&tmp, text)
-            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, &pinned)
-            .map_err(|e| Error::io(format!("writing {}", pinned.display()), e))?;
+        crate::fsutil::write_private(&pinned, text.as_bytes())?;
         Ok(with_srt_settings(params, &pinned.to_string_lossy()))
     }
 
-    /// The parameters to register `name` with again: as stored, with the sandbox policy as
-    /// it was given (so a workspace file or a shipped profile is read afresh), not the copy.
+    /// The parameters to register `name` with again: as stored. A server under a shipped
+    /// profile gets the profile as ipybox ships it now; one under a policy file keeps the
+    /// copy made when it was registered — the file lay in the workspace, where kernel code
+    /// may have rewritten it since. Registering with the file again (`ipybox register`, the
+    /// servers tab's form) reads it anew, as the person asked.
     pub fn params_to_regenerate(&self, name: &str) -> Option<ServerParams> {
         let params = self.servers.get(name)?;
         Some(match self.policies.get(name) {
-            Some(policy) => with_srt_settings(params, policy),
-            None => params.clone(),
+            Some(policy) if policy.starts_with(SHIPPED_PROFILE) => {
+                with_srt_settings(params, policy)
+            }
+            _ => params.clone(),
         })
+    }
+
+    /// Whether `settings` is a policy copy this registry made (in its own directory).
+    pub fn is_pinned(&self, settings: &str) -> bool {
+        Path::new(settings).starts_with(self.dir().join("srt"))
     }
 
     /// Add or replace `name` and save.
@@ -320,14 +329,9 @@ impl Registry {
             .path
             .parent()
             .ok_or_else(|| Error::config("registry path has no parent"))?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        let tmp = dir.join(format!(".servers.json.{}", std::process::id()));
+        crate::fsutil::create_private_dir(dir)?;
         let text = serde_json::to_string_pretty(self).map_err(|e| Error::config(e.to_string()))?;
-        std::fs::write(&tmp, text)
-            .map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
-        std::fs::rename(&tmp, &self.path)
-            .map_err(|e| Error::io(format!("writing {}", self.path.display()), e))
+        crate::fsutil::write_private(&self.path, text.as_bytes())
     }
 }
 
@@ -356,6 +360,12 @@ mod tests {
             again.path.starts_with(home.path()),
             "the registry lives in the data dir, not the workspace"
         );
+        // It may hold literal keys: readable by this user only, in directories only they
+        // can enter.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("there").permissions().mode() & 0o777;
+        assert_eq!(mode(&again.path), 0o600, "servers.json");
+        assert_eq!(mode(again.dir()), 0o700, "the workspace's directory");
         assert!(r.insert("not-valid", p.clone()).is_err());
         let policy = ws.path().join("policy.json");
         std::fs::write(
@@ -381,6 +391,20 @@ mod tests {
             ws.path().join("out").to_string_lossy().into_owned(),
             "relative paths are resolved against the workspace, and the copy does not follow the file"
         );
+        // Regenerated, a server keeps the copy: the file was rewritten ("{}") since.
+        r.servers.insert("fs".into(), pinned.clone());
+        r.policies.insert("fs".into(), "policy.json".into());
+        let again = r.params_to_regenerate("fs").expect("registered");
+        assert_eq!(again, pinned, "regenerating uses the copy, not the workspace's file");
+        assert_eq!(
+            r.pin_srt_policy("fs", &again, ws.path()).expect("kept"),
+            pinned,
+            "and pinning the copy leaves it as it is"
+        );
+        let copy_now: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&pinned.args[1]).expect("copy"))
+                .expect("json");
+        assert_eq!(copy_now, copy, "the rewritten file never reached the copy");
         assert!(r.insert("class", p).is_err(), "keywords are refused");
     }
 

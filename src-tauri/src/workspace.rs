@@ -177,12 +177,8 @@ impl Recent {
         list.retain(|p| p != workspace);
         list.insert(0, workspace.to_path_buf());
         list.truncate(RECENT_MAX);
-        if let Some(dir) = self.file.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        }
         let text = serde_json::to_vec_pretty(&list).unwrap_or_default();
-        save_atomic(&self.file, &text)
+        crate::fsutil::write_private(&self.file, &text)
     }
 }
 

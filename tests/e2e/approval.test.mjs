@@ -109,6 +109,8 @@ test('fifty pending calls: one dialog, approved all at once, fifty audit entries
   assert.equal(dialogs.length, 1, 'one dialog at a time, the rest queue');
   // The panel's "Approve all 50 pending calls to fx.echo".
   await app.click('.approve-group[data-server="fx"][data-tool="echo"]');
+  // A batch approval is confirmed natively, naming the calls.
+  answerDialog('Approve 50 tool calls?', 'Return', 30);
   const c = await settled(app, 0);
   assert.match(c.output, /50 calls ran/);
   await app.until('the open dialog to close itself', async () => !windowOpen(title), 10000);

@@ -9,7 +9,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, ROOT, SHOTS, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
+import { App, ROOT, SHOTS, answerDialog, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
 
 const SDK = join(ROOT, 'tests', 'servers', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
 const { Client } = await import(pathToFileURL(join(SDK, 'index.js')).href);
@@ -56,6 +56,8 @@ function forDocs(name) {
 async function serve(app) {
   await app.click('#open-agents');
   await app.click('#mcp-endpoint-toggle');
+  // Serving agents is confirmed natively (the window's switch only asks).
+  answerDialog('Serve agents on this workspace?', 'Return', 30);
   await app.until('the endpoint to serve', () => app.execute('const d = document.querySelector("#mcp-endpoint-details"); return d && !d.hidden;'), 30000);
   await app.click('#show-mcp-token');
   const url = await app.execute('return document.querySelector("#mcp-endpoint-url").value;');

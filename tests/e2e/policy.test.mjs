@@ -8,7 +8,7 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Keys, ROOT, notebook, quitAll, settled, workspace } from './webdriver.mjs';
+import { App, Keys, ROOT, answerDialog, notebook, quitAll, settled, workspace, windowOpen } from './webdriver.mjs';
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -49,10 +49,14 @@ async function openSandboxTab(app) {
   await app.until('the policy editor', () => app.execute('return !!document.querySelector("#policy-filesystem-allowWrite-add");'));
 }
 
-/** Apply, then wait for the kernel the new session starts. */
-async function apply(app) {
+const ACCEPT = 'Use this sandbox policy?';
+
+/** Apply, then wait for the kernel the new session starts. `accept`: the workspace's policy
+ *  is new or changed, so Apply asks natively first, and the person accepts it. */
+async function apply(app, { accept = false } = {}) {
   const t0 = Date.now();
   await app.click('#apply-sandbox');
+  if (accept) answerDialog(ACCEPT, 'Return', 30);
   const outcome = await app.until('Apply to finish', () => app.execute(
     `const err = document.querySelector('#apply-error');
      if (err && !err.hidden) return 'error: ' + err.textContent;
@@ -79,7 +83,7 @@ test('add allowWrite out/, save, apply: the cell that could not write out/x now 
 
   // Switch the sandbox on for this workspace, under its own policy (writes nowhere).
   await app.click('#sandbox-on');
-  const first = await apply(app);
+  const first = await apply(app, { accept: true });
   assert.equal(first, 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
   assert.equal(await badge(app), 'Sandboxed: sandbox-config.json');
   await app.click('#run-cell');
@@ -103,7 +107,7 @@ test('add allowWrite out/, save, apply: the cell that could not write out/x now 
   const shot = await app.screenshot('sandbox-policy-editor');
   forDocs(shot, 'sandbox-policy-editor.png');
 
-  const second = await apply(app);
+  const second = await apply(app, { accept: true });
   assert.equal(second, 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
   await app.click('#run-cell');
   const after = await settled(app, 1);
@@ -136,7 +140,7 @@ test('an outside edit shows within a second; a policy srt refuses is reported in
   await typeInto(app, '#policy-network-allowedDomains-add', 'com');
   await app.press(Keys.Enter);
   await app.click('#sandbox-on');
-  const outcome = await apply(app);
+  const outcome = await apply(app, { accept: true });
   assert.match(outcome, /^error: Not applied — the kernel keeps running as before\. srt refused this policy: network\.allowedDomains\.0: Invalid domain pattern/, outcome);
   assert.equal(await badge(app), 'Not sandboxed');
   await app.click('#run-cell');
@@ -153,7 +157,7 @@ test('a policy srt runs but the kernel cannot live under (its Python hidden) is 
   await app.press(Keys.Enter);
   await app.click('#sandbox-on');
   const t0 = Date.now();
-  const outcome = await apply(app);
+  const outcome = await apply(app, { accept: true });
   process.stdout.write(`# a kernel that cannot start, undone after ${Date.now() - t0} ms\n`);
   assert.match(outcome, /^error: Not applied\. the kernel could not start under this policy, so it was started again as before/, outcome);
   await app.until('the badge back to the previous choice', async () => (await badge(app)) === 'Not sandboxed');

@@ -120,6 +120,8 @@ test('Settings moves the kernel to a Jupyter server with no route back: cells ru
   assert.match(answered, /Kernels it offers: .*python3/);
   const t0 = Date.now();
   await app.click('#apply-remote');
+  // Moving the kernel to a server is confirmed natively.
+  answerDialog('Run the kernel on a server?', 'Return', 60);
   const applied = await app.until('Apply', () => app.execute(`
     const e = document.querySelector('#remote-error');
     if (e && !e.hidden) return 'error: ' + e.textContent;

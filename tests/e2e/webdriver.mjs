@@ -310,3 +310,14 @@ export function windowOpen(title) {
   const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return spawnSync('xdotool', ['search', '--name', `^${escaped}$`], { encoding: 'utf8' }).stdout.trim() !== '';
 }
+
+/** A person's click: the X server's pointer moved to (`x`, `y`) of the app's window and its
+ *  button pressed (xdotool), not a WebDriver click: it goes wherever the pixel under the
+ *  pointer sends it, and a modal native dialog stops it as it stops a person. */
+export function personClick(x, y) {
+  const found = spawnSync('timeout', ['5', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' });
+  const id = found.stdout.trim().split('\n')[0];
+  if (!id) throw new Error('no app window to click');
+  const clicked = spawnSync('xdotool', ['mousemove', '--window', id, '--sync', String(x), String(y), 'click', '1'], { encoding: 'utf8' });
+  if (clicked.status !== 0) throw new Error(`could not click: ${clicked.stderr}`);
+}

@@ -941,6 +941,13 @@ attempt('chmod', lambda: os.chmod('sandbox-config.json', 0o666))
     policy["filesystem"]["allowWrite"] = serde_json::json!(["out/", extra]);
     let text_of_policy = serde_json::to_string_pretty(&policy).unwrap();
     std::fs::write(ws.path().join("sandbox-config.json"), &text_of_policy).unwrap();
+    // A policy written into the workspace runs only once the person accepted it.
+    let accepted = std::process::Command::new(ipybox_bin())
+        .args(["sandbox", "accept", "--yes", "--workspace"])
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    assert!(accepted.status.success(), "{accepted:?}");
     let log = outside.path().join("own.log");
     let c = workspace_policy_client(ws.path(), &log).await;
     let probe = write_probe(&[

@@ -200,6 +200,32 @@ async fn a_hundred_concurrent_calls_from_kernel_threads() {
     e.stop().await.unwrap();
 }
 
+/// A request ipybox cannot read (no id, arguments that are not data) is answered with an
+/// error at once, not left to hang the cell until its timeout.
+#[tokio::test]
+async fn a_malformed_channel_request_is_answered_at_once() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = r#"
+import json, time, uuid, ipybox_channel as ch
+def raw(req):
+    ident, parent = ch._parent()
+    got = ch._ask(uuid.uuid4().hex, {"prompt": "", "password": False, "ipybox": req}, ident, parent)
+    return json.loads(got["value"])
+t0 = time.monotonic()
+print("no id", raw({"v": 1, "server": "fx", "tool": "echo", "args": {}})["error"])
+print("not an object", raw([1, 2, 3])["error"])
+print("fast", time.monotonic() - t0 < 5)
+"#;
+    let (r, seen) = run_with(&e, code, Some(Duration::from_secs(20)), |_| Some(true)).await;
+    assert_eq!(
+        r.expect("answered, not timed out").text.as_deref(),
+        Some("no id bad_request\nnot an object bad_request\nfast True")
+    );
+    assert!(seen.is_empty(), "nothing reached approval: {seen:?}");
+    e.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn kernel_code_cannot_bypass_the_tool_server_rules() {
     let ws = workspace();

@@ -528,3 +528,112 @@ subprocess.Popen([sys.executable, "-c", daemon], start_new_session=True,
     );
     e.stop().await.unwrap();
 }
+
+/// A policy that lets sandboxed code write `dir` (outside the workspace) and reach nothing.
+fn permissive_policy(dir: &Path) -> String {
+    serde_json::json!({
+        "filesystem": {"denyRead": [], "allowWrite": [".", dir], "denyWrite": []},
+        "network": {"allowedDomains": [], "deniedDomains": []}
+    })
+    .to_string()
+}
+
+/// `ipybox exec --sandbox-config workspace` with `code` in `ws`: its exit status and stderr.
+fn exec_under_workspace_policy(ws: &Path, code: &str) -> (bool, String) {
+    let out = std::process::Command::new(ipybox_tests::ipybox_bin())
+        .args(["exec", "--workspace"])
+        .arg(ws)
+        .args(["--sandbox-config", "workspace", "--timeout", "60", code])
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The workspace's `sandbox-config.json` chooses the sandbox of later sessions, so neither
+/// sandboxed code nor anyone who wrote the workspace may choose it: sandboxed code cannot
+/// create it (whatever policy is in force), and a file nobody accepted on this machine — a
+/// cloned project's, one written by an unsandboxed kernel, or a link — is not run under.
+#[tokio::test]
+async fn a_planted_workspace_policy_does_not_choose_the_next_sandbox() {
+    let ws = workspace();
+    let ws_path = canonical(&ws);
+    let out = outside();
+    let out_path = canonical(&out);
+    let marker = out_path.join("escaped");
+
+    // Sandboxed under ipybox's default policy, the kernel cannot create the file.
+    let e = executor(&ws_path, true).await;
+    let said = run(
+        &e,
+        &format!(
+            "try:\n    open('sandbox-config.json', 'w').write({:?})\n    print('written')\nexcept OSError:\n    print('refused')\n",
+            permissive_policy(&out_path)
+        ),
+    )
+    .await;
+    e.stop().await.unwrap();
+    assert_eq!(said, "refused", "a sandboxed kernel planted the next policy");
+    assert!(
+        std::fs::read(ws_path.join("sandbox-config.json")).map_or(true, |b| b.is_empty()),
+        "no policy was left behind"
+    );
+
+    // Planted anyway (a cloned project, an unsandboxed kernel): not used unseen.
+    std::fs::write(
+        ws_path.join("sandbox-config.json"),
+        permissive_policy(&out_path),
+    )
+    .unwrap();
+    let (ok, stderr) = exec_under_workspace_policy(&ws_path, &mark(&marker));
+    assert!(!ok, "ran under a policy nobody accepted");
+    assert!(
+        stderr.contains("sandbox-config.json") && stderr.contains("ipybox sandbox accept"),
+        "the error names the file and how to accept it: {stderr}"
+    );
+    assert_absent(&marker, "an unaccepted workspace policy");
+    // The library refuses it too, whoever builds the session.
+    let e = CodeExecutor::builder()
+        .working_dir(&ws_path)
+        .sandbox_options(Some(ipybox::SandboxOptions {
+            policy: Some(ws_path.join("sandbox-config.json")),
+            srt: None,
+        }))
+        .build();
+    let err = e.start().await.expect_err("an unaccepted policy");
+    assert!(err.to_string().contains("ipybox sandbox accept"), "{err}");
+
+    // Accepted by the person (as printed), it is the policy in force.
+    let accepted = std::process::Command::new(ipybox_tests::ipybox_bin())
+        .args(["sandbox", "accept", "--yes", "--workspace"])
+        .arg(&ws_path)
+        .output()
+        .unwrap();
+    assert!(accepted.status.success(), "{accepted:?}");
+    assert!(String::from_utf8_lossy(&accepted.stdout).contains(&out_path.display().to_string()));
+    let (ok, stderr) = exec_under_workspace_policy(&ws_path, &mark(&marker));
+    assert!(ok, "{stderr}");
+    assert!(marker.exists(), "the accepted policy is in force");
+    std::fs::remove_file(&marker).unwrap();
+
+    // Changed after it was accepted: not used until accepted again.
+    std::fs::write(
+        ws_path.join("sandbox-config.json"),
+        permissive_policy(&out_path).replace("\"allowedDomains\":[]", "\"allowedDomains\":[\"*.example.org\"]"),
+    )
+    .unwrap();
+    let (ok, stderr) = exec_under_workspace_policy(&ws_path, &mark(&marker));
+    assert!(!ok && stderr.contains("changed since"), "{stderr}");
+    assert_absent(&marker, "a changed workspace policy");
+
+    // A link to a policy elsewhere is refused, whatever it points to.
+    let elsewhere = out_path.join("policy.json");
+    std::fs::write(&elsewhere, permissive_policy(&out_path)).unwrap();
+    std::fs::remove_file(ws_path.join("sandbox-config.json")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, ws_path.join("sandbox-config.json")).unwrap();
+    let (ok, stderr) = exec_under_workspace_policy(&ws_path, &mark(&marker));
+    assert!(!ok && stderr.contains("is a link"), "{stderr}");
+    assert_absent(&marker, "a linked workspace policy");
+}

@@ -397,8 +397,10 @@ export function decideApproval(id: number, decision: ApprovalDecision): Promise<
 }
 
 /** Decide every pending request of `server`.`tool` (null and null: every pending request); resolves how many. */
-export function decideAllPending(decision: ApprovalDecision, server: string | null, tool: string | null): Promise<number> {
-  return call<number>('decide_all_pending', { decision, server, tool });
+/** Decide the pending calls `ids` (those the panel showed) at once; approving asks the person
+ *  again in a native dialog. How many were decided. */
+export function decideAllPending(decision: ApprovalDecision, ids: number[]): Promise<number> {
+  return call<number>('decide_all_pending', { decision, ids });
 }
 
 export function approvalRules(): Promise<ApprovalRules> {

@@ -9,6 +9,7 @@ use tauri_plugin_dialog::DialogExt;
 
 use super::dto::{AppSettings, AppState, DesktopError, ExecEvent, McpEndpointState, SavedTool};
 use super::session::Desktop;
+use super::trust::TrustStore;
 use super::settings::Settings;
 use crate::apigen::codeaction::CodeAction;
 use crate::audit::AuditEntry;
@@ -131,12 +132,49 @@ fn notebook_path(path: &str) -> Reply<PathBuf> {
     Ok(path)
 }
 
+/// Save a notebook; `trusted`: every output in it was produced here or the person trusted
+/// the notebook, so it opens trusted next time (see [`super::trust`]).
 #[tauri::command]
-pub fn save_notebook(path: String, content: String) -> Reply<()> {
-    Ok(workspace::save_atomic(
-        &notebook_path(&path)?,
-        content.as_bytes(),
-    )?)
+pub fn save_notebook(path: String, content: String, trusted: Option<bool>) -> Reply<()> {
+    workspace::save_atomic(&notebook_path(&path)?, content.as_bytes())?;
+    if trusted == Some(true) {
+        TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
+    }
+    Ok(())
+}
+
+/// Whether a notebook read as `content` is trusted: saved here with outputs produced here, or
+/// trusted by the person. The text is the one the window shows, not the file read again
+/// (which kernel code may have changed since).
+#[tauri::command]
+pub fn notebook_trusted(content: String) -> Reply<bool> {
+    Ok(TrustStore::at(&crate::home::ipybox_home()?).is_trusted(&content)?)
+}
+
+/// The person trusts the notebook at `path` (as read: `content`), asked in a native dialog:
+/// its HTML and SVG outputs are then rendered (sanitized and contained, as live outputs).
+/// Whether it is trusted now.
+#[tauri::command]
+pub async fn trust_notebook<R: Runtime>(
+    app: AppHandle<R>,
+    path: String,
+    content: String,
+) -> Reply<bool> {
+    let file = notebook_path(&path)?;
+    let question = super::confirm::Question {
+        title: "Trust this notebook?".into(),
+        message: format!(
+            "{} was not saved on this computer with these outputs, so its HTML and SVG outputs are shown as text.\n\nTrust it only if you know where it comes from. Its outputs are then drawn as pictures and tables; scripts in them still never run, and they stay inside their cells.",
+            crate::display::escape(&file.display().to_string())
+        ),
+        yes: "Trust notebook".into(),
+        no: "Cancel".into(),
+    };
+    if !super::confirm::confirm(&app, question).await {
+        return Ok(false);
+    }
+    TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
+    Ok(true)
 }
 
 #[tauri::command]
@@ -272,23 +310,57 @@ pub fn decide_approval(state: State<'_, Desktop>, id: u64, decision: Decision) -
     Ok(state.executor()?.decide(id, decision))
 }
 
-/// The person decides every pending request (to `server`.`tool` when given) at once; how
-/// many were decided.
+/// The person decides the pending requests `ids` (the ones the panel showed) at once: a
+/// request queued after the panel was drawn is never decided with them. Approving asks again
+/// in a native dialog that names the calls. How many were decided.
 #[tauri::command]
-pub fn decide_all_pending(
+pub async fn decide_all_pending<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, Desktop>,
     decision: Decision,
-    server: Option<String>,
-    tool: Option<String>,
+    ids: Vec<u64>,
 ) -> Reply<usize> {
     let executor = state.executor()?;
-    Ok(executor
+    let chosen: Vec<ApprovalRequest> = executor
         .pending_approvals()
+        .into_iter()
+        .filter(|r| ids.contains(&r.id()))
+        .collect();
+    if chosen.is_empty() {
+        return Ok(0);
+    }
+    if decision == Decision::Accept && !super::confirm::confirm(&app, batch_question(&chosen)).await {
+        return Ok(0);
+    }
+    Ok(chosen
         .iter()
-        .filter(|r| server.as_deref().is_none_or(|s| s == r.server_name()))
-        .filter(|r| tool.as_deref().is_none_or(|t| t == r.tool_name()))
         .filter(|r| executor.decide_as(r.id(), decision, DecidedBy::Batch))
         .count())
+}
+
+/// "Approve these N calls?", naming each (tool and who asks).
+fn batch_question(calls: &[ApprovalRequest]) -> super::confirm::Question {
+    let list: Vec<String> = calls
+        .iter()
+        .map(|r| {
+            format!(
+                "• {}.{} — {}",
+                crate::display::escape(r.server_name()),
+                crate::display::escape(r.tool_name()),
+                crate::display::escape(r.origin().unwrap_or("code in this notebook"))
+            )
+        })
+        .collect();
+    let n = calls.len();
+    super::confirm::Question {
+        title: format!("Approve {n} tool call{}?", if n == 1 { "" } else { "s" }),
+        message: format!(
+            "Each of these calls runs as soon as you approve, with the arguments shown in the Approvals panel:\n\n{}",
+            list.join("\n")
+        ),
+        yes: format!("Approve {n}"),
+        no: "Cancel".into(),
+    }
 }
 
 /// The workspace's approval rules, in the file format.

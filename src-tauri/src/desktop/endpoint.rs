@@ -60,13 +60,9 @@ impl Saved {
     /// Keep it in `state_dir` (which exists), readable by this user only: it holds the
     /// token.
     pub fn save(&self, state_dir: &Path) -> Result<()> {
-        use std::os::unix::fs::PermissionsExt;
-        let path = Self::path(state_dir);
         let text = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::config("the MCP endpoint's settings").because(e))?;
-        crate::workspace::save_atomic(&path, &text)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| Error::io(format!("protecting {}", path.display()), e))
+        crate::fsutil::write_private(&Self::path(state_dir), &text)
     }
 }
 

@@ -19,12 +19,13 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Runtime, State};
 
 use super::dto::{DesktopError, PolicyDocument, PolicyFileChanged, ProfileInfo, SandboxState};
+use super::confirm::Question;
 use super::session::Desktop;
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
 use crate::sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, Severity, shipped_profiles};
 
-use crate::sandbox::policy::WORKSPACE_POLICY;
+use crate::sandbox::policy::{Review, WORKSPACE_POLICY};
 
 /// The policy a sandboxed kernel runs under.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,14 +68,10 @@ impl Choice {
 
     /// Keep it in `state`'s directory, atomically, readable by this user only.
     pub fn save(&self, state: &WorkspaceState) -> Result<()> {
-        use std::os::unix::fs::PermissionsExt;
         state.create()?;
-        let path = Self::path(state.dir());
         let text = serde_json::to_vec_pretty(self)
             .map_err(|e| Error::config("the workspace's sandbox choice").because(e))?;
-        crate::workspace::save_atomic(&path, &text)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| Error::io(format!("protecting {}", path.display()), e))
+        crate::fsutil::write_private(&Self::path(state.dir()), &text)
     }
 
     /// How to sandbox the kernel on `workspace`, or `None` when the choice is no sandbox.
@@ -90,7 +87,10 @@ impl Choice {
             return Ok(None);
         }
         let policy = match &self.policy {
-            PolicySource::Workspace => Some(crate::sandbox::policy::workspace_policy(workspace)?.0),
+            PolicySource::Workspace => Some(
+                crate::sandbox::policy::workspace_policy(&crate::home::ipybox_home()?, workspace)?
+                    .0,
+            ),
             PolicySource::Profile { name } => {
                 let profile = shipped_profiles()
                     .into_iter()
@@ -101,7 +101,7 @@ impl Choice {
                 let dir = state.dir().join("profiles");
                 crate::fsutil::create_private_dir(&dir)?;
                 let file = dir.join(format!("{}.json", profile.name));
-                crate::workspace::save_atomic(&file, profile.policy.to_json().as_bytes())?;
+                crate::fsutil::write_private(&file, profile.policy.to_json().as_bytes())?;
                 Some(file)
             }
         };
@@ -160,15 +160,15 @@ pub fn read(workspace: &Path, source: &PolicySource) -> Result<PolicyDocument> {
     let (text, path, exists, read_only) = match source {
         PolicySource::Workspace => {
             let file = workspace.join(WORKSPACE_POLICY);
-            match std::fs::read_to_string(&file) {
-                Ok(text) => (text, Some(file), true, false),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+            // None too for the empty placeholder a running sandbox keeps at the name.
+            match crate::sandbox::policy::read_workspace_policy(workspace)? {
+                Some(text) => (text, Some(file), true, false),
+                None => (
                     crate::sandbox::policy::DEFAULT_KERNEL_POLICY.to_owned(),
                     Some(file),
                     false,
                     false,
                 ),
-                Err(e) => return Err(Error::io(format!("reading {}", file.display()), e)),
             }
         }
         PolicySource::Profile { name } => {
@@ -219,7 +219,8 @@ pub fn state_of(
     let state = WorkspaceState::of(workspace)?;
     Ok(SandboxState {
         workspace_policy: workspace.join(WORKSPACE_POLICY).display().to_string(),
-        workspace_policy_exists: workspace.join(WORKSPACE_POLICY).exists(),
+        workspace_policy_exists: crate::sandbox::policy::read_workspace_policy(workspace)
+            .is_ok_and(|t| t.is_some()),
         profiles: shipped_profiles()
             .into_iter()
             .map(|p| ProfileInfo {
@@ -256,7 +257,26 @@ pub async fn apply<R: Runtime>(
         .into());
     }
     let state = WorkspaceState::of(&workspace)?;
-    if let Some(options) = choice.options(&workspace, &state)? {
+    let running = desktop.session_sandbox()?;
+    if !choice.sandbox && running.is_some() {
+        let question = Question {
+            title: "Turn the sandbox off?".into(),
+            message: format!(
+                "The kernel of {} restarts outside the sandbox.\n\nCode in this notebook, and code an agent runs here, will then run with your own rights: it can read every file you can (.env files, ~/.ssh, browser profiles), change or delete them, start programs, and reach the network.",
+                workspace.display()
+            ),
+            yes: "Turn the sandbox off".into(),
+            no: "Keep the sandbox".into(),
+        };
+        if !super::confirm::confirm(app, question).await {
+            return Err(Error::config("Not applied: you kept the sandbox on").into());
+        }
+    }
+    let options = choice.options(&workspace, &state)?;
+    if let Some(review) = options.as_ref().and_then(|o| to_review(o, &workspace)) {
+        ask_to_accept(app, &workspace, review).await?;
+    }
+    if let Some(options) = options {
         let home = crate::home::ipybox_home()?;
         let scratch = state.dir().to_path_buf();
         let ws = workspace.clone();
@@ -287,6 +307,64 @@ pub async fn apply<R: Runtime>(
         desktop.session_sandbox()?.as_ref(),
         desktop.session_remote()?,
     )?)
+}
+
+/// The workspace's policy as it is now, when `options` run under it and a person has not
+/// accepted it (never, or not since it changed).
+pub fn to_review(options: &SandboxOptions, workspace: &Path) -> Option<Review> {
+    if options.policy.as_deref() != Some(workspace.join(WORKSPACE_POLICY).as_path()) {
+        return None;
+    }
+    let home = crate::home::ipybox_home().ok()?;
+    match crate::sandbox::policy::review(&home, workspace) {
+        Ok(Review::Accepted(_)) => None,
+        Ok(review) => Some(review),
+        // A link or an unreadable file: the sandbox refuses it with the reason when it starts.
+        Err(_) => None,
+    }
+}
+
+/// Show the person the workspace's policy (what changed since they last accepted it) in a
+/// native dialog; accepted, it is recorded as theirs. Declined, an error saying so.
+pub async fn ask_to_accept<R: Runtime>(
+    app: &AppHandle<R>,
+    workspace: &Path,
+    review: Review,
+) -> Result<()> {
+    let Review::Changed { accepted, current } = review else {
+        return Ok(());
+    };
+    let file = workspace.join(WORKSPACE_POLICY);
+    let (what, shown) = match &accepted {
+        Some(old) => (
+            "changed since you last accepted it (- before, + now; unchanged lines left out)",
+            crate::sandbox::policy::diff(old, &current)
+                .lines()
+                .filter(|l| !l.starts_with("  "))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        None => ("has not been accepted on this computer yet", current.clone()),
+    };
+    let question = Question {
+        title: "Use this sandbox policy?".into(),
+        message: format!(
+            "The sandbox policy {} {what}. It decides what code in the sandbox may read, write and reach; anyone who could write the workspace could have written it.\n\n{}",
+            file.display(),
+            super::confirm::plain(&shown)
+        ),
+        yes: "Use this policy".into(),
+        no: "Don't use it".into(),
+    };
+    if !super::confirm::confirm(app, question).await {
+        return Err(Error::sandbox(format!(
+            "the kernel was not started: you did not accept the sandbox policy {}. Choose another policy in the Sandbox tab, or Apply again to review it",
+            file.display()
+        )));
+    }
+    let home = crate::home::ipybox_home()?;
+    // What was shown is what is accepted: a file changed meanwhile stays unaccepted.
+    crate::sandbox::policy::accept(&home, workspace, &current)
 }
 
 /// How long Apply waits for the new kernel before it calls the policy good.

@@ -189,7 +189,7 @@ pub fn save(
     };
     let text = serde_json::to_vec_pretty(&choice)
         .map_err(|e| Error::config("the workspace's server").because(e))?;
-    write_private(&RemoteChoice::path(state.dir()), &text)?;
+    crate::fsutil::write_private(&RemoteChoice::path(state.dir()), &text)?;
     Ok(Some(choice))
 }
 
@@ -206,7 +206,7 @@ fn keep_secret(state: &WorkspaceState, secret: &Secret) -> Result<SecretPlace> {
             tracing::info!(
                 "no keyring to keep the server's token in ({e}); keeping it in a private file"
             );
-            write_private(&state.dir().join(SECRET_FILE), text.as_bytes())?;
+            crate::fsutil::write_private(&state.dir().join(SECRET_FILE), text.as_bytes())?;
             Ok(SecretPlace::File)
         }
     }
@@ -255,20 +255,6 @@ fn forget_secret(state: &WorkspaceState, place: SecretPlace) {
 }
 
 /// Write `contents` to `path` atomically, readable by this user only from the first byte.
-fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if std::fs::symlink_metadata(path).is_err() {
-        // save_atomic keeps the mode of the file it replaces: start it at 0600.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)
-            .and_then(|mut f| f.flush())
-            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
-    }
-    crate::workspace::save_atomic(path, contents)
-}
 
 fn remove(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
@@ -344,6 +330,20 @@ pub async fn apply_remote<R: Runtime>(
         .transpose()?;
     if let Some(gateway) = &gateway {
         gateway.probe().await?;
+        if desktop.session_remote()?.as_deref() != Some(gateway.url.as_str()) {
+            let question = super::confirm::Question {
+                title: "Run the kernel on a server?".into(),
+                message: format!(
+                    "The kernel of this notebook restarts on {}.\n\nYour code, its output and the arguments of the tool calls it makes go to that server, which runs them with whatever rights it has there. ipybox's sandbox does not apply on a server.",
+                    crate::display::escape(&gateway.url)
+                ),
+                yes: "Run on the server".into(),
+                no: "Cancel".into(),
+            };
+            if !super::confirm::confirm(&app, question).await {
+                return Err(Error::config("Not applied: the kernel stays where it runs").into());
+            }
+        }
     }
     // A kept server whose secret is gone counts as this computer.
     let previous = RemoteChoice::load(state.dir()).and_then(|c| c.gateway(&state).ok());

@@ -209,7 +209,22 @@ impl Desktop {
         let started: std::pin::Pin<Box<dyn Future<Output = crate::error::Result<()>> + Send>> =
             match remote_problem {
                 Some(e) => Box::pin(std::future::ready(Err(e))),
-                None => Box::pin(executor.start_now()),
+                None => match sandbox
+                    .as_ref()
+                    .and_then(|o| super::policy::to_review(o, &target.workspace))
+                {
+                    // A workspace policy nobody accepted: the person sees it first, in a
+                    // native dialog, and the kernel starts only under what they accepted.
+                    Some(review) => {
+                        let (app, executor, workspace) =
+                            (app.clone(), executor.clone(), target.workspace.clone());
+                        Box::pin(async move {
+                            super::policy::ask_to_accept(&app, &workspace, review).await?;
+                            executor.start_now().await
+                        })
+                    }
+                    None => Box::pin(executor.start_now()),
+                },
             };
         let (emit_app, emit_status) = (app.clone(), status.clone());
         tauri::async_runtime::spawn(async move {
@@ -364,6 +379,26 @@ impl Desktop {
             )
         };
         let mut slot = slot.lock().await;
+        if enabled && slot.running.is_none() {
+            let sandboxed = self.session_sandbox()?.is_some();
+            let question = super::confirm::Question {
+                title: "Serve agents on this workspace?".into(),
+                message: format!(
+                    "Any program on this computer that has the token shown in the window (an agent such as Claude Code) can then run code on {} and call this workspace's MCP tools. Each tool call still asks you, as the notebook's calls do.\n\n{}",
+                    workspace.display(),
+                    if sandboxed {
+                        "The agents' code runs in the sandbox, under this workspace's policy."
+                    } else {
+                        "The kernel is NOT sandboxed: the agents' code runs with your own rights. It can read every file you can, change or delete them, start programs and reach the network."
+                    }
+                ),
+                yes: "Serve agents".into(),
+                no: "Cancel".into(),
+            };
+            if !super::confirm::confirm(app, question).await {
+                return Ok(endpoint_state(&slot));
+            }
+        }
         if let Some(running) = slot.running.take() {
             running.stop().await;
         }
@@ -517,7 +552,7 @@ impl Desktop {
             .as_ref()
             .ok_or_else(|| Error::config("this workspace has no place for its rules"))?;
         state.create()?;
-        crate::workspace::save_atomic(&state.rules_file(), rules.to_json().as_bytes())?;
+        crate::fsutil::write_private(&state.rules_file(), rules.to_json().as_bytes())?;
         s.rules.set_rules(rules);
         Ok(())
     }

@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::workspace::save_atomic;
 
 /// The approval timeout when none is set, as in the Python ipybox.
 pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 60;
@@ -141,14 +140,10 @@ impl SettingsFile {
     /// Check `settings` and save them (atomically); nothing changes when they are not valid.
     pub fn save(&self, settings: &Settings) -> Result<(), Error> {
         settings.check()?;
-        if let Some(dir) = self.file.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        }
         let mut text = serde_json::to_vec_pretty(settings)
             .map_err(|e| Error::config("the settings").because(e))?;
         text.push(b'\n');
-        save_atomic(&self.file, &text)
+        crate::fsutil::write_private(&self.file, &text)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::events::DecidedBy;
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
     Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT, ReplyStatus,
-    channel_refusal,
+    ChannelMessage, channel_refusal,
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
@@ -221,9 +221,22 @@ async fn execute(
                 collector.push(content);
             }
             Some(KernelEvent::Input { header, request }) => {
-                if let Some(call) = request.ipybox {
-                    calls.request(header, call);
-                    continue;
+                match request.ipybox {
+                    Some(ChannelMessage::Request(call)) => {
+                        calls.request(header, call);
+                        continue;
+                    }
+                    Some(ChannelMessage::Malformed(why)) => {
+                        let refusal = channel_refusal(
+                            "bad_request",
+                            &format!("ipybox could not read this request from the kernel: {why}"),
+                        );
+                        if let Err(e) = kernel.input_reply(&header, &refusal) {
+                            tracing::warn!(error = %e, "answering a malformed request failed");
+                        }
+                        continue;
+                    }
+                    None => {}
                 }
                 if !options.input {
                     if let Err(e) = kernel.input_reply(&header, NO_INPUT) {

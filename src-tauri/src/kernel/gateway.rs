@@ -263,17 +263,17 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
                 "False"
             },
         );
-    write_private(
+    crate::fsutil::write_private(
         &state.join("config/jupyter_kernel_gateway_config.py"),
-        &config,
+        config.as_bytes(),
     )?;
-    write_private(
+    crate::fsutil::write_private(
         &state.join("ipython/profile_default/ipython_kernel_config.py"),
-        IPYTHON_CONFIG,
+        IPYTHON_CONFIG.as_bytes(),
     )?;
     // jupyter_core's one-time migration from IPython 3 looks for this marker; without it
     // the gateway tries to write it (and fails where the config directory is read-only).
-    write_private(&state.join("config/migrated"), "")?;
+    crate::fsutil::write_private(&state.join("config/migrated"), b"")?;
     let spec = serde_json::json!({
         "argv": [launch.python, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
         "display_name": "Python 3 (ipybox)",
@@ -281,25 +281,14 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
         "interrupt_mode": "signal",
         "metadata": { "debugger": false },
     });
-    write_private(
+    crate::fsutil::write_private(
         &state.join("data/kernels/ipybox/kernel.json"),
-        &serde_json::to_string_pretty(&spec).unwrap_or_default(),
+        serde_json::to_string_pretty(&spec)
+            .unwrap_or_default()
+            .as_bytes(),
     )
 }
 
-fn write_private(path: &Path, contents: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
-    f.write_all(contents.as_bytes())
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
-}
 
 fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
     let log = std::fs::OpenOptions::new()

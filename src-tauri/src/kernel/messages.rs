@@ -399,7 +399,28 @@ pub struct InputRequest {
     /// A tool call the kernel's code asks ipybox to make (`ipybox_channel`): an ipybox
     /// addition to the content, absent in ordinary `input()` requests.
     #[serde(default)]
-    pub ipybox: Option<ChannelRequest>,
+    pub ipybox: Option<ChannelMessage>,
+}
+
+/// What kernel code sent over its stdin channel: a request ipybox can read, or one it
+/// cannot, which is answered with an error at once (rather than left to hang the cell until
+/// its timeout).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelMessage {
+    /// A well-formed request.
+    Request(ChannelRequest),
+    /// Not a request: why.
+    Malformed(String),
+}
+
+impl<'de> Deserialize<'de> for ChannelMessage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        Ok(match serde_json::from_value(value) {
+            Ok(request) => ChannelMessage::Request(request),
+            Err(e) => ChannelMessage::Malformed(e.to_string()),
+        })
+    }
 }
 
 /// The `input_reply` value of a channel request that is refused or failed: the kernel raises

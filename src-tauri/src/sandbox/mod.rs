@@ -402,7 +402,16 @@ pub fn prepare(
     let mut wrapper = srt.command();
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
-    let policy = policy::load(options.policy.as_deref())?;
+    // The workspace's own policy runs only as a person last accepted it; the text compared
+    // is the text used (never read twice).
+    let workspace_file = working_dir.join(policy::WORKSPACE_POLICY);
+    let policy = match options.policy.as_deref() {
+        Some(p) if p == workspace_file => policy::parse(
+            &policy::accepted_text(home, working_dir)?,
+            &workspace_file.display().to_string(),
+        )?,
+        other => policy::load(other)?,
+    };
     let rendered = policy::render(policy, working_dir, &user_home, additions)?;
     let protected: Vec<PathBuf> = rendered["filesystem"]["denyWrite"]
         .as_array()
@@ -476,9 +485,13 @@ pub fn prepare_session(
         // ones). srt keeps a missing file from being created, too.
         working_dir.join(".env"),
     ];
-    // A policy file in the workspace configures the next session's sandbox.
+    // A policy file in the workspace configures the next session's sandbox: the workspace's
+    // own, whichever policy is in force now (srt keeps a missing one from being created),
+    // and the file in force when it lies in the workspace.
+    read_only.push(working_dir.join(policy::WORKSPACE_POLICY));
     if let Some(policy) = options.policy.as_deref()
         && policy.starts_with(working_dir)
+        && !read_only.iter().any(|p| p == policy)
     {
         read_only.push(policy.to_path_buf());
     }

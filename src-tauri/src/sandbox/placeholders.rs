@@ -42,8 +42,7 @@ pub struct Guard {
 /// that the policy write-protects), recording what was created in `dir` (this workspace's
 /// directory in ipybox's data directory), and register a holder.
 pub fn hold(dir: &Path, workspace: &Path, extra: &[PathBuf]) -> Result<Guard> {
-    std::fs::create_dir_all(dir.join("sandboxes"))
-        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    crate::fsutil::create_private_dir(&dir.join("sandboxes"))?;
     let _lock = lock(dir)?;
     let mut created = read_created(dir);
     let mut make = |path: PathBuf, is_dir: bool| -> Result<()> {
@@ -175,8 +174,7 @@ fn write_created(dir: &Path, created: &[PathBuf]) -> Result<()> {
     let mut unique: Vec<&PathBuf> = created.iter().collect();
     unique.sort();
     unique.dedup();
-    std::fs::write(&path, serde_json::to_string(&unique).unwrap_or_default())
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    crate::fsutil::write_private(&path, serde_json::to_string(&unique).unwrap_or_default().as_bytes())
 }
 
 #[cfg(test)]

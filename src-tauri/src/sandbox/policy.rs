@@ -22,41 +22,210 @@ pub const DEFAULT_KERNEL_POLICY: &str = include_str!("../../sandbox-profiles/ker
 pub const WORKSPACE_POLICY: &str = "sandbox-config.json";
 
 /// The workspace's own policy file, and whether it was created now, as ipybox's default
-/// policy, because the workspace had none.
+/// policy, because the workspace had none (or only the empty placeholder a running sandbox
+/// keeps at its name). A policy ipybox writes itself is accepted as it is written (see
+/// [`review`]).
 ///
-/// A sandbox under the workspace's policy always has the file, which
-/// [`prepare_session`](super::prepare_session) makes read-only inside: without one, kernel
-/// code could create it and choose the next session's policy. `workspace` must be the
-/// canonical path the session runs in, or the file would not be recognised as the
-/// workspace's and stay writable.
-pub fn workspace_policy(workspace: &Path) -> Result<(PathBuf, bool)> {
+/// Every sandbox keeps the file read-only inside, present or absent
+/// ([`prepare_session`](super::prepare_session)): otherwise kernel code could write it and
+/// choose the next session's policy. `workspace` must be the canonical path the session
+/// runs in, or the file would not be recognised as the workspace's.
+pub fn workspace_policy(home: &Path, workspace: &Path) -> Result<(PathBuf, bool)> {
     let file = workspace.join(WORKSPACE_POLICY);
-    if std::fs::symlink_metadata(&file).is_ok() {
-        return Ok((file, false));
-    }
-    // Written whole under another name, then linked into place: another ipybox starting on
-    // the workspace never reads half a policy, and a file that appeared meanwhile is kept.
-    let tmp = workspace.join(format!(
-        ".{WORKSPACE_POLICY}.ipybox-{}.tmp",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let created = (|| -> std::io::Result<bool> {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(DEFAULT_KERNEL_POLICY.as_bytes())?;
-        f.sync_all()?;
-        match std::fs::hard_link(&tmp, &file) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(e),
+    match read_workspace_policy(workspace)? {
+        Some(_) => return Ok((file, false)),
+        None if std::fs::symlink_metadata(&file).is_ok() => {
+            // The placeholder of a running sandbox: replaced (the sandbox keeps its own
+            // read-only view of the empty file).
+            let tmp = file.with_file_name(format!(
+                ".{WORKSPACE_POLICY}.ipybox-{}.tmp",
+                uuid::Uuid::new_v4().simple()
+            ));
+            let written = write_new(&tmp, DEFAULT_KERNEL_POLICY.as_bytes())
+                .and_then(|()| std::fs::rename(&tmp, &file));
+            let _ = std::fs::remove_file(&tmp);
+            written.map_err(|e| Error::io(format!("creating {}", file.display()), e))?;
         }
-    })();
-    let _ = std::fs::remove_file(&tmp);
-    let created = created.map_err(|e| Error::io(format!("creating {}", file.display()), e))?;
-    Ok((file, created))
+        None => {
+            // Written whole under another name, then linked into place: another ipybox
+            // starting on the workspace never reads half a policy, and a file that appeared
+            // meanwhile is kept.
+            let tmp = workspace.join(format!(
+                ".{WORKSPACE_POLICY}.ipybox-{}.tmp",
+                uuid::Uuid::new_v4().simple()
+            ));
+            let linked = write_new(&tmp, DEFAULT_KERNEL_POLICY.as_bytes())
+                .and_then(|()| std::fs::hard_link(&tmp, &file));
+            let _ = std::fs::remove_file(&tmp);
+            match linked {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Ok((file, false));
+                }
+                Err(e) => return Err(Error::io(format!("creating {}", file.display()), e)),
+            }
+        }
+    }
+    accept(home, workspace, DEFAULT_KERNEL_POLICY)?;
+    Ok((file, true))
+}
+
+fn write_new(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    f.write_all(contents)?;
+    f.sync_all()
+}
+
+/// The workspace's policy file as it is now: `None` when there is none (or only an empty
+/// placeholder). A link is refused: the policy is the file at that name in the workspace,
+/// never one elsewhere that a link planted by kernel code points to.
+pub fn read_workspace_policy(workspace: &Path) -> Result<Option<String>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = workspace.join(WORKSPACE_POLICY);
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&file);
+    let mut f = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::sandbox(format!(
+                "{} is a link: ipybox does not follow a link for the workspace's sandbox policy (replace it with the file itself)",
+                file.display()
+            )));
+        }
+        Err(e) => return Err(Error::io(format!("reading {}", file.display()), e)),
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Error::sandbox(format!(
+            "{} is not a regular file",
+            file.display()
+        )));
+    }
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+    Ok((!text.is_empty()).then_some(text))
+}
+
+/// The workspace's policy against the one a person last accepted on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Review {
+    /// The file is the policy last accepted (its text).
+    Accepted(String),
+    /// The file is not what was last accepted: never accepted (`accepted` is `None`), or
+    /// changed since. A session does not run under it until a person accepts it again.
+    Changed {
+        /// The text last accepted, if any.
+        accepted: Option<String>,
+        /// The file's text now.
+        current: String,
+    },
+}
+
+/// Where ipybox keeps the text of the workspace policy last accepted: its directory for the
+/// workspace in the data directory, out of kernel code's reach.
+fn accepted_path(home: &Path, workspace: &Path) -> PathBuf {
+    crate::home::workspace_dir(home, workspace).join("accepted-policy.json")
+}
+
+/// Compare the workspace's policy file with the one last accepted. A workspace without a
+/// file is an error here: [`workspace_policy`] creates it first.
+pub fn review(home: &Path, workspace: &Path) -> Result<Review> {
+    let current = read_workspace_policy(workspace)?.ok_or_else(|| {
+        Error::sandbox(format!(
+            "the workspace has no sandbox policy {}",
+            workspace.join(WORKSPACE_POLICY).display()
+        ))
+    })?;
+    let accepted = std::fs::read_to_string(accepted_path(home, workspace)).ok();
+    Ok(if accepted.as_deref() == Some(current.as_str()) {
+        Review::Accepted(current)
+    } else {
+        Review::Changed { accepted, current }
+    })
+}
+
+/// Record `text` as the workspace policy a person accepted (they saw or saved it).
+pub fn accept(home: &Path, workspace: &Path, text: &str) -> Result<()> {
+    crate::fsutil::write_private(&accepted_path(home, workspace), text.as_bytes())
+}
+
+/// The text of the workspace's policy when it is the one last accepted, else an error that
+/// names the file and how to accept it.
+pub fn accepted_text(home: &Path, workspace: &Path) -> Result<String> {
+    match review(home, workspace)? {
+        Review::Accepted(text) => Ok(text),
+        Review::Changed { accepted, .. } => {
+            let file = workspace.join(WORKSPACE_POLICY);
+            let what = if accepted.is_some() {
+                "changed since it was last accepted on this machine"
+            } else {
+                "has not been accepted on this machine yet"
+            };
+            Err(Error::sandbox(format!(
+                "the sandbox policy {} {what}, and a policy nobody looked at could let code out of the sandbox. Review it with `ipybox sandbox accept --workspace {}` (or in the app's Sandbox tab), then run again",
+                file.display(),
+                workspace.display()
+            )))
+        }
+    }
+}
+
+/// A line-by-line difference of two policies for a person to read: `- ` lines only in
+/// `old`, `+ ` lines only in `new`, `  ` lines in both (longest common subsequence; policies
+/// are a few hundred lines at most). Untrusted text: the caller escapes it for display.
+pub fn diff(old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let (n, m) = (a.len(), b.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out = String::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            out.push_str("  ");
+            out.push_str(a[i]);
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push_str("+ ");
+            out.push_str(b[j]);
+            j += 1;
+        } else {
+            out.push_str("- ");
+            out.push_str(a[i]);
+            i += 1;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Read the policy `text` (from `origin`, for messages).
+pub fn parse(text: &str, origin: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        Error::sandbox(format!(
+            "the sandbox policy {origin} is not valid JSON: {e} (line {}, column {})",
+            e.line(),
+            e.column()
+        ))
+    })
 }
 
 const PATH_LISTS: [&str; 4] = ["denyRead", "allowRead", "allowWrite", "denyWrite"];
@@ -65,28 +234,18 @@ const REQUIRED_DOMAIN_LISTS: [&str; 2] = ["allowedDomains", "deniedDomains"];
 
 /// Read the policy at `path`, or the default.
 pub fn load(path: Option<&Path>) -> Result<Value> {
-    let (text, origin) = match path {
-        Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| {
+    match path {
+        Some(p) => parse(
+            &std::fs::read_to_string(p).map_err(|e| {
                 Error::sandbox(format!(
                     "cannot read the sandbox policy {}: {e}",
                     p.display()
                 ))
             })?,
-            p.display().to_string(),
+            &p.display().to_string(),
         ),
-        None => (
-            DEFAULT_KERNEL_POLICY.to_owned(),
-            "the built-in kernel policy".to_owned(),
-        ),
-    };
-    serde_json::from_str(&text).map_err(|e| {
-        Error::sandbox(format!(
-            "the sandbox policy {origin} is not valid JSON: {e} (line {}, column {})",
-            e.line(),
-            e.column()
-        ))
-    })
+        None => parse(DEFAULT_KERNEL_POLICY, "the built-in kernel policy"),
+    }
 }
 
 fn absolute(entry: &str, workspace: &Path, home: &Path) -> String {

@@ -33,7 +33,7 @@ import { RulesView } from './rulesView';
 export interface ApprovalsBackend {
   approvalsPending(): Promise<ApprovalRequest[]>;
   decideApproval(id: number, decision: ApprovalDecision): Promise<boolean>;
-  decideAllPending(decision: ApprovalDecision, server: string | null, tool: string | null): Promise<number>;
+  decideAllPending(decision: ApprovalDecision, ids: number[]): Promise<number>;
   addApprovalRule(rule: Rule, decideId: number | null): Promise<void>;
   approvalRules(): Promise<ApprovalRules>;
   setApprovalRules(rules: ApprovalRules): Promise<void>;
@@ -42,7 +42,7 @@ export interface ApprovalsBackend {
 const defaultBackend: ApprovalsBackend = {
   approvalsPending: () => ipc.approvalsPending(),
   decideApproval: (id, decision) => ipc.decideApproval(id, decision),
-  decideAllPending: (decision, server, tool) => ipc.decideAllPending(decision, server, tool),
+  decideAllPending: (decision, ids) => ipc.decideAllPending(decision, ids),
   addApprovalRule: (rule, decideId) => ipc.addApprovalRule(rule, decideId),
   approvalRules: () => ipc.approvalRules(),
   setApprovalRules: (rules) => ipc.setApprovalRules(rules),
@@ -481,8 +481,11 @@ export class ApprovalsView {
     const hadFocus = this.focusInRequests();
     this.model.setDeciding(ids, true);
     try {
-      const n = await this.backend.decideAllPending(decision, server, tool);
-      if (server !== null && tool !== null) this.say(`Approved ${plural(n, 'call', 'calls')} to ${callName(server, tool)}.`);
+      // Exactly the calls the person saw: one queued after this render waits for its own
+      // decision.
+      const n = await this.backend.decideAllPending(decision, ids);
+      if (decision === 'accept' && n === 0) this.say('Nothing was approved: the confirmation was cancelled.');
+      else if (server !== null && tool !== null) this.say(`Approved ${plural(n, 'call', 'calls')} to ${callName(server, tool)}.`);
       else this.say(decision === 'accept' ? `Approved ${plural(n, 'pending call', 'pending calls')}.` : `Rejected ${plural(n, 'pending call', 'pending calls')}.`);
     } catch (err) {
       this.say(`The decision could not be sent: ${errorText(err)}`);

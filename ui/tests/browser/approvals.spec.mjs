@@ -93,14 +93,14 @@ describe('pending requests', () => {
 
     await page.click('#approval-group-actions .approve-group[data-tool="create_issue"]');
     await page.waitForFunction(() => document.querySelectorAll('#approval-list .approval-request').length === 2);
-    assert.deepEqual(await calls(page, 'decide_all_pending'), [{ decision: 'accept', server: 'github', tool: 'create_issue' }]);
+    assert.deepEqual(await calls(page, 'decide_all_pending'), [{ decision: 'accept', ids: [21, 23, 24] }], 'exactly the calls shown, by id');
     assert.deepEqual(await cards(page).evaluateAll((els) => els.map((e) => e.dataset.requestId)), ['22', '25']);
     assert.match(await page.locator('#approvals-status').textContent(), /Approved 3 calls to github\.create_issue/);
     await page.waitForFunction(() => document.querySelector('#recent-calls')?.textContent.includes('all pending approved at once'));
 
     await page.click('#reject-all-pending');
     await page.waitForFunction(() => document.querySelectorAll('#approval-list .approval-request').length === 0);
-    assert.deepEqual((await calls(page, 'decide_all_pending'))[1], { decision: 'reject', server: null, tool: null });
+    assert.deepEqual((await calls(page, 'decide_all_pending'))[1], { decision: 'reject', ids: [22, 25] });
     assert.deepEqual(await page.evaluate(() => window.__mock.approvals()), []);
     assert.equal(await page.locator('#approval-group-actions').isHidden(), true);
     await close();

@@ -578,7 +578,8 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'decide_all_pending': {
       const decision = args.decision === 'accept' ? 'accept' : 'reject';
-      const chosen = pendingApprovals.filter((r) => (args.server == null || r.server === args.server) && (args.tool == null || r.tool === args.tool));
+      const ids = Array.isArray(args.ids) ? args.ids : [];
+      const chosen = pendingApprovals.filter((r) => ids.includes(r.id));
       for (const r of chosen) decidePending(r.id, decision, 'batch');
       return { handled: true, value: chosen.length };
     }

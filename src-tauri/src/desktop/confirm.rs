@@ -1,0 +1,94 @@
+//! Security decisions are native: turning the sandbox off, running under a workspace policy
+//! nobody accepted, trusting a notebook, serving agents, moving the kernel to a server,
+//! deciding calls in a batch. A click in the window may ask the question; only a native
+//! dialog, which nothing in the web view can draw over or click, answers it.
+
+use tauri::{AppHandle, Manager, Runtime};
+use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+
+/// At most this many lines in a question, so its buttons stay on a small screen.
+const MAX_LINES: usize = 28;
+/// Lines longer than this are cut (GTK would wrap them onto more lines).
+const MAX_LINE: usize = 110;
+
+/// A question for the person.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The dialog's title.
+    pub title: String,
+    /// What changes, in words; untrusted parts already escaped by the caller.
+    pub message: String,
+    /// The button that says yes (`Turn the sandbox off`), never a bare "OK".
+    pub yes: String,
+    /// The button that keeps things as they are.
+    pub no: String,
+}
+
+/// Ask `question` in a native dialog over the main window; `true` only when the person chose
+/// the yes button (closing the dialog or Escape is no).
+pub async fn confirm<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut dialog = app
+        .dialog()
+        .message(bounded(&question.message))
+        .title(question.title)
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom(question.yes, question.no));
+    if let Some(window) = app.get_webview_window("main") {
+        dialog = dialog.parent(&window);
+    }
+    dialog.show(move |yes| {
+        let _ = tx.send(yes);
+    });
+    rx.await.unwrap_or(false)
+}
+
+/// Untrusted text as a person must read it: controls and invisible formatting shown as
+/// `\uXXXX` (newlines kept).
+pub fn plain(text: &str) -> String {
+    text.split('\n')
+        .map(crate::display::escape)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` cut to [`MAX_LINES`] lines of at most [`MAX_LINE`] characters, saying what was
+/// left out.
+pub fn bounded(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = Vec::new();
+    let shown = if lines.len() > MAX_LINES {
+        MAX_LINES - 1
+    } else {
+        lines.len()
+    };
+    for line in &lines[..shown] {
+        let count = line.chars().count();
+        if count > MAX_LINE {
+            let cut: String = line.chars().take(MAX_LINE - 1).collect();
+            out.push(format!("{cut}…"));
+        } else {
+            out.push((*line).to_owned());
+        }
+    }
+    if lines.len() > shown {
+        out.push(format!("… and {} more lines", lines.len() - shown));
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_question_is_cut_to_a_screenful() {
+        let text: String = (0..200).map(|i| format!("line {i} {}\n", "x".repeat(i))).collect();
+        let shown = bounded(&text);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), MAX_LINES);
+        assert_eq!(lines[MAX_LINES - 1], "… and 173 more lines");
+        assert!(lines.iter().all(|l| l.chars().count() <= MAX_LINE));
+        assert_eq!(bounded("short\ntext"), "short\ntext");
+    }
+}

@@ -1,0 +1,74 @@
+// Outputs are contained and inert, in the real app: a notebook someone sent, whose stored
+// outputs and Markdown lay a full-window, nearly invisible label over the app bound to its
+// Run-all button, runs nothing when the person clicks anywhere; a kernel's live outputs
+// cannot chain clicks that turn the sandbox off; drawn over the approval panel, an output
+// stays inside its cell. Clicks are a person's (xdotool through the X server), not
+// WebDriver's. Run by tests/e2e/run.sh.
+import { test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, answerDialog, notebook, personClick, quitAll, settled, windowOpen, workspace } from './webdriver.mjs';
+
+const apps = [];
+afterEach((t) => quitAll(apps, t));
+
+/** A label over the whole window, bound to the app's control `id`. */
+const cover = (id, text = 'x') =>
+  `<label for="${id}" style="position:fixed;inset:0;width:100vw;height:100vh;z-index:2147483647;opacity:0.02;background:#fff;display:block">${text}</label>`;
+
+async function open(dir, args = []) {
+  const app = await App.launch(['open', ...args, join(dir, 'test.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  return app;
+}
+
+test('a stored hostile notebook clicked once runs nothing', async () => {
+  const nb = notebook("open('ran.txt', 'w').write('ran')", '1 + 1');
+  nb.cells[1].outputs = [{ output_type: 'display_data', metadata: {}, data: { 'text/html': cover('run-all'), 'text/plain': '' } }];
+  nb.cells.push({ cell_type: 'markdown', id: 'md-0', metadata: {}, source: cover('run-all', 'Click to continue') });
+  const ws = workspace({ 'test.ipynb': nb });
+  const app = await open(ws);
+  const mark = join(ws, 'ran.txt');
+  for (const [x, y] of [[640, 400], [200, 300], [1000, 650]]) personClick(x, y);
+  await new Promise((r) => setTimeout(r, 3000));
+  assert.ok(!existsSync(mark), 'a click on the hostile output ran the notebook');
+  const prompts = await app.execute('return [...document.querySelectorAll(".cell .prompt")].map((p) => p.textContent.trim());');
+  assert.ok(prompts.every((p) => p === '' || p === '[ ]' || p === '[ ]:'), `no cell ran: ${prompts}`);
+  // The label's text is still there to read, inside its output.
+  const inside = await app.execute(`
+    const o = document.querySelectorAll('.cell')[1].querySelector('.outputs');
+    const r = o.getBoundingClientRect();
+    const hit = document.elementFromPoint(640, 400);
+    return { covers: !!hit && !!hit.closest('.outputs, .markdown'), height: r.height };`);
+  assert.equal(inside.covers, false, 'the window centre belongs to the app, not to an output');
+});
+
+test('live outputs of a sandboxed kernel cannot switch the sandbox off', async () => {
+  // The kernel's output lays the labels of the clicks that once turned the sandbox off.
+  const chain = ['sandbox-on', 'apply-sandbox', 'run-all'].map((id) => cover(id)).join('');
+  const ws = workspace({ 'test.ipynb': notebook(`from IPython.display import HTML, display\ndisplay(HTML(${JSON.stringify(chain)}))`) });
+  const app = await open(ws);
+  // The sandbox chosen for this workspace, under ipybox's shipped kernel profile.
+  await app.click('#sandbox-badge');
+  await app.until('the policy editor', () => app.execute('return !!document.querySelector("#policy-source option[value=\'profile:kernel\']");'));
+  await app.execute('const s = document.querySelector("#policy-source"); s.value = "profile:kernel"; s.dispatchEvent(new Event("change"));');
+  await app.click('#sandbox-on');
+  await app.click('#apply-sandbox');
+  await app.until('Apply', () => app.execute('return (document.querySelector("#apply-status")?.textContent ?? "").startsWith("Applied");'), 90000);
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 90000);
+  assert.match(await app.text('#sandbox-policy-status'), /^Sandboxed/);
+
+  await app.click('.cell[data-cell-id="cell-0"] .prompt');
+  await app.click('#run-cell');
+  await settled(app, 0);
+  for (let i = 0; i < 4; i++) {
+    personClick(640, 400);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.ok(!windowOpen('Turn the sandbox off?'), 'no click reached the sandbox switch');
+  assert.match(await app.text('#sandbox-policy-status'), /^Sandboxed/, 'still sandboxed');
+});
