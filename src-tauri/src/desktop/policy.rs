@@ -358,7 +358,7 @@ pub async fn ask_to_accept<R: Runtime>(
     };
     if !super::confirm::confirm(app, question).await {
         return Err(Error::sandbox(format!(
-            "the kernel was not started: you did not accept the sandbox policy {}. Choose another policy in the Sandbox tab, or Apply again to review it",
+            "the sandbox policy {} was not accepted, so no kernel runs under it. Choose another policy in the Sandbox tab, or Apply to review it again",
             file.display()
         )));
     }

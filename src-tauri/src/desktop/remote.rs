@@ -7,7 +7,6 @@
 //! private directory readable by this user only. `--gateway-url` on the command line wins
 //! for that run.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};

@@ -203,14 +203,14 @@ pub fn diff(old: &str, new: &str) -> String {
             out.push_str(a[i]);
             i += 1;
             j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push_str("+ ");
-            out.push_str(b[j]);
-            j += 1;
-        } else {
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
             out.push_str("- ");
             out.push_str(a[i]);
             i += 1;
+        } else {
+            out.push_str("+ ");
+            out.push_str(b[j]);
+            j += 1;
         }
         out.push('\n');
     }
@@ -380,16 +380,22 @@ mod tests {
 
     #[test]
     fn the_workspace_policy_is_written_once_and_never_through_a_link() {
+        let home = tempfile::tempdir().expect("tempdir");
         let ws = tempfile::tempdir().expect("tempdir");
-        let (file, created) = workspace_policy(ws.path()).expect("created");
+        let (file, created) = workspace_policy(home.path(), ws.path()).expect("created");
         assert!(created, "a workspace without one gets the default");
         assert_eq!(
             std::fs::read_to_string(&file).expect("read"),
             DEFAULT_KERNEL_POLICY
         );
+        assert_eq!(
+            review(home.path(), ws.path()).expect("reviewed"),
+            Review::Accepted(DEFAULT_KERNEL_POLICY.to_owned()),
+            "what ipybox wrote itself is accepted"
+        );
         std::fs::write(&file, "{}").expect("edited");
         assert_eq!(
-            workspace_policy(ws.path()).expect("kept"),
+            workspace_policy(home.path(), ws.path()).expect("kept"),
             (file.clone(), false)
         );
         assert_eq!(
@@ -401,15 +407,61 @@ mod tests {
         let other = tempfile::tempdir().expect("tempdir");
         let target = elsewhere.path().join("planted.json");
         std::os::unix::fs::symlink(&target, other.path().join(WORKSPACE_POLICY)).expect("link");
-        let (_, created) = workspace_policy(other.path()).expect("answered");
-        assert!(
-            !created && !target.exists(),
-            "a link planted at the name is not written through"
-        );
+        let err = workspace_policy(home.path(), other.path()).expect_err("a link");
+        assert!(err.to_string().contains("is a link"), "{err}");
+        assert!(!target.exists(), "a link planted at the name is not written through");
         assert_eq!(
             std::fs::read_dir(other.path()).expect("list").count(),
             1,
             "no temporary file is left behind"
+        );
+    }
+
+    #[test]
+    fn a_policy_changed_since_it_was_accepted_is_not_used_until_accepted_again() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let ws = tempfile::tempdir().expect("tempdir");
+        let file = ws.path().join(WORKSPACE_POLICY);
+        // An empty file is the placeholder a running sandbox keeps: no policy yet.
+        std::fs::write(&file, "").expect("placeholder");
+        assert_eq!(read_workspace_policy(ws.path()).expect("read"), None);
+        let (_, created) = workspace_policy(home.path(), ws.path()).expect("written");
+        assert!(created, "the placeholder is replaced by the default");
+        // Planted (a cloned project, an unsandboxed kernel): never accepted.
+        std::fs::write(&file, r#"{"filesystem": {"allowWrite": ["/"]}}"#).expect("planted");
+        let Review::Changed { accepted, current } =
+            review(home.path(), ws.path()).expect("reviewed")
+        else {
+            panic!("a planted policy passed as accepted");
+        };
+        assert_eq!(accepted.as_deref(), Some(DEFAULT_KERNEL_POLICY));
+        let err = accepted_text(home.path(), ws.path()).expect_err("not accepted");
+        assert!(
+            err.to_string().contains("changed since it was last accepted")
+                && err.to_string().contains("ipybox sandbox accept"),
+            "{err}"
+        );
+        accept(home.path(), ws.path(), &current).expect("accepted");
+        assert_eq!(
+            accepted_text(home.path(), ws.path()).expect("accepted"),
+            current
+        );
+        // Another workspace's acceptance is its own.
+        let other = tempfile::tempdir().expect("tempdir");
+        std::fs::write(other.path().join(WORKSPACE_POLICY), &current).expect("same text");
+        assert!(matches!(
+            review(home.path(), other.path()).expect("reviewed"),
+            Review::Changed { accepted: None, .. }
+        ));
+    }
+
+    #[test]
+    fn a_diff_marks_removed_and_added_lines() {
+        let old = "{\n  \"a\": 1,\n  \"b\": 2\n}";
+        let new = "{\n  \"a\": 1,\n  \"b\": 3,\n  \"c\": 4\n}";
+        assert_eq!(
+            diff(old, new),
+            "  {\n    \"a\": 1,\n-   \"b\": 2\n+   \"b\": 3,\n+   \"c\": 4\n  }\n"
         );
     }
 
