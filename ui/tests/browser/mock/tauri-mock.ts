@@ -44,6 +44,8 @@ interface MockConfig {
   servers?: ServersMockConfig;
   /** Where the kernel runs. */
   remote?: RemoteMockConfig;
+  /** Contents of other notebooks by path, for open_notebook (default: none, a new notebook). */
+  files?: Record<string, string>;
 }
 
 interface ApprovalRequest {
@@ -678,7 +680,7 @@ mockIPC(
           workspace: ws,
           workspaceName: ws.split('/').pop() ?? ws,
           notebookPath: cmd === 'open_notebook' ? path : `${ws}/Untitled.ipynb`,
-          notebook: null,
+          notebook: cmd === 'open_notebook' ? (config.files?.[path] ?? null) : null,
           recent: [ws, workspace],
           sandbox: config.sandbox ?? true,
           kernel: 'idle',
