@@ -251,30 +251,36 @@ export class ImageOutput {
   }
 }
 
+/**
+ * The box sanitized markup goes into: `.user-content` is CSS-contained (its own containing
+ * block, stacking context and paint clip), so nothing in it is drawn, or takes a click,
+ * outside it — whatever its styles say.
+ */
+function userContent(doc: Document, className: string, content: DocumentFragment): HTMLElement {
+  const box = doc.createElement('div');
+  box.className = `${className} user-content`;
+  box.appendChild(content);
+  return box;
+}
+
 export class HtmlOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, html: string) {
-    this.element = doc.createElement('div');
-    this.element.className = 'output-html rendered-html';
-    this.element.appendChild(sanitizeHtml(html));
+    this.element = userContent(doc, 'output-html rendered-html', sanitizeHtml(html));
   }
 }
 
 export class MarkdownOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, markdown: string) {
-    this.element = doc.createElement('div');
-    this.element.className = 'output-markdown rendered-markdown';
-    this.element.appendChild(renderMarkdown(markdown));
+    this.element = userContent(doc, 'output-markdown rendered-markdown', renderMarkdown(markdown));
   }
 }
 
 export class LatexOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, latex: string) {
-    this.element = doc.createElement('div');
-    this.element.className = 'output-latex';
-    this.element.appendChild(sanitizeHtml(latexToHtml(latex)));
+    this.element = userContent(doc, 'output-latex', sanitizeHtml(latexToHtml(latex)));
   }
 }
 

@@ -26,7 +26,7 @@ import { SavedToolsView } from './savedToolsView';
 import { ServerStatuses } from '../model/serverForm';
 import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
-import { h, isTextField } from './dom';
+import { h, inCellEditor, isTextField } from './dom';
 import { icon, type IconName } from './icons';
 import { MenuButton } from './menu';
 import { NotebookView } from './notebookView';
@@ -530,7 +530,7 @@ export class App implements CellViewHost {
       return;
     }
     if (isTextField(target)) return;
-    const inEditor = target?.closest('.notebook .cm-editor') ?? null;
+    const inEditor = inCellEditor(target);
     if (inEditor && target instanceof HTMLInputElement) return; // CodeMirror's search field
     const inNotebook = !!target && (target === document.body || this.view.element.contains(target));
     if (!inEditor && !inNotebook) return;

@@ -76,7 +76,8 @@ export class CellView {
     this.host = host;
     this.promptEl = h('div', { class: 'prompt' });
     this.editorWrap = h('div', { class: 'cell-editor' });
-    this.renderedEl = h('div', { class: 'markdown-rendered rendered-markdown' });
+    // Sanitized and contained like an output (see `.user-content`).
+    this.renderedEl = h('div', { class: 'markdown-rendered rendered-markdown user-content' });
     const inputArea = h('div', { class: 'cell-input' }, this.promptEl, h('div', { class: 'cell-input-body' }, this.editorWrap, this.renderedEl));
     this.outputsEl = h('div', { class: 'outputs', role: 'log', 'aria-live': 'off' });
     const collapser = h('button', { class: 'output-collapser', type: 'button', 'aria-label': 'Hide or show the outputs', title: 'Hide or show the outputs (O)' });
