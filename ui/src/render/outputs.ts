@@ -7,6 +7,7 @@ import { assertNever } from '../util/assert';
 import { countNewlines } from '../model/text';
 import {
   mimeText,
+  TRUST_MIMES,
   type DisplayDataOutput,
   type ErrorOutput,
   type ExecuteResultOutput,
@@ -284,6 +285,24 @@ export class LatexOutput {
   }
 }
 
+const UNTRUSTED_KIND: Record<string, string> = { 'text/html': 'HTML', 'image/svg+xml': 'SVG', 'text/markdown': 'Markdown' };
+
+/** A stored output of a notebook that is not trusted: its source as text, and why. */
+export class UntrustedOutput {
+  readonly element: HTMLElement;
+  constructor(doc: Document, mime: string, source: string) {
+    this.element = doc.createElement('div');
+    this.element.className = 'output-untrusted';
+    const note = doc.createElement('p');
+    note.className = 'untrusted-note';
+    note.textContent = `Not trusted: ${UNTRUSTED_KIND[mime] ?? mime} output shown as text. Trust this notebook to render it.`;
+    const pre = doc.createElement('pre');
+    pre.className = 'untrusted-source';
+    pre.textContent = source;
+    this.element.append(note, pre);
+  }
+}
+
 export class TextOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, text: string) {
@@ -390,12 +409,27 @@ export function renderMimeBundle(doc: Document, bundle: MimeBundle, metadata: Js
   }
 }
 
+/**
+ * The MIME type a rich output is shown as text for instead of rendered: a stored output of a
+ * notebook that is not trusted whose richest type is HTML, SVG or Markdown. Null: rendered.
+ */
+export function heldBackMime(output: Output, trusted: boolean): RenderMime | null {
+  if (trusted || (output.kind !== 'display_data' && output.kind !== 'execute_result') || !output.fromFile) return null;
+  const mime = chooseMime(output.data);
+  return mime !== null && TRUST_MIMES.has(mime) ? mime : null;
+}
+
 class RichOutputView implements OutputView {
   readonly element: HTMLElement;
-  constructor(doc: Document, output: DisplayDataOutput | ExecuteResultOutput) {
+  constructor(doc: Document, output: DisplayDataOutput | ExecuteResultOutput, trusted: boolean) {
     const prompt = output.kind === 'execute_result' && output.executionCount !== null ? `[${output.executionCount}]:` : '';
-    const rendered = renderMimeBundle(doc, output.data, output.metadata);
+    const held = heldBackMime(output, trusted);
+    const rendered =
+      held !== null
+        ? { element: new UntrustedOutput(doc, held, mimeText(output.data, held) ?? '').element, mime: held }
+        : renderMimeBundle(doc, output.data, output.metadata);
     const { element, body } = outputShell(doc, output.kind, rendered.mime, prompt);
+    if (held !== null) element.dataset.trusted = 'false';
     body.appendChild(rendered.element);
     this.element = element;
   }
@@ -433,6 +467,8 @@ class UnknownOutputView implements OutputView {
 
 export interface OutputViewOptions {
   doc?: Document;
+  /** The notebook is trusted: its stored HTML, SVG and Markdown outputs render (default true). */
+  trusted?: boolean;
   scheduler?: FrameScheduler;
   /** Called after a stream rendered new text (keep a scroll area at the bottom). */
   onStreamRendered?: () => void;
@@ -445,7 +481,7 @@ export function createOutputView(output: Output, options: OutputViewOptions = {}
       return new StreamOutputView(output, doc, options.scheduler ?? frames, options.onStreamRendered);
     case 'display_data':
     case 'execute_result':
-      return new RichOutputView(doc, output);
+      return new RichOutputView(doc, output, options.trusted ?? true);
     case 'error':
       return new ErrorOutputView(doc, output);
     case 'unknown':
