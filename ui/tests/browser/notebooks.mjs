@@ -97,3 +97,33 @@ export function analysisNotebook() {
   if (plots !== 10 || tables !== 5) throw new Error(`analysisNotebook: ${plots} plots, ${tables} tables`);
   return JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { display_name: 'Python 3 (ipykernel)', language: 'python', name: 'python3' } }, cells });
 }
+
+/** A label over the whole window, bound to the toolbar's Run-all button. */
+export const RUN_ALL_LABEL =
+  '<label for="run-all" style="position:fixed;inset:0;display:block;z-index:2147483647;opacity:0.02;background:#fff;cursor:default">&nbsp;</label>';
+
+/** The same with the property name escaped, which only a CSS parser reads as `position`. */
+export const ESCAPED_LABEL = '<label for="run-all" style="p\\6f sition:fixed;inset:0;display:block;z-index:2147483647;opacity:0.02"></label>';
+
+/** A fake approval panel drawn over the real one. */
+export const FAKE_PANEL =
+  '<div style="position:fixed;top:0;right:0;bottom:0;width:460px;z-index:2147483647;background:#fff;font:16px sans-serif;padding:40px">' +
+  'github.create_issue is waiting for your decision <button>Approve</button></div>';
+
+/** A notebook whose Markdown cell holds RUN_ALL_LABEL, one code cell per given HTML output, and
+ *  a last code cell never run ("victim"). */
+export function hostileNotebook(...outputsHtml) {
+  const cells = [
+    { cell_type: 'markdown', id: 'md', metadata: {}, source: `# Notes\n\n${RUN_ALL_LABEL}\n` },
+    ...outputsHtml.map((html, i) => ({
+      cell_type: 'code',
+      id: `h${i}`,
+      metadata: {},
+      execution_count: i + 1,
+      source: `display(HTML(payload_${i}))`,
+      outputs: [{ output_type: 'display_data', data: { 'text/html': html, 'text/plain': '<IPython.core.display.HTML object>' }, metadata: {} }],
+    })),
+    { cell_type: 'code', id: 'victim', metadata: {}, execution_count: null, source: 'print("this ran")', outputs: [] },
+  ];
+  return JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells });
+}
