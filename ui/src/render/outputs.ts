@@ -287,6 +287,9 @@ export class LatexOutput {
 
 const UNTRUSTED_KIND: Record<string, string> = { 'text/html': 'HTML', 'image/svg+xml': 'SVG', 'text/markdown': 'Markdown' };
 
+/** Characters of an untrusted output's source shown (a plotly or bokeh output can be megabytes). */
+export const UNTRUSTED_SOURCE_SHOWN = 20_000;
+
 /** A stored output of a notebook that is not trusted: its source as text, and why. */
 export class UntrustedOutput {
   readonly element: HTMLElement;
@@ -298,7 +301,8 @@ export class UntrustedOutput {
     note.textContent = `Not trusted: ${UNTRUSTED_KIND[mime] ?? mime} output shown as text. Trust this notebook to render it.`;
     const pre = doc.createElement('pre');
     pre.className = 'untrusted-source';
-    pre.textContent = source;
+    const rest = source.length - UNTRUSTED_SOURCE_SHOWN;
+    pre.textContent = rest > 0 ? `${source.slice(0, UNTRUSTED_SOURCE_SHOWN)}\n… ${rest.toLocaleString('en-US')} more characters` : source;
     this.element.append(note, pre);
   }
 }

@@ -72,6 +72,14 @@ describe('outputs of a notebook that is not trusted', () => {
     expect(tex.element.querySelector('.katex')).not.toBeNull();
   });
 
+  it('a long source shows its first 20,000 characters and how many more there are', () => {
+    const big = `<div>${'x'.repeat(30_000)}</div>`;
+    const view = createOutputView(stored({ 'text/html': big }), { trusted: false });
+    const text = view.element.querySelector('pre.untrusted-source')?.textContent ?? '';
+    expect(text.startsWith(big.slice(0, 20_000))).toBe(true);
+    expect(text.endsWith(`\n… ${(big.length - 20_000).toLocaleString('en-US')} more characters`)).toBe(true);
+  });
+
   it('an output produced in this session renders even in a notebook that is not trusted', () => {
     const view = createOutputView(display({ 'text/html': TABLE }), { trusted: false });
     expect(view.element.querySelector('table.dataframe')).not.toBeNull();
