@@ -350,8 +350,32 @@ export function restartKernel(): Promise<void> {
   return call<void>('restart_kernel');
 }
 
-export function saveNotebook(path: string, content: string): Promise<void> {
-  return call<void>('save_notebook', { path, content });
+/**
+ * `trusted`: every output in `content` may render — it was produced here, or the notebook was
+ * trusted. Only then may the backend record the saved file as trusted (sign it); a notebook
+ * saved with outputs still held back as text must open untrusted again.
+ */
+export function saveNotebook(path: string, content: string, trusted: boolean): Promise<void> {
+  return call<void>('save_notebook', { path, content, trusted });
+}
+
+// ---- notebook trust (as JupyterLab's: the backend keeps signatures in its data directory)
+
+/**
+ * Whether the notebook at `path`, as it is on disk, was saved by ipybox with every output
+ * trusted or was trusted by the person: its stored HTML, SVG and Markdown outputs may render.
+ */
+export function notebookTrusted(path: string): Promise<boolean> {
+  return call<boolean>('notebook_trusted', { path });
+}
+
+/**
+ * Ask the person to trust the notebook at `path`: the backend shows a native confirmation
+ * (so that no page content can answer it) and records the decision. Resolves once they
+ * decided, either way; ask `notebookTrusted` for the outcome.
+ */
+export function trustNotebook(path: string): Promise<void> {
+  return call<void>('trust_notebook', { path });
 }
 
 export function readNotebook(path: string): Promise<string> {

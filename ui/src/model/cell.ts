@@ -323,6 +323,7 @@ export class Cell {
           data: mimeBundleFromJson(output.data),
           metadata: output.metadata ?? {},
           displayId: output.display_id ?? null,
+          fromFile: false,
           extra: {},
           raw: null,
         });
@@ -334,6 +335,7 @@ export class Cell {
           executionCount: output.execution_count,
           data: mimeBundleFromJson(output.data),
           metadata: output.metadata ?? {},
+          fromFile: false,
           extra: {},
           raw: null,
         });
@@ -378,11 +380,15 @@ export class Cell {
     return hit;
   }
 
-  /** Copy for paste: same content, new id, no session state. */
+  /** Copy for paste: same content, new id, no session state (outputs keep where they came from). */
   duplicate(): Cell {
     const json = this.toJson();
     const copy = Cell.fromJson(json, new Set());
     copy.id = newCellId();
+    copy.outputs.forEach((output, i) => {
+      const original = this.outputs[i];
+      if ((output.kind === 'display_data' || output.kind === 'execute_result') && original && 'fromFile' in original) output.fromFile = original.fromFile;
+    });
     return copy;
   }
 

@@ -1,12 +1,14 @@
 import { Cell, isPersistentChange, type CellChange } from './cell';
 import type { JsonObject } from '../util/json';
-import type { MimeBundle } from './outputs';
+import { needsTrust, type MimeBundle } from './outputs';
 
 export type NotebookChange =
   /** Cells were inserted, removed or reordered: views reconcile by cell id. */
   | { type: 'structure' }
   | { type: 'cell'; cell: Cell; change: CellChange }
-  | { type: 'metadata' };
+  | { type: 'metadata' }
+  /** The notebook became trusted (or not): stored outputs render differently. */
+  | { type: 'trust' };
 
 /**
  * A notebook: ordered cells plus notebook metadata and any unknown top-level keys.
@@ -19,6 +21,12 @@ export class Notebook {
   extra: JsonObject;
   /** Bumped on every change that alters the saved file. */
   version = 0;
+  /**
+   * Whether the outputs read from its file may render as HTML, SVG and Markdown (the backend
+   * knows which notebooks this machine produced or the person trusted). Outputs of runs in this
+   * session render whatever this says. Session state: never saved.
+   */
+  private _trusted = true;
   private listeners = new Set<(change: NotebookChange) => void>();
   private unsubscribers = new Map<Cell, () => void>();
 
@@ -27,6 +35,21 @@ export class Notebook {
     this.extra = extra;
     for (const c of cells) this.adopt(c);
     this._cells = [...cells];
+  }
+
+  get trusted(): boolean {
+    return this._trusted;
+  }
+
+  setTrusted(trusted: boolean): void {
+    if (trusted === this._trusted) return;
+    this._trusted = trusted;
+    this.emit({ type: 'trust' });
+  }
+
+  /** Whether every output that needs trust to render may render (what a signature may vouch for). */
+  get contentTrusted(): boolean {
+    return this._trusted || !this._cells.some((c) => c.outputs.some(needsTrust));
   }
 
   get cells(): readonly Cell[] {

@@ -46,6 +46,18 @@ export function mimeBundleToJson(bundle: MimeBundle): JsonObject {
   return out;
 }
 
+/**
+ * MIME types whose stored outputs render only in a trusted notebook (as JupyterLab's
+ * untrusted outputs): until then they are shown as their source text.
+ */
+export const TRUST_MIMES: ReadonlySet<string> = new Set(['text/html', 'image/svg+xml', 'text/markdown']);
+
+/** A rich output read from a file that holds a MIME type of TRUST_MIMES. */
+export function needsTrust(output: Output): boolean {
+  if (output.kind !== 'display_data' && output.kind !== 'execute_result') return false;
+  return output.fromFile && Object.keys(output.data).some((mime) => TRUST_MIMES.has(mime));
+}
+
 /** The text of a MIME entry (a JSON value is pretty-printed). */
 export function mimeText(bundle: MimeBundle, mime: string): string | null {
   const v = bundle[mime];
@@ -164,6 +176,8 @@ export interface DisplayDataOutput {
   kind: 'display_data';
   data: MimeBundle;
   metadata: JsonObject;
+  /** Read from a file (not produced by a run in this session): rendered only when the notebook is trusted. */
+  fromFile: boolean;
   /** Transient display id (update_display_data targets it); never written to the file. */
   displayId: string | null;
   extra: JsonObject;
@@ -175,6 +189,8 @@ export interface ExecuteResultOutput {
   executionCount: number | null;
   data: MimeBundle;
   metadata: JsonObject;
+  /** Read from a file (not produced by a run in this session): rendered only when the notebook is trusted. */
+  fromFile: boolean;
   extra: JsonObject;
   raw: JsonObject | null;
 }
@@ -225,6 +241,7 @@ export function outputFromJson(obj: JsonObject): Output {
         data: mimeBundleFromJson(obj.data),
         metadata: isJsonObject(obj.metadata) ? cloneJson(obj.metadata) : {},
         displayId: null,
+        fromFile: true,
         extra: extraKeys(obj, KNOWN_KEYS.display_data ?? []),
         raw,
       };
@@ -234,6 +251,7 @@ export function outputFromJson(obj: JsonObject): Output {
         executionCount: typeof obj.execution_count === 'number' ? obj.execution_count : null,
         data: mimeBundleFromJson(obj.data),
         metadata: isJsonObject(obj.metadata) ? cloneJson(obj.metadata) : {},
+        fromFile: true,
         extra: extraKeys(obj, KNOWN_KEYS.execute_result ?? []),
         raw,
       };

@@ -7,6 +7,7 @@ import { assertNever } from '../util/assert';
 import { countNewlines } from '../model/text';
 import {
   mimeText,
+  TRUST_MIMES,
   type DisplayDataOutput,
   type ErrorOutput,
   type ExecuteResultOutput,
@@ -251,30 +252,58 @@ export class ImageOutput {
   }
 }
 
+/**
+ * The box sanitized markup goes into: `.user-content` is CSS-contained (its own containing
+ * block, stacking context and paint clip), so nothing in it is drawn, or takes a click,
+ * outside it — whatever its styles say.
+ */
+function userContent(doc: Document, className: string, content: DocumentFragment): HTMLElement {
+  const box = doc.createElement('div');
+  box.className = `${className} user-content`;
+  box.appendChild(content);
+  return box;
+}
+
 export class HtmlOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, html: string) {
-    this.element = doc.createElement('div');
-    this.element.className = 'output-html rendered-html';
-    this.element.appendChild(sanitizeHtml(html));
+    this.element = userContent(doc, 'output-html rendered-html', sanitizeHtml(html));
   }
 }
 
 export class MarkdownOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, markdown: string) {
-    this.element = doc.createElement('div');
-    this.element.className = 'output-markdown rendered-markdown';
-    this.element.appendChild(renderMarkdown(markdown));
+    this.element = userContent(doc, 'output-markdown rendered-markdown', renderMarkdown(markdown));
   }
 }
 
 export class LatexOutput {
   readonly element: HTMLElement;
   constructor(doc: Document, latex: string) {
+    this.element = userContent(doc, 'output-latex', sanitizeHtml(latexToHtml(latex)));
+  }
+}
+
+const UNTRUSTED_KIND: Record<string, string> = { 'text/html': 'HTML', 'image/svg+xml': 'SVG', 'text/markdown': 'Markdown' };
+
+/** Characters of an untrusted output's source shown (a plotly or bokeh output can be megabytes). */
+export const UNTRUSTED_SOURCE_SHOWN = 20_000;
+
+/** A stored output of a notebook that is not trusted: its source as text, and why. */
+export class UntrustedOutput {
+  readonly element: HTMLElement;
+  constructor(doc: Document, mime: string, source: string) {
     this.element = doc.createElement('div');
-    this.element.className = 'output-latex';
-    this.element.appendChild(sanitizeHtml(latexToHtml(latex)));
+    this.element.className = 'output-untrusted';
+    const note = doc.createElement('p');
+    note.className = 'untrusted-note';
+    note.textContent = `Not trusted: ${UNTRUSTED_KIND[mime] ?? mime} output shown as text. Trust this notebook to render it.`;
+    const pre = doc.createElement('pre');
+    pre.className = 'untrusted-source';
+    const rest = source.length - UNTRUSTED_SOURCE_SHOWN;
+    pre.textContent = rest > 0 ? `${source.slice(0, UNTRUSTED_SOURCE_SHOWN)}\n… ${rest.toLocaleString('en-US')} more characters` : source;
+    this.element.append(note, pre);
   }
 }
 
@@ -384,12 +413,27 @@ export function renderMimeBundle(doc: Document, bundle: MimeBundle, metadata: Js
   }
 }
 
+/**
+ * The MIME type a rich output is shown as text for instead of rendered: a stored output of a
+ * notebook that is not trusted whose richest type is HTML, SVG or Markdown. Null: rendered.
+ */
+export function heldBackMime(output: Output, trusted: boolean): RenderMime | null {
+  if (trusted || (output.kind !== 'display_data' && output.kind !== 'execute_result') || !output.fromFile) return null;
+  const mime = chooseMime(output.data);
+  return mime !== null && TRUST_MIMES.has(mime) ? mime : null;
+}
+
 class RichOutputView implements OutputView {
   readonly element: HTMLElement;
-  constructor(doc: Document, output: DisplayDataOutput | ExecuteResultOutput) {
+  constructor(doc: Document, output: DisplayDataOutput | ExecuteResultOutput, trusted: boolean) {
     const prompt = output.kind === 'execute_result' && output.executionCount !== null ? `[${output.executionCount}]:` : '';
-    const rendered = renderMimeBundle(doc, output.data, output.metadata);
+    const held = heldBackMime(output, trusted);
+    const rendered =
+      held !== null
+        ? { element: new UntrustedOutput(doc, held, mimeText(output.data, held) ?? '').element, mime: held }
+        : renderMimeBundle(doc, output.data, output.metadata);
     const { element, body } = outputShell(doc, output.kind, rendered.mime, prompt);
+    if (held !== null) element.dataset.trusted = 'false';
     body.appendChild(rendered.element);
     this.element = element;
   }
@@ -427,6 +471,8 @@ class UnknownOutputView implements OutputView {
 
 export interface OutputViewOptions {
   doc?: Document;
+  /** The notebook is trusted: its stored HTML, SVG and Markdown outputs render (default true). */
+  trusted?: boolean;
   scheduler?: FrameScheduler;
   /** Called after a stream rendered new text (keep a scroll area at the bottom). */
   onStreamRendered?: () => void;
@@ -439,7 +485,7 @@ export function createOutputView(output: Output, options: OutputViewOptions = {}
       return new StreamOutputView(output, doc, options.scheduler ?? frames, options.onStreamRendered);
     case 'display_data':
     case 'execute_result':
-      return new RichOutputView(doc, output);
+      return new RichOutputView(doc, output, options.trusted ?? true);
     case 'error':
       return new ErrorOutputView(doc, output);
     case 'unknown':

@@ -14,6 +14,7 @@ import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
 import { KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
 import { Executor } from '../runtime/executor';
+import { heldBackMime } from '../render/outputs';
 import { ApprovalsModel } from '../model/approvals';
 import { AgentSessions } from '../model/agents';
 import { DocumentTabs } from './agentsView';
@@ -26,7 +27,7 @@ import { SavedToolsView } from './savedToolsView';
 import { ServerStatuses } from '../model/serverForm';
 import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
-import { h, isTextField } from './dom';
+import { h, inCellEditor, isTextField } from './dom';
 import { icon, type IconName } from './icons';
 import { MenuButton } from './menu';
 import { NotebookView } from './notebookView';
@@ -74,6 +75,9 @@ export class App implements CellViewHost {
   private readonly startupErrorEl: HTMLElement;
   private readonly startupErrorText: HTMLElement;
   private readonly notebookBanner: HTMLElement;
+  private readonly trustBanner: HTMLElement;
+  private readonly trustText: HTMLElement;
+  private readonly trustButton: HTMLButtonElement;
   private readonly workspaceLabel: HTMLElement;
   private readonly notebookLabel: HTMLElement;
   private readonly notebookList: HTMLElement;
@@ -225,6 +229,10 @@ export class App implements CellViewHost {
     this.startupErrorText = h('pre', { class: 'startup-error-text' });
     this.startupErrorEl = h('div', { id: 'startup-error', class: 'banner banner-error', role: 'alert', hidden: true }, h('div', { class: 'banner-title', text: 'The Python kernel could not be started' }), this.startupErrorText);
     this.notebookBanner = h('div', { id: 'notebook-banner', class: 'banner banner-warning', role: 'alert', hidden: true });
+    this.trustText = h('span', { class: 'trust-text' });
+    this.trustButton = h('button', { id: 'trust-notebook', class: 'button', type: 'button', text: 'Trust notebook' });
+    this.trustButton.addEventListener('click', () => void this.trustNotebook());
+    this.trustBanner = h('div', { id: 'trust-banner', class: 'banner banner-warning trust-banner', role: 'region', 'aria-label': 'Notebook trust', hidden: true }, this.trustText, this.trustButton);
 
     // ---- sidebar
     this.notebookLabel = h('span', { class: 'sidebar-heading-text', text: 'Notebooks' });
@@ -266,7 +274,7 @@ export class App implements CellViewHost {
       this.scroller.hidden = !notebookShown;
       if (notebookShown) this.focusActiveCell();
     });
-    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.docTabs.strip, this.scroller, this.docTabs.pane);
+    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.scroller, this.docTabs.pane);
     // ---- right side panel (tabs; later also MCP servers and Sandbox policy)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
@@ -315,7 +323,7 @@ export class App implements CellViewHost {
       await ipc.onMcpEndpoint((state) => this.endpointDialog.update(state));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();
-      this.load(state);
+      this.load(state, await this.trustOf(state));
       void this.refreshNotebooks();
       void this.refreshSettings();
       // Requests made before the UI listened.
@@ -331,8 +339,22 @@ export class App implements CellViewHost {
     }
   }
 
+  /**
+   * Whether the outputs stored in the session's notebook may render (JupyterLab's notebook
+   * trust): a notebook not yet on disk has none; otherwise the backend knows. Unknown
+   * (the backend cannot tell): not trusted.
+   */
+  private async trustOf(state: AppState | null): Promise<boolean> {
+    if (!state || state.notebook === null) return true;
+    try {
+      return await ipc.notebookTrusted(state.notebookPath);
+    } catch {
+      return false;
+    }
+  }
+
   /** Show a session's notebook (or an empty one when there is none). */
-  private load(state: AppState | null): void {
+  private load(state: AppState | null, trusted = true): void {
     this.state = state;
     let nb: Notebook;
     let blocked: string | null = null;
@@ -351,6 +373,7 @@ export class App implements CellViewHost {
     }
     if (nb.length === 0) nb.insert(0, [new Cell()]);
     nb.version = 0;
+    nb.setTrusted(trusted);
 
     this.notebook = nb;
     this.editor = new NotebookEditor(nb);
@@ -358,6 +381,7 @@ export class App implements CellViewHost {
     this.view.attach(this.editor);
     this.wireNotebook();
     this.saver.reset(nb, state?.notebookPath ?? 'Untitled.ipynb', state?.notebook !== null && state !== null, blocked);
+    this.syncTrustBanner();
 
     if (state) {
       this.workspaceLabel.textContent = state.workspaceName;
@@ -390,6 +414,12 @@ export class App implements CellViewHost {
     const offNb = this.notebook.subscribe((change) => {
       if (change.type === 'cell' && change.change.type === 'cell-type') this.syncChrome();
       else if (change.type === 'cell' && change.change.type === 'run-state') this.renderKernelStatus();
+      // Outputs held back as text go when the notebook is trusted or their cell runs again.
+      const held =
+        change.type === 'trust' ||
+        change.type === 'structure' ||
+        (change.type === 'cell' && (change.change.type === 'outputs-reset' || change.change.type === 'output-replaced' || change.change.type === 'cell-type'));
+      if (held && (change.type === 'trust' || !this.notebook.trusted)) this.syncTrustBanner();
       this.saver.changed();
     });
     const offSel = this.editor.subscribe(() => this.syncChrome());
@@ -530,7 +560,7 @@ export class App implements CellViewHost {
       return;
     }
     if (isTextField(target)) return;
-    const inEditor = target?.closest('.notebook .cm-editor') ?? null;
+    const inEditor = inCellEditor(target);
     if (inEditor && target instanceof HTMLInputElement) return; // CodeMirror's search field
     const inNotebook = !!target && (target === document.body || this.view.element.contains(target));
     if (!inEditor && !inNotebook) return;
@@ -937,6 +967,54 @@ export class App implements CellViewHost {
   }
 
   // ===========================================================================================
+  // Notebook trust
+
+  /** The banner shows while outputs of the file are held back as text. */
+  private syncTrustBanner(): void {
+    const nb = this.notebook;
+    let held = 0;
+    const kinds = new Set<string>();
+    if (!nb.trusted) {
+      for (const cell of nb.cells) {
+        for (const output of cell.outputs) {
+          const mime = heldBackMime(output, false);
+          if (mime === null) continue;
+          held++;
+          kinds.add(mime === 'text/html' ? 'HTML' : mime === 'image/svg+xml' ? 'SVG' : 'Markdown');
+        }
+      }
+    }
+    this.trustBanner.hidden = held === 0;
+    if (held === 0) return;
+    const what = held === 1 ? `1 ${[...kinds][0] ?? ''} output is` : `${held} outputs (${[...kinds].join(', ')}) are`;
+    this.trustText.textContent = `This notebook was not made or trusted on this computer: ${what} shown as text, not rendered. Trust it if you trust where it comes from.`;
+  }
+
+  /** The person asks to trust the notebook: the backend confirms with them in a native dialog. */
+  private async trustNotebook(): Promise<void> {
+    const nb = this.notebook;
+    const path = this.state?.notebookPath;
+    if (!path) return;
+    this.trustButton.disabled = true;
+    try {
+      await ipc.trustNotebook(path);
+    } catch (err) {
+      const e = ipc.toBackendError(err);
+      if (e.code !== 'Cancelled') this.flash(ipc.describeError(e));
+    }
+    let trusted = false;
+    try {
+      trusted = await ipc.notebookTrusted(path);
+    } catch {
+      trusted = false;
+    } finally {
+      this.trustButton.disabled = false;
+    }
+    // Another notebook may have been opened meanwhile.
+    if (trusted && nb === this.notebook) nb.setTrusted(true);
+  }
+
+  // ===========================================================================================
   // Saving, closing, workspaces, notebooks, packages
 
   private async save(): Promise<boolean> {
@@ -987,7 +1065,7 @@ export class App implements CellViewHost {
     if (!(await this.settleBeforeLeaving())) return;
     try {
       const state = await ipc.chooseWorkspace();
-      if (state) this.switchTo(state);
+      if (state) await this.switchTo(state);
     } catch (err) {
       this.flash(ipc.describeError(ipc.toBackendError(err)));
     }
@@ -996,7 +1074,7 @@ export class App implements CellViewHost {
   private async openWorkspace(path: string): Promise<void> {
     if (!(await this.settleBeforeLeaving())) return;
     try {
-      this.switchTo(await ipc.openWorkspace(path));
+      await this.switchTo(await ipc.openWorkspace(path));
     } catch (err) {
       this.flash(ipc.describeError(ipc.toBackendError(err)));
     }
@@ -1006,7 +1084,7 @@ export class App implements CellViewHost {
     if (path === this.state?.notebookPath) return;
     if (!(await this.settleBeforeLeaving())) return;
     try {
-      this.switchTo(await ipc.openNotebook(path));
+      await this.switchTo(await ipc.openNotebook(path));
     } catch (err) {
       this.flash(ipc.describeError(ipc.toBackendError(err)));
     }
@@ -1023,10 +1101,11 @@ export class App implements CellViewHost {
     await this.openNotebook(`${ws.replace(/[\\/]+$/, '')}${sep}${name}`);
   }
 
-  private switchTo(state: AppState): void {
+  private async switchTo(state: AppState): Promise<void> {
+    const trusted = await this.trustOf(state);
     const before = this.state?.workspace;
     this.startupErrorEl.hidden = true;
-    this.load(state);
+    this.load(state, trusted);
     void this.refreshNotebooks();
     // Rules and the audit log belong to the workspace; pending requests to the session.
     if (state.workspace !== before) {

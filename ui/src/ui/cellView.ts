@@ -71,12 +71,14 @@ export class CellView {
   /** The static text in `editorWrap` is current (no editor yet). */
   private staticShown = false;
 
-  constructor(cell: Cell, host: CellViewHost) {
+  /** `trusted`: the notebook is trusted, so outputs read from its file render (see `Notebook.trusted`). */
+  constructor(cell: Cell, host: CellViewHost, private trusted = true) {
     this.cell = cell;
     this.host = host;
     this.promptEl = h('div', { class: 'prompt' });
     this.editorWrap = h('div', { class: 'cell-editor' });
-    this.renderedEl = h('div', { class: 'markdown-rendered rendered-markdown' });
+    // Sanitized and contained like an output (see `.user-content`).
+    this.renderedEl = h('div', { class: 'markdown-rendered rendered-markdown user-content' });
     const inputArea = h('div', { class: 'cell-input' }, this.promptEl, h('div', { class: 'cell-input-body' }, this.editorWrap, this.renderedEl));
     this.outputsEl = h('div', { class: 'outputs', role: 'log', 'aria-live': 'off' });
     const collapser = h('button', { class: 'output-collapser', type: 'button', 'aria-label': 'Hide or show the outputs', title: 'Hide or show the outputs (O)' });
@@ -200,7 +202,21 @@ export class CellView {
   }
 
   private makeOutputView(output: (typeof this.cell.outputs)[number]): OutputView {
-    return createOutputView(output, { onStreamRendered: () => this.keepAtBottom() });
+    return createOutputView(output, { trusted: this.trusted, onStreamRendered: () => this.keepAtBottom() });
+  }
+
+  /** The notebook was trusted (or not): outputs read from the file render anew. */
+  setTrusted(trusted: boolean): void {
+    if (trusted === this.trusted) return;
+    this.trusted = trusted;
+    this.cell.outputs.forEach((output, index) => {
+      const old = this.outputViews[index];
+      if (!old || (output.kind !== 'display_data' && output.kind !== 'execute_result') || !output.fromFile) return;
+      const view = this.makeOutputView(output);
+      old.element.replaceWith(view.element);
+      old.dispose();
+      this.outputViews[index] = view;
+    });
   }
 
   private addOutput(output: (typeof this.cell.outputs)[number]): void {

@@ -20,10 +20,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/** Is `el` in a cell's editor? (Not in an output or Markdown that only borrowed its class name.) */
+export function inCellEditor(el: Element | null): boolean {
+  return !!el?.closest('.notebook .cm-editor') && !el.closest('.user-content');
+}
+
 /** Is focus in a text field that is not a cell editor (keyboard shortcuts stay out of it)? */
 export function isTextField(el: Element | null): boolean {
   if (!el) return false;
-  if (el.closest('.cm-editor')) return false;
+  if (el.closest('.cm-editor') && !el.closest('.user-content')) return false;
   if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) return true;
   return el instanceof HTMLElement && el.isContentEditable;
 }

@@ -32,6 +32,8 @@ export class NotebookView {
     this.offNotebook = editor.notebook.subscribe((change) => {
       if (change.type === 'structure') {
         this.reconcile();
+      } else if (change.type === 'trust') {
+        for (const view of this.views.values()) view.setTrusted(editor.notebook.trusted);
       } else if (change.type === 'cell' && change.change.type === 'cell-type') {
         const i = editor.notebook.indexOf(change.cell);
         if (i >= 0) this.views.get(change.cell)?.setIndex(i);
@@ -54,7 +56,7 @@ export class NotebookView {
     cells.forEach((cell, i) => {
       let view = this.views.get(cell);
       if (!view) {
-        view = new CellView(cell, this.host);
+        view = new CellView(cell, this.host, this.editor.notebook.trusted);
         this.views.set(cell, view);
       }
       const expected: Element | null = prev ? prev.nextElementSibling : this.list.firstElementChild;

@@ -8,7 +8,8 @@ import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
 
 export interface SaveBackend {
-  save(path: string, content: string): Promise<void>;
+  /** `trusted`: every output in `content` may render (see `Notebook.contentTrusted`). */
+  save(path: string, content: string, trusted: boolean): Promise<void>;
   setTitle(title: string): Promise<void>;
 }
 
@@ -131,11 +132,12 @@ export class SaveController {
     this.clearTimer();
     const version = nb.version;
     const content = serializeNotebook(nb);
+    const trusted = nb.contentTrusted;
     const path = this.path;
     this.setStatus({ state: 'saving', text: 'Saving…' });
     const run = (async (): Promise<boolean> => {
       try {
-        await this.backend.save(path, content);
+        await this.backend.save(path, content, trusted);
         if (this.notebook !== nb) return true;
         this.savedVersion = version;
         this.exists = true;

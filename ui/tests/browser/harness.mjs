@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const DIST = join(ROOT, '..', 'src-tauri', 'ui-dist');
+// IPYBOX_UI_DIST: serve another build (to compare two versions' timings in one session).
+export const DIST = process.env.IPYBOX_UI_DIST ?? join(ROOT, '..', 'src-tauri', 'ui-dist');
 export const MOCK = join(ROOT, 'tests/browser/.build/mock.js');
 export const FIXTURES = join(ROOT, 'tests/fixtures');
 

@@ -125,3 +125,35 @@ describe('cell outputs from iopub messages', () => {
     expect(nb.version).toBe(v0 + 2);
   });
 });
+
+describe('where outputs come from (notebook trust)', () => {
+  const html = { output_type: 'display_data', data: { 'text/html': ['<b>x</b>'] }, metadata: {} };
+
+  it('outputs read from a file are marked as such; outputs of a run in this session are not', () => {
+    const cell = Cell.fromJson({ cell_type: 'code', id: 'a', source: '', metadata: {}, outputs: [html], execution_count: 1 }, new Set());
+    expect(cell.outputs[0]).toMatchObject({ kind: 'display_data', fromFile: true });
+    cell.applyOutput({ type: 'display_data', data: { 'text/html': '<i>y</i>' }, metadata: {} });
+    cell.applyOutput({ type: 'execute_result', execution_count: 2, data: { 'text/html': '<i>z</i>' }, metadata: {} });
+    expect(cell.outputs.map((o) => ('fromFile' in o ? o.fromFile : null))).toEqual([true, false, false]);
+  });
+
+  it('a copied cell keeps where its outputs came from', () => {
+    const cell = Cell.fromJson({ cell_type: 'code', id: 'a', source: '', metadata: {}, outputs: [html], execution_count: 1 }, new Set());
+    cell.applyOutput({ type: 'display_data', data: { 'text/html': '<i>y</i>' }, metadata: {} });
+    const copy = cell.duplicate();
+    expect(copy.outputs.map((o) => ('fromFile' in o ? o.fromFile : null))).toEqual([true, false]);
+  });
+
+  it('a notebook is trusted unless told otherwise; trusting it is no change to the file', () => {
+    const nb = new Notebook([new Cell()]);
+    const version = nb.version;
+    expect(nb.trusted).toBe(true);
+    const changes: string[] = [];
+    nb.subscribe((c) => changes.push(c.type));
+    nb.setTrusted(false);
+    nb.setTrusted(false);
+    nb.setTrusted(true);
+    expect(changes).toEqual(['trust', 'trust']);
+    expect(nb.version, 'the saved file does not change').toBe(version);
+  });
+});

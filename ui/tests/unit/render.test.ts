@@ -11,7 +11,7 @@ import {
 import { FrameScheduler } from '../../src/util/frame';
 
 function display(data: DisplayDataOutput['data'], metadata: DisplayDataOutput['metadata'] = {}): DisplayDataOutput {
-  return { kind: 'display_data', data, metadata, displayId: null, extra: {}, raw: null };
+  return { kind: 'display_data', data, metadata, displayId: null, fromFile: false, extra: {}, raw: null };
 }
 
 describe('choosing the richest MIME type', () => {
@@ -48,7 +48,7 @@ describe('output components', () => {
   });
 
   it('execute_result shows its prompt [n]: and text/plain', () => {
-    const out: ExecuteResultOutput = { kind: 'execute_result', executionCount: 7, data: { 'text/plain': '42' }, metadata: {}, extra: {}, raw: null };
+    const out: ExecuteResultOutput = { kind: 'execute_result', executionCount: 7, data: { 'text/plain': '42' }, metadata: {}, fromFile: false, extra: {}, raw: null };
     const view = createOutputView(out);
     expect(view.element.dataset.outputType).toBe('execute_result');
     expect(view.element.querySelector('.output-prompt')?.textContent).toBe('[7]:');

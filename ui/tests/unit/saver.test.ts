@@ -118,3 +118,21 @@ describe('saving', () => {
     expect(s.dirty).toBe(true);
   });
 });
+
+describe('saving and notebook trust', () => {
+  it('tells the backend whether every output in the file may render', async () => {
+    const saves: boolean[] = [];
+    const s = new SaveController({ save: async (_path, _content, trusted) => void saves.push(trusted), setTitle: async () => {} });
+    const stored = Cell.fromJson({ cell_type: 'code', id: 'a', source: '', metadata: {}, execution_count: 1, outputs: [{ output_type: 'display_data', data: { 'text/html': '<b>x</b>' }, metadata: {} }] }, new Set());
+    const nb = new Notebook([stored]);
+    nb.setTrusted(false);
+    s.reset(nb, '/w/a.ipynb', true);
+    nb.insert(1, [new Cell()]);
+    await s.save();
+    // Running the cell replaces its stored output by one made here.
+    stored.clearOutputs();
+    stored.applyOutput({ type: 'display_data', data: { 'text/html': '<b>y</b>' }, metadata: {} });
+    await s.save();
+    expect(saves).toEqual([false, true]);
+  });
+});

@@ -44,6 +44,11 @@ interface MockConfig {
   servers?: ServersMockConfig;
   /** Where the kernel runs. */
   remote?: RemoteMockConfig;
+  /** Contents of other notebooks by path, for open_notebook (default: none, a new notebook). */
+  files?: Record<string, string>;
+  /** Whether the notebook and `files` are trusted (signed) here (default true); `trust_notebook`
+   *  trusts one unless `dialog` is 'cancel' (the person declined in the native confirmation). */
+  trusted?: boolean;
 }
 
 interface ApprovalRequest {
@@ -131,6 +136,7 @@ const policy = policyBackend(workspace, config.policy ?? {});
 const servers = serversBackend(config.servers ?? {});
 const remote = remoteBackend(config.remote ?? {}, (url) => policy.setRemote(url));
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
+const trustedPaths = new Set<string>(config.trusted === false ? [] : [notebookPath, ...Object.keys(config.files ?? {})]);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -659,6 +665,12 @@ mockIPC(
         return null;
       case 'read_notebook':
         return config.notebook ?? '';
+      case 'notebook_trusted':
+        return typeof args.path === 'string' && trustedPaths.has(args.path);
+      case 'trust_notebook':
+        await sleep(5);
+        if (config.dialog !== 'cancel' && typeof args.path === 'string') trustedPaths.add(args.path);
+        return null;
       case 'list_notebooks':
         return config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`];
       case 'install_package':
@@ -679,7 +691,7 @@ mockIPC(
           workspace: ws,
           workspaceName: ws.split('/').pop() ?? ws,
           notebookPath: cmd === 'open_notebook' ? path : `${ws}/Untitled.ipynb`,
-          notebook: null,
+          notebook: cmd === 'open_notebook' ? (config.files?.[path] ?? null) : null,
           recent: [ws, workspace],
           sandbox: config.sandbox ?? true,
           kernel: 'idle',
