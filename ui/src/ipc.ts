@@ -362,20 +362,21 @@ export function saveNotebook(path: string, content: string, trusted: boolean): P
 // ---- notebook trust (as JupyterLab's: the backend keeps signatures in its data directory)
 
 /**
- * Whether the notebook at `path`, as it is on disk, was saved by ipybox with every output
- * trusted or was trusted by the person: its stored HTML, SVG and Markdown outputs may render.
+ * Whether a notebook read as `content` was saved by ipybox with every output trusted or was
+ * trusted by the person: its stored HTML, SVG and Markdown outputs may render. The text is
+ * the one shown (not the file read again, which kernel code may have changed meanwhile).
  */
-export function notebookTrusted(path: string): Promise<boolean> {
-  return call<boolean>('notebook_trusted', { path });
+export function notebookTrusted(content: string): Promise<boolean> {
+  return call<boolean>('notebook_trusted', { content });
 }
 
 /**
- * Ask the person to trust the notebook at `path`: the backend shows a native confirmation
- * (so that no page content can answer it) and records the decision. Resolves once they
- * decided, either way; ask `notebookTrusted` for the outcome.
+ * Ask the person to trust the notebook at `path`, read as `content`: the backend shows a
+ * native confirmation (so that no page content can answer it) and records the decision.
+ * Resolves once they decided, either way; ask `notebookTrusted` for the outcome.
  */
-export function trustNotebook(path: string): Promise<void> {
-  return call<void>('trust_notebook', { path });
+export function trustNotebook(path: string, content: string): Promise<boolean> {
+  return call<boolean>('trust_notebook', { path, content });
 }
 
 export function readNotebook(path: string): Promise<string> {

@@ -347,7 +347,7 @@ export class App implements CellViewHost {
   private async trustOf(state: AppState | null): Promise<boolean> {
     if (!state || state.notebook === null) return true;
     try {
-      return await ipc.notebookTrusted(state.notebookPath);
+      return await ipc.notebookTrusted(state.notebook);
     } catch {
       return false;
     }
@@ -994,17 +994,18 @@ export class App implements CellViewHost {
   private async trustNotebook(): Promise<void> {
     const nb = this.notebook;
     const path = this.state?.notebookPath;
-    if (!path) return;
+    const content = this.state?.notebook;
+    if (!path || content === null || content === undefined) return;
     this.trustButton.disabled = true;
     try {
-      await ipc.trustNotebook(path);
+      await ipc.trustNotebook(path, content);
     } catch (err) {
       const e = ipc.toBackendError(err);
       if (e.code !== 'Cancelled') this.flash(ipc.describeError(e));
     }
     let trusted = false;
     try {
-      trusted = await ipc.notebookTrusted(path);
+      trusted = await ipc.notebookTrusted(content);
     } catch {
       trusted = false;
     } finally {

@@ -36,7 +36,9 @@ describe('a notebook that is not trusted', () => {
   it('shows stored HTML, SVG and Markdown outputs as text with a note; Markdown cells and images render; a banner offers trust', async () => {
     const { page, errors, close } = await app({ notebook: storedNotebook(), trusted: false });
     await page.waitForSelector('.cell[data-cell-id="new"]');
-    assert.deepEqual(await calls(page, 'notebook_trusted'), [{ path: PATH }]);
+    const asked = await calls(page, 'notebook_trusted');
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].content, storedNotebook(), 'the backend is asked about the text shown, not a path');
 
     const html = out(page, 'html');
     assert.equal(await html.getAttribute('data-trusted'), 'false');
@@ -77,7 +79,7 @@ describe('a notebook that is not trusted', () => {
     const { page, close } = await app({ notebook: storedNotebook(), trusted: false });
     await page.click('#trust-notebook');
     await out(page, 'html').locator('table.dataframe').waitFor();
-    assert.deepEqual(await calls(page, 'trust_notebook'), [{ path: PATH }]);
+    assert.deepEqual(await calls(page, 'trust_notebook'), [{ path: PATH, content: storedNotebook() }]);
     assert.equal(await out(page, 'html').getAttribute('data-trusted'), null);
     assert.equal(await out(page, 'svg').locator('img.output-image').count(), 1);
     assert.equal(await out(page, 'mdout').locator('em').textContent(), 'emphasis');

@@ -136,7 +136,8 @@ const policy = policyBackend(workspace, config.policy ?? {});
 const servers = serversBackend(config.servers ?? {});
 const remote = remoteBackend(config.remote ?? {}, (url) => policy.setRemote(url));
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
-const trustedPaths = new Set<string>(config.trusted === false ? [] : [notebookPath, ...Object.keys(config.files ?? {})]);
+/** Notebook texts the person trusted (every one is, unless `config.trusted` is false). */
+const trustedContents = new Set<string>();
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -666,11 +667,12 @@ mockIPC(
       case 'read_notebook':
         return config.notebook ?? '';
       case 'notebook_trusted':
-        return typeof args.path === 'string' && trustedPaths.has(args.path);
+        return config.trusted !== false || (typeof args.content === 'string' && trustedContents.has(args.content));
       case 'trust_notebook':
         await sleep(5);
-        if (config.dialog !== 'cancel' && typeof args.path === 'string') trustedPaths.add(args.path);
-        return null;
+        if (config.dialog === 'cancel' || typeof args.content !== 'string') return false;
+        trustedContents.add(args.content);
+        return true;
       case 'list_notebooks':
         return config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`];
       case 'install_package':
