@@ -12,9 +12,9 @@ mod endpoint;
 mod policy;
 mod remote;
 mod servers;
-mod trust;
 mod session;
 mod settings;
+mod trust;
 
 pub use session::Launch;
 
@@ -161,9 +161,10 @@ pub fn run(
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut int)) =
-                    (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-                else {
+                let (Ok(mut term), Ok(mut int)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::interrupt()),
+                ) else {
                     return;
                 };
                 tokio::select! {

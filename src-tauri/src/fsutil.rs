@@ -189,7 +189,10 @@ pub(crate) fn write_private(path: &Path, contents: &[u8]) -> crate::error::Resul
     if !dir.is_dir() {
         create_private_dir(dir)?;
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let write = || -> io::Result<()> {
         let mut file = OpenOptions::new()
@@ -218,9 +221,13 @@ pub fn make_private(home: &Path) {
     const PROGRAMS: [&str; 5] = ["venv", "srt", "mplconfig", "sessions", "empty"];
     fn walk(dir: &Path, depth: usize) {
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
         for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             let path = entry.path();
             if depth == 0 && PROGRAMS.iter().any(|p| entry.file_name() == *p) {
                 let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
@@ -235,7 +242,8 @@ pub fn make_private(home: &Path) {
                 && meta.permissions().mode() & 0o077 != 0
             {
                 let mode = meta.permissions().mode() & 0o700;
-                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o600));
+                let _ =
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o600));
             }
         }
     }
@@ -261,7 +269,11 @@ mod private_tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn mode(p: &Path) -> u32 {
-        std::fs::symlink_metadata(p).expect("there").permissions().mode() & 0o777
+        std::fs::symlink_metadata(p)
+            .expect("there")
+            .permissions()
+            .mode()
+            & 0o777
     }
 
     #[test]
@@ -280,9 +292,15 @@ mod private_tests {
         let link = home.path().join("a/b/link.json");
         std::os::unix::fs::symlink(&target, &link).expect("link");
         write_private(&link, b"new").expect("replaces the link");
-        assert_eq!(std::fs::read(&target).expect("read"), b"kept", "not written through");
         assert_eq!(
-            std::fs::read_dir(home.path().join("a/b")).expect("list").count(),
+            std::fs::read(&target).expect("read"),
+            b"kept",
+            "not written through"
+        );
+        assert_eq!(
+            std::fs::read_dir(home.path().join("a/b"))
+                .expect("list")
+                .count(),
             2,
             "no temporary file is left behind"
         );
@@ -299,14 +317,25 @@ mod private_tests {
         for p in [home.path(), &home.path().join("workspaces"), &ws] {
             std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         }
-        std::fs::set_permissions(ws.join("servers.json"), std::fs::Permissions::from_mode(0o644))
-            .expect("chmod");
+        std::fs::set_permissions(
+            ws.join("servers.json"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .expect("chmod");
         let python = mode(&home.path().join("venv/bin/python"));
         make_private(home.path());
         assert_eq!(mode(home.path()), 0o700);
         assert_eq!(mode(&ws), 0o700);
         assert_eq!(mode(&ws.join("servers.json")), 0o600);
-        assert_eq!(mode(&home.path().join("venv")), 0o700, "programs: their folder only");
-        assert_eq!(mode(&home.path().join("venv/bin/python")), python, "and nothing inside");
+        assert_eq!(
+            mode(&home.path().join("venv")),
+            0o700,
+            "programs: their folder only"
+        );
+        assert_eq!(
+            mode(&home.path().join("venv/bin/python")),
+            python,
+            "and nothing inside"
+        );
     }
 }

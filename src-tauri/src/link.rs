@@ -284,7 +284,6 @@ fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
-
 /// Prove the app to an agent and have the agent prove itself; returns who it is.
 async fn accept(wire: &mut Wire, secret: &[u8]) -> std::result::Result<String, String> {
     let Ok(Some(Message::Hello {

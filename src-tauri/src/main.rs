@@ -1050,8 +1050,12 @@ fn accept_policy(workspace: Option<PathBuf>, yes: bool) -> anyhow::Result<ExitCo
             ipybox::policy_diff(old, &current)
         ),
         None => format!(
-            "{} has not been accepted on this machine:\n\n{current}",
-            file.display()
+            "{} has not been accepted on this machine:\n\n{}",
+            file.display(),
+            serde_json::from_str::<serde_json::Value>(&current)
+                .ok()
+                .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                .unwrap_or_else(|| current.clone())
         ),
     };
     let mut out = std::io::stdout().lock();

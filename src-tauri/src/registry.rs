@@ -395,7 +395,10 @@ mod tests {
         r.servers.insert("fs".into(), pinned.clone());
         r.policies.insert("fs".into(), "policy.json".into());
         let again = r.params_to_regenerate("fs").expect("registered");
-        assert_eq!(again, pinned, "regenerating uses the copy, not the workspace's file");
+        assert_eq!(
+            again, pinned,
+            "regenerating uses the copy, not the workspace's file"
+        );
         assert_eq!(
             r.pin_srt_policy("fs", &again, ws.path()).expect("kept"),
             pinned,

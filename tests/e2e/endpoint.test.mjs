@@ -5,11 +5,11 @@
 // agents' sessions. Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, ROOT, SHOTS, answerDialog, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
+import { App, ROOT, SHOTS, answerDialog, answerDialogSoon, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
 
 const SDK = join(ROOT, 'tests', 'servers', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
 const { Client } = await import(pathToFileURL(join(SDK, 'index.js')).href);
@@ -24,22 +24,6 @@ afterEach(async (t) => {
 
 const TITLE = 'Approve tool call — fx.echo';
 const ECHO = (text) => `from mcptools.fx.echo import Params, run\nprint(run(Params(text=${JSON.stringify(text)})))`;
-
-/** Answer the dialog titled `title` once it shows, without blocking this process (the
- *  client's request must go out meanwhile). */
-function answerDialogSoon(title, key = 'Return', timeoutSec = 60) {
-  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new Promise((resolve, reject) => {
-    execFile('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], (err, stdout) => {
-      const id = stdout.trim().split('\n')[0];
-      if (!id) return reject(new Error(`no dialog titled ${title} appeared${err ? `: ${err.message}` : ''}`));
-      execFile('xdotool', ['windowfocus', '--sync', id, 'key', key], (e) => {
-        if (e) return reject(e);
-        execFile('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], () => resolve(id));
-      });
-    });
-  });
-}
 
 /** The whole screen (WebDriver's screenshot can hang while a modal dialog is open). */
 function screen(name) {

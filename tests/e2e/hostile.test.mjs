@@ -57,7 +57,12 @@ test('live outputs of a sandboxed kernel cannot switch the sandbox off', async (
   await app.execute('const s = document.querySelector("#policy-source"); s.value = "profile:kernel"; s.dispatchEvent(new Event("change"));');
   await app.click('#sandbox-on');
   await app.click('#apply-sandbox');
-  await app.until('Apply', () => app.execute('return (document.querySelector("#apply-status")?.textContent ?? "").startsWith("Applied");'), 90000);
+  const applied = await app.until('Apply', () => app.execute(`
+    const err = document.querySelector('#apply-error');
+    if (err && !err.hidden) return 'error: ' + err.textContent;
+    const s = document.querySelector('#apply-status')?.textContent ?? '';
+    return s.startsWith('Applied') ? s : null;`), 120000);
+  assert.match(applied, /^Applied/, applied);
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 90000);
   assert.match(await app.text('#sandbox-policy-status'), /^Sandboxed/);
 

@@ -8,7 +8,8 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Keys, ROOT, answerDialog, notebook, quitAll, settled, workspace, windowOpen } from './webdriver.mjs';
+import { spawnSync } from 'node:child_process';
+import { App, Keys, ROOT, SHOTS, answerDialog, answerDialogSoon, notebook, quitAll, settled, workspace } from './webdriver.mjs';
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -165,4 +166,52 @@ test('a policy srt runs but the kernel cannot live under (its Python hidden) is 
   await app.click('#run-cell');
   const ran = await settled(app, 0);
   assert.match(ran.output, /^2/, 'a kernel runs, under the previous choice');
+});
+
+test('a workspace policy nobody accepted is asked about natively; declined, nothing runs under it; turning the sandbox off asks too', async () => {
+  const dir = workspace({ 'test.ipynb': notebook('print("hi")'), 'sandbox-config.json': POLICY });
+  let app = await open(dir);
+  await openSandboxTab(app);
+  await app.click('#sandbox-on');
+  // Declined: not applied, the kernel stays where it was.
+  await app.click('#apply-sandbox');
+  spawnSync('timeout', ['30', 'xdotool', 'search', '--sync', '--name', `^${ACCEPT.replace('?', '\\?')}$`]);
+  await new Promise((r) => setTimeout(r, 300));
+  const shot = join(SHOTS, 'policy-accept-dialog.png');
+  spawnSync('import', ['-window', 'root', shot]);
+  forDocs(shot, 'policy-accept-dialog.png');
+  answerDialog(ACCEPT, 'Escape', 30);
+  const declined = await app.until('Apply to finish', () => app.execute(
+    `const err = document.querySelector('#apply-error');
+     return err && !err.hidden ? err.textContent : null;`), 30000);
+  assert.match(declined, /was not accepted/, declined);
+  assert.equal(await badge(app), 'Not sandboxed');
+  // Accepted: in force.
+  assert.equal(await apply(app, { accept: true }), 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
+  await app.quit();
+  apps.pop();
+
+  // Changed outside the app (a git pull, a kernel that was not sandboxed): opening the
+  // workspace shows the difference natively before any kernel runs under it.
+  writeFileSync(join(dir, 'sandbox-config.json'), JSON.stringify({ ...POLICY, filesystem: { ...POLICY.filesystem, allowWrite: ['/'] } }, null, 2));
+  const launched = App.launch(['open', join(dir, 'test.ipynb')]);
+  await answerDialogSoon(ACCEPT, 'Escape', 60);
+  app = await launched;
+  apps.push(app);
+  await app.ready();
+  const failed = await app.until('the start-up error', () => app.execute('const e = document.querySelector("#startup-error, .startup-error"); return e && !e.hidden && e.textContent.includes("was not accepted") ? e.textContent : null;'), 30000);
+  assert.match(failed, /sandbox-config\.json was not accepted/);
+
+  // Turning the sandbox off asks natively; kept on when the person says so.
+  await openSandboxTab(app);
+  await app.click('#sandbox-on'); // now off
+  await app.click('#apply-sandbox');
+  answerDialog('Turn the sandbox off?', 'Escape', 30);
+  const kept = await app.until('Apply to finish', () => app.execute(
+    `const err = document.querySelector('#apply-error');
+     return err && !err.hidden ? err.textContent : null;`), 30000);
+  assert.match(kept, /kept the sandbox on/, kept);
+  await app.click('#apply-sandbox');
+  answerDialog('Turn the sandbox off?', 'Return', 30);
+  await app.until('the kernel unsandboxed', async () => (await badge(app)) === 'Not sandboxed' && (await app.kernelStatus()) === 'idle', 60000);
 });

@@ -1,7 +1,7 @@
 // A small W3C WebDriver client for tauri-driver (Node's fetch, no dependencies), and the
 // helpers the app's end-to-end tests share: launch the real app on a workspace, find and
 // wait for elements, press keys, take screenshots.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -250,6 +250,22 @@ export function answerDialog(title, key = 'Return', timeoutSec = 15) {
   // as it would on a desktop, so keys reach the notebook.
   spawnSync('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], { encoding: 'utf8' });
   return id;
+}
+
+export /** Answer the dialog titled `title` once it shows, without blocking this process (the
+ *  client's request must go out meanwhile). */
+function answerDialogSoon(title, key = 'Return', timeoutSec = 60) {
+  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new Promise((resolve, reject) => {
+    execFile('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], (err, stdout) => {
+      const id = stdout.trim().split('\n')[0];
+      if (!id) return reject(new Error(`no dialog titled ${title} appeared${err ? `: ${err.message}` : ''}`));
+      execFile('xdotool', ['windowfocus', '--sync', id, 'key', key], (e) => {
+        if (e) return reject(e);
+        execFile('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], () => resolve(id));
+      });
+    });
+  });
 }
 
 /** The state, prompt, selection and output text of cell `i`, or null. */

@@ -575,7 +575,10 @@ async fn a_planted_workspace_policy_does_not_choose_the_next_sandbox() {
     )
     .await;
     e.stop().await.unwrap();
-    assert_eq!(said, "refused", "a sandboxed kernel planted the next policy");
+    assert_eq!(
+        said, "refused",
+        "a sandboxed kernel planted the next policy"
+    );
     assert!(
         std::fs::read(ws_path.join("sandbox-config.json")).map_or(true, |b| b.is_empty()),
         "no policy was left behind"
@@ -621,7 +624,10 @@ async fn a_planted_workspace_policy_does_not_choose_the_next_sandbox() {
     // Changed after it was accepted: not used until accepted again.
     std::fs::write(
         ws_path.join("sandbox-config.json"),
-        permissive_policy(&out_path).replace("\"allowedDomains\":[]", "\"allowedDomains\":[\"*.example.org\"]"),
+        permissive_policy(&out_path).replace(
+            "\"allowedDomains\":[]",
+            "\"allowedDomains\":[\"*.example.org\"]",
+        ),
     )
     .unwrap();
     let (ok, stderr) = exec_under_workspace_policy(&ws_path, &mark(&marker));

@@ -9,8 +9,8 @@ use tauri_plugin_dialog::DialogExt;
 
 use super::dto::{AppSettings, AppState, DesktopError, ExecEvent, McpEndpointState, SavedTool};
 use super::session::Desktop;
-use super::trust::TrustStore;
 use super::settings::Settings;
+use super::trust::TrustStore;
 use crate::apigen::codeaction::CodeAction;
 use crate::audit::AuditEntry;
 use crate::error::Error;
@@ -167,6 +167,7 @@ pub async fn trust_notebook<R: Runtime>(
             "{} was not saved on this computer with these outputs, so its HTML and SVG outputs are shown as text.\n\nTrust it only if you know where it comes from. Its outputs are then drawn as pictures and tables; scripts in them still never run, and they stay inside their cells.",
             crate::display::escape(&file.display().to_string())
         ),
+        detail: String::new(),
         yes: "Trust notebook".into(),
         no: "Cancel".into(),
     };
@@ -329,7 +330,8 @@ pub async fn decide_all_pending<R: Runtime>(
     if chosen.is_empty() {
         return Ok(0);
     }
-    if decision == Decision::Accept && !super::confirm::confirm(&app, batch_question(&chosen)).await {
+    if decision == Decision::Accept && !super::confirm::confirm(&app, batch_question(&chosen)).await
+    {
         return Ok(0);
     }
     Ok(chosen
@@ -345,19 +347,17 @@ fn batch_question(calls: &[ApprovalRequest]) -> super::confirm::Question {
         .map(|r| {
             format!(
                 "• {}.{} — {}",
-                crate::display::escape(r.server_name()),
-                crate::display::escape(r.tool_name()),
-                crate::display::escape(r.origin().unwrap_or("code in this notebook"))
+                r.server_name(),
+                r.tool_name(),
+                r.origin().unwrap_or("code in this notebook")
             )
         })
         .collect();
     let n = calls.len();
     super::confirm::Question {
         title: format!("Approve {n} tool call{}?", if n == 1 { "" } else { "s" }),
-        message: format!(
-            "Each of these calls runs as soon as you approve, with the arguments shown in the Approvals panel:\n\n{}",
-            list.join("\n")
-        ),
+        message: "Each of these calls runs as soon as you approve, with the arguments shown in the Approvals panel:".into(),
+        detail: list.join("\n"),
         yes: format!("Approve {n}"),
         no: "Cancel".into(),
     }

@@ -16,8 +16,11 @@ const MAX_LINE: usize = 110;
 pub struct Question {
     /// The dialog's title.
     pub title: String,
-    /// What changes, in words; untrusted parts already escaped by the caller.
+    /// What changes, in words: a few short paragraphs, shown whole.
     pub message: String,
+    /// What it is about, shown after the words: a policy, a list of calls. Untrusted text,
+    /// escaped here; cut to a screenful.
+    pub detail: String,
     /// The button that says yes (`Turn the sandbox off`), never a bare "OK".
     pub yes: String,
     /// The button that keeps things as they are.
@@ -30,10 +33,21 @@ pub async fn confirm<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool
     let (tx, rx) = tokio::sync::oneshot::channel();
     let mut dialog = app
         .dialog()
-        .message(bounded(&question.message))
+        .message(if question.detail.is_empty() {
+            question.message
+        } else {
+            format!(
+                "{}\n\n{}",
+                question.message,
+                bounded(&plain(&question.detail))
+            )
+        })
         .title(question.title)
         .kind(MessageDialogKind::Warning)
-        .buttons(MessageDialogButtons::OkCancelCustom(question.yes, question.no));
+        .buttons(MessageDialogButtons::OkCancelCustom(
+            question.yes,
+            question.no,
+        ));
     if let Some(window) = app.get_webview_window("main") {
         dialog = dialog.parent(&window);
     }
@@ -83,7 +97,9 @@ mod tests {
 
     #[test]
     fn a_long_question_is_cut_to_a_screenful() {
-        let text: String = (0..200).map(|i| format!("line {i} {}\n", "x".repeat(i))).collect();
+        let text: String = (0..200)
+            .map(|i| format!("line {i} {}\n", "x".repeat(i)))
+            .collect();
         let shown = bounded(&text);
         let lines: Vec<&str> = shown.lines().collect();
         assert_eq!(lines.len(), MAX_LINES);

@@ -18,8 +18,8 @@ use notify::{RecursiveMode, Watcher};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Runtime, State};
 
-use super::dto::{DesktopError, PolicyDocument, PolicyFileChanged, ProfileInfo, SandboxState};
 use super::confirm::Question;
+use super::dto::{DesktopError, PolicyDocument, PolicyFileChanged, ProfileInfo, SandboxState};
 use super::session::Desktop;
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
@@ -265,6 +265,7 @@ pub async fn apply<R: Runtime>(
                 "The kernel of {} restarts outside the sandbox.\n\nCode in this notebook, and code an agent runs here, will then run with your own rights: it can read every file you can (.env files, ~/.ssh, browser profiles), change or delete them, start programs, and reach the network.",
                 workspace.display()
             ),
+            detail: String::new(),
             yes: "Turn the sandbox off".into(),
             no: "Keep the sandbox".into(),
         };
@@ -344,15 +345,18 @@ pub async fn ask_to_accept<R: Runtime>(
                 .collect::<Vec<_>>()
                 .join("\n"),
         ),
-        None => ("has not been accepted on this computer yet", current.clone()),
+        None => (
+            "has not been accepted on this computer yet",
+            current.clone(),
+        ),
     };
     let question = Question {
         title: "Use this sandbox policy?".into(),
         message: format!(
-            "The sandbox policy {} {what}. It decides what code in the sandbox may read, write and reach; anyone who could write the workspace could have written it.\n\n{}",
-            file.display(),
-            super::confirm::plain(&shown)
+            "The sandbox policy {} {what}. It decides what code in the sandbox may read, write and reach; anyone who could write the workspace could have written it.",
+            super::confirm::plain(&file.display().to_string())
         ),
+        detail: shown,
         yes: "Use this policy".into(),
         no: "Don't use it".into(),
     };

@@ -336,6 +336,7 @@ pub async fn apply_remote<R: Runtime>(
                     "The kernel of this notebook restarts on {}.\n\nYour code, its output and the arguments of the tool calls it makes go to that server, which runs them with whatever rights it has there. ipybox's sandbox does not apply on a server.",
                     crate::display::escape(&gateway.url)
                 ),
+                detail: String::new(),
                 yes: "Run on the server".into(),
                 no: "Cancel".into(),
             };

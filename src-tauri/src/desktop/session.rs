@@ -392,6 +392,7 @@ impl Desktop {
                         "The kernel is NOT sandboxed: the agents' code runs with your own rights. It can read every file you can, change or delete them, start programs and reach the network."
                     }
                 ),
+                detail: String::new(),
                 yes: "Serve agents".into(),
                 no: "Cancel".into(),
             };

@@ -107,7 +107,10 @@ mod tests {
         let home = tempfile::tempdir().expect("tempdir");
         let store = TrustStore::at(home.path());
         let text = r#"{"cells": [], "nbformat": 4}"#;
-        assert!(!store.is_trusted(text).expect("checked"), "nothing is trusted at first");
+        assert!(
+            !store.is_trusted(text).expect("checked"),
+            "nothing is trusted at first"
+        );
         store.trust(text).expect("signed");
         assert!(store.is_trusted(text).expect("checked"));
         assert!(
@@ -122,7 +125,11 @@ mod tests {
             other.path().join("trust/signatures"),
         )
         .expect("copied");
-        assert!(!TrustStore::at(other.path()).is_trusted(text).expect("checked"));
+        assert!(
+            !TrustStore::at(other.path())
+                .is_trusted(text)
+                .expect("checked")
+        );
         use std::os::unix::fs::PermissionsExt;
         for file in ["key", "signatures"] {
             let mode = std::fs::metadata(home.path().join("trust").join(file))
@@ -148,7 +155,11 @@ mod tests {
             .lines()
             .count();
         assert!(lines <= store.kept + 1, "{lines}");
-        assert!(store.is_trusted(&(2 * store.kept).to_string()).expect("checked"));
+        assert!(
+            store
+                .is_trusted(&(2 * store.kept).to_string())
+                .expect("checked")
+        );
         assert!(!store.is_trusted("0").expect("checked"));
     }
 }

@@ -14,8 +14,8 @@ use crate::error::{Error, PythonError, Result};
 use crate::events::DecidedBy;
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
-    Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT, ReplyStatus,
-    ChannelMessage, channel_refusal,
+    ChannelMessage, Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT,
+    ReplyStatus, channel_refusal,
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};

@@ -289,7 +289,6 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
     )
 }
 
-
 fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
     let log = std::fs::OpenOptions::new()
         .create(true)

@@ -174,7 +174,12 @@ fn write_created(dir: &Path, created: &[PathBuf]) -> Result<()> {
     let mut unique: Vec<&PathBuf> = created.iter().collect();
     unique.sort();
     unique.dedup();
-    crate::fsutil::write_private(&path, serde_json::to_string(&unique).unwrap_or_default().as_bytes())
+    crate::fsutil::write_private(
+        &path,
+        serde_json::to_string(&unique)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
 }
 
 #[cfg(test)]

@@ -409,7 +409,10 @@ mod tests {
         std::os::unix::fs::symlink(&target, other.path().join(WORKSPACE_POLICY)).expect("link");
         let err = workspace_policy(home.path(), other.path()).expect_err("a link");
         assert!(err.to_string().contains("is a link"), "{err}");
-        assert!(!target.exists(), "a link planted at the name is not written through");
+        assert!(
+            !target.exists(),
+            "a link planted at the name is not written through"
+        );
         assert_eq!(
             std::fs::read_dir(other.path()).expect("list").count(),
             1,
@@ -437,7 +440,8 @@ mod tests {
         assert_eq!(accepted.as_deref(), Some(DEFAULT_KERNEL_POLICY));
         let err = accepted_text(home.path(), ws.path()).expect_err("not accepted");
         assert!(
-            err.to_string().contains("changed since it was last accepted")
+            err.to_string()
+                .contains("changed since it was last accepted")
                 && err.to_string().contains("ipybox sandbox accept"),
             "{err}"
         );
