@@ -77,3 +77,25 @@ test('live outputs of a sandboxed kernel cannot switch the sandbox off', async (
   assert.ok(!windowOpen('Turn the sandbox off?'), 'no click reached the sandbox switch');
   assert.match(await app.text('#sandbox-policy-status'), /^Sandboxed/, 'still sandboxed');
 });
+
+test('an app ended by SIGTERM removes its link socket and secret', async () => {
+  const { readdirSync, statSync } = await import('node:fs');
+  const home = process.env.IPYBOX_HOME ?? join(process.env.HOME, '.local', 'share', 'ipybox');
+  const runDirs = [join(home, 'run'), ...(process.env.XDG_RUNTIME_DIR ? [join(process.env.XDG_RUNTIME_DIR, 'ipybox')] : [])];
+  const linkFiles = () => [
+    ...readdirSync(join(home, 'workspaces')).map((d) => join(home, 'workspaces', d, 'desktop-link.secret')),
+    ...runDirs.flatMap((r) => (existsSync(r) ? readdirSync(r).filter((n) => n.startsWith('desktop-')).map((n) => join(r, n)) : [])),
+  ].filter((p) => existsSync(p));
+  const ws = workspace({ 'test.ipynb': notebook('print(1)') });
+  const t0 = Date.now() - 1000;
+  const app = await open(ws);
+  const made = await app.until('the link socket and secret', () => {
+    const fresh = linkFiles().filter((p) => statSync(p).mtimeMs >= t0);
+    return fresh.length >= 2 ? fresh : null;
+  });
+  const { spawnSync } = await import('node:child_process');
+  spawnSync('pkill', ['-TERM', '-f', `ipybox open ${join(ws, 'test.ipynb')}`]);
+  await app.until('the app to end', () => spawnSync('pgrep', ['-f', `ipybox open ${join(ws, 'test.ipynb')}`]).status !== 0, 20000);
+  apps.pop();
+  assert.deepEqual(made.filter((p) => existsSync(p)), [], 'nothing of the link is left behind');
+});
