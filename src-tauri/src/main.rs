@@ -758,7 +758,8 @@ async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
 /// call is rejected.
 struct Terminal {
     lines: Option<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>>,
-    /// The terminal itself, to drop what was typed before a question.
+    /// The terminal itself: questions are written to it (the terminal that answers them,
+    /// wherever stderr goes), and what was typed before a question is dropped from it.
     tty: Option<std::fs::File>,
 }
 
@@ -770,7 +771,11 @@ const FRESH_LINE: &str = "\x1b[0m\x1b[?25h\r\n";
 impl Terminal {
     fn open() -> Terminal {
         use std::io::BufRead;
-        let Ok(tty) = std::fs::File::open("/dev/tty") else {
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty");
+        let Ok(tty) = opened else {
             return Terminal {
                 lines: None,
                 tty: None,
@@ -789,6 +794,18 @@ impl Terminal {
         Terminal {
             lines: Some(tokio::sync::Mutex::new(rx)),
             tty: flush,
+        }
+    }
+
+    /// Show `text` on the terminal (on stderr when it cannot be written).
+    fn show(&self, text: &str) {
+        let written = self.tty.as_ref().is_some_and(|mut tty| {
+            tty.write_all(text.as_bytes())
+                .and_then(|()| tty.flush())
+                .is_ok()
+        });
+        if !written {
+            eprint!("{text}");
         }
     }
 
@@ -843,18 +860,19 @@ impl Terminal {
         // Whatever was typed before this question is not its answer.
         self.drop_typed_input();
         while lines.try_recv().is_ok() {}
-        eprint!(
+        let _ = std::io::stderr().flush();
+        self.show(&format!(
             "{FRESH_LINE}{question}\nApprove {call}? [y/N] (rejected after {:.0} s) ",
             timeout.as_secs_f64()
-        );
+        ));
         match tokio::time::timeout(timeout, lines.recv()).await {
             Ok(Some(line)) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
             Ok(None) => false,
             Err(_) => {
-                eprintln!(
-                    "\nno answer within {:.0} s: rejected",
+                self.show(&format!(
+                    "\nno answer within {:.0} s: rejected\n",
                     timeout.as_secs_f64()
-                );
+                ));
                 false
             }
         }
