@@ -71,6 +71,17 @@ fn screen(bytes: &[u8], columns: u32, rows: u32) -> Screen {
 /// silent): the bytes written until `question` appeared and nothing more came for a
 /// moment (it waits for an answer), and all of them once it exited.
 fn on_terminal(args: &[&str], question: &str) -> (Vec<u8>, Vec<u8>) {
+    typing_on_terminal(args, question, b"", None)
+}
+
+/// [`on_terminal`], typing `early` at once and `answer` when the question waits.
+fn typing_on_terminal(
+    args: &[&str],
+    question: &str,
+    early: &[u8],
+    answer: Option<&[u8]>,
+) -> (Vec<u8>, Vec<u8>) {
+    use std::io::Write;
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut inner = quote(&ipybox_bin().display().to_string());
     for a in args {
@@ -85,6 +96,9 @@ fn on_terminal(args: &[&str], question: &str) -> (Vec<u8>, Vec<u8>) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut keys = script.stdin.take().unwrap();
+    keys.write_all(early).unwrap();
+    keys.flush().unwrap();
     let mut stdout = script.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -104,6 +118,10 @@ fn on_terminal(args: &[&str], question: &str) -> (Vec<u8>, Vec<u8>) {
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if asked.is_none() && String::from_utf8_lossy(&all).contains(question) {
                     asked = Some(all.clone());
+                    if let Some(answer) = answer {
+                        keys.write_all(answer).unwrap();
+                        keys.flush().unwrap();
+                    }
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -287,4 +305,44 @@ except Exception as e:
     );
     assert_eq!(audit.title, "", "{lines}");
     assert!(audit.osc.is_empty(), "{audit:?}");
+}
+
+/// Keys typed before the question appeared are not its answer: a `y` typed while the cell
+/// ran, then Return once the question is there, rejects the call.
+#[test]
+fn keys_typed_before_the_question_do_not_answer_it() {
+    let ws = workspace();
+    register_fixture(ws.path());
+    let target = ws.path().join("written.txt");
+    let code = format!(
+        "import time\ntime.sleep(3)\nfrom mcptools.fx.write_file import Params, run\n\
+         from mcptools._runtime import ApprovalRejected\ntry:\n    run(Params(path={:?}, text='x'))\n    print('approved')\n\
+         except ApprovalRejected:\n    print('rejected')\n",
+        target.display().to_string()
+    );
+    let file = ws.path().join("cell.py");
+    std::fs::write(&file, code).unwrap();
+    let (asked, all) = typing_on_terminal(
+        &[
+            "exec",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+            "--approval",
+            "ask",
+            "--approval-timeout",
+            "20",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+        "(rejected after 20 s)",
+        b"y",
+        Some(b"\r"),
+    );
+    let text = String::from_utf8_lossy(&all);
+    assert!(!asked.is_empty(), "asked: {text}");
+    assert!(
+        text.contains("rejected\r\n") && !text.contains("approved"),
+        "the early y did not answer: {text}"
+    );
+    assert!(!target.exists(), "the file was not written");
 }
