@@ -210,7 +210,12 @@ impl ToolServer {
                     if names.is_empty() {
                         "none".to_owned()
                     } else {
-                        names.join(", ")
+                        // As the server named them: escaped, like every name a person may read.
+                        names
+                            .iter()
+                            .map(|n| escape(n))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     }
                 ),
             )
