@@ -136,6 +136,18 @@ pub fn check_server_name(name: &str) -> crate::error::Result<()> {
     }
 }
 
+/// Whether `name` can be an MCP tool's name: 1 to 128 ASCII letters, digits, `_`, `-` and `.`
+/// as the [specification](https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names)
+/// asks, and `/`, which its first draft allowed and some servers use. A name with anything
+/// else (a space, a control character, an escape sequence) is no tool's: kernel code that
+/// asks for one is refused before a person is asked.
+pub fn is_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+}
+
 /// Source of `<server>/<module>.py` for one tool.
 pub fn render_tool_module(server_name: &str, tool: &ToolSpec) -> Result<String, ApigenError> {
     let module = schema::build(tool)?;

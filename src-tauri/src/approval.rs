@@ -561,6 +561,40 @@ impl Approvals {
         });
     }
 
+    /// Tell listeners of a call refused before anyone was asked (it names a server or tool
+    /// that does not exist): rejected by ipybox's policy, for `reason`.
+    pub fn refuse_unasked(
+        &self,
+        server_name: &str,
+        tool_name: &str,
+        tool_args: &serde_json::Value,
+        server: &str,
+        reason: String,
+    ) {
+        let (execution_id, origin) = self
+            .listener
+            .lock()
+            .ok()
+            .and_then(|l| {
+                l.as_ref()
+                    .map(|l| (l.execution_id.clone(), l.origin.clone()))
+            })
+            .unwrap_or_default();
+        let request = ApprovalRequest(Arc::new(Inner {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            server_name: server_name.to_owned(),
+            tool_name: tool_name.to_owned(),
+            tool_args: tool_args.clone(),
+            server: server.to_owned(),
+            execution_id,
+            origin,
+            asked_at_ms: now_ms(),
+            timeout_ms: 0,
+            decision: Mutex::new(None),
+        }));
+        self.refuse(request, DecidedBy::Policy, Refusal::Rejected(reason));
+    }
+
     /// Tell listeners that `request` was refused, and why.
     fn refuse(&self, request: ApprovalRequest, by: DecidedBy, refusal: Refusal) -> Refusal {
         let (decision, reason) = match &refusal {
@@ -633,6 +667,13 @@ pub struct ExternalCall {
     pub server_description: String,
     /// Who made the call, in words ("agent session 4f2a, via ipybox mcp").
     pub origin: String,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
 }
 
 fn lock_listener_id(approvals: &Approvals) -> Option<String> {

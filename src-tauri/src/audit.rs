@@ -258,8 +258,11 @@ impl AuditLog {
     }
 }
 
-/// One line in words: time, call, decision and how, outcome, origin, arguments.
+/// One line in words: time, call, decision and how, outcome, origin, arguments. What kernel
+/// code or a server chose (names, arguments, messages, the origin) is escaped
+/// ([`crate::display::escape`]): an entry cannot rewrite the lines around it.
 pub fn describe(entry: &AuditEntry) -> String {
+    use crate::display::escape;
     let how = match entry.decided_by {
         DecidedBy::Person => "by a person",
         DecidedBy::Batch => "with all pending calls",
@@ -276,24 +279,26 @@ pub fn describe(entry: &AuditEntry) -> String {
     let outcome = match (&entry.outcome, &entry.reason) {
         (Some(CallOutcome::Ok), _) => format!("ok, {} ms", entry.duration_ms),
         (Some(CallOutcome::ToolError), _) => format!("tool error, {} ms", entry.duration_ms),
-        (Some(CallOutcome::Failed { message }), _) => format!("failed: {message}"),
-        (None, Some(reason)) => reason.clone(),
+        (Some(CallOutcome::Failed { message }), _) => format!("failed: {}", escape(message)),
+        (None, Some(reason)) => escape(reason).into_owned(),
         (None, None) => "did not run".into(),
     };
-    let mut args = entry.arguments.to_string();
+    let mut args = escape(&entry.arguments.to_string()).into_owned();
     if args.chars().count() > 120 {
         args = args.chars().take(119).collect::<String>() + "…";
     }
     format!(
         "{}  {}.{}  {decision} ({how})  {outcome}  {}  {args}",
         local_time(entry.time),
-        entry.server,
-        entry.tool,
-        entry
-            .origin
-            .as_deref()
-            .or(entry.execution_id.as_deref())
-            .unwrap_or("-"),
+        escape(&entry.server),
+        escape(&entry.tool),
+        escape(
+            entry
+                .origin
+                .as_deref()
+                .or(entry.execution_id.as_deref())
+                .unwrap_or("-")
+        ),
     )
 }
 
@@ -376,6 +381,31 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600, "private to the user");
         }
+    }
+
+    #[test]
+    fn a_described_entry_is_one_line_that_cannot_act_on_a_terminal() {
+        let mut e = entry("\u{1b}[1A\u{1b}[2K\u{1b}]52;c;ZXZpbA==\u{7}read_file");
+        e.server = "fx\u{202e}".into();
+        e.arguments = serde_json::json!({"path": "a\u{2028}\u{9b}2J"});
+        e.origin = Some("cell\n1".into());
+        e.decision = CallDecision::Rejected;
+        e.outcome = None;
+        e.reason = Some("no\rway".into());
+        let line = describe(&e);
+        assert!(
+            !line.chars().any(crate::display::hidden),
+            "nothing hidden or controlling is left: {line:?}"
+        );
+        assert!(
+            line.contains("fx\\u202e.\\u001b[1A\\u001b[2K\\u001b]52;c;ZXZpbA==\\u0007read_file"),
+            "the names, escaped: {line}"
+        );
+        assert!(line.contains(r#"{"path":"a\u2028\u009b2J"}"#), "{line}");
+        assert!(
+            line.contains("no\\u000dway") && line.contains("cell\\u000a1"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -711,11 +711,12 @@ impl CodeExecutor {
         // Asked again now that the registry holds it: a session that started while this
         // generated has read the registry before, and is told here (one still starting reads
         // it once it has started).
-        if let Some(state) = self.snapshot().tools
-            && state.set_server(name, params)
-        {
-            // Re-registered with other parameters: the old connection goes.
-            state.restart(name).await;
+        if let Some(state) = self.snapshot().tools {
+            state.set_tools(name, generated.tools.clone());
+            if state.set_server(name, params) {
+                // Re-registered with other parameters: the old connection goes.
+                state.restart(name).await;
+            }
         }
         Ok(generated)
     }
@@ -844,6 +845,9 @@ impl CodeExecutor {
                 .map_err(|e| Error::io("reading the current directory", e))?,
         };
         let registry = Registry::load(&crate::home::ipybox_home()?, &working_dir)?;
+        for (name, listed) in &registry.tools {
+            tools.set_tools(name, listed.iter().map(|t| t.tool.clone()).collect());
+        }
         for (name, params) in registry.servers {
             if tools.set_server(&name, params) {
                 let tools = tools.clone();

@@ -42,7 +42,9 @@
 //!   requests those events carry (a request tells the events when it is decided).
 //! - `pyenv`: the kernels' Python environment; `process`: child processes that never
 //!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
-//!   kernel code writes too; `error`: one error type with stable codes.
+//!   kernel code writes too; `error`: one error type with stable codes; `display`:
+//!   untrusted text as a person reads it (one escaping rule for the terminal, the dialog and
+//!   the audit view; kernel output on a terminal keeps only its colours).
 
 mod apigen;
 mod approval;
@@ -132,6 +134,12 @@ pub mod app {
 
 /// One line in words for an audit-log entry (`ipybox audit`).
 pub use audit::describe as describe_audit_entry;
+
+/// Untrusted text (names, arguments, kernel output) as a person reads it; see
+/// `docs/security.md`, "Text a person reads is the text that runs".
+pub mod text {
+    pub use crate::display::{TerminalFilter, escape, escape_lines};
+}
 
 /// A fresh random secret (tokens for clients of `ipybox mcp`).
 pub use auth::new_token;

@@ -541,7 +541,7 @@ fn main() -> ExitCode {
     match open(path, args, &runtime) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ipybox: {}", in_words(&e));
+            eprintln!("ipybox: {}", for_terminal(&in_words(&e)));
             ExitCode::from(4)
         }
     }
@@ -607,7 +607,7 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ipybox: {}", in_words(&e));
+            eprintln!("ipybox: {}", for_terminal(&in_words(&e)));
             ExitCode::from(4)
         }
     }
@@ -768,15 +768,17 @@ async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
         generated.modules.len(),
         workspace.join("mcptools").join(&args.name).display()
     );
+    // Tool names and reasons come from the server.
+    use ipybox::text::escape;
     for (module, tool) in generated.modules.iter().zip(&generated.tools) {
         if module == tool {
             println!("  {module}");
         } else {
-            println!("  {module}  (tool \"{tool}\")");
+            println!("  {module}  (tool \"{}\")", escape(tool));
         }
     }
     for (tool, reason) in &generated.skipped {
-        println!("  skipped {tool}: {reason}");
+        println!("  skipped {}: {}", escape(tool), escape(reason));
     }
     if let Some(first) = generated.modules.first() {
         println!(
@@ -793,14 +795,30 @@ async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
 /// call is rejected.
 struct Terminal {
     lines: Option<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+    /// The terminal itself: questions are written to it (the terminal that answers them,
+    /// wherever stderr goes), and what was typed before a question is dropped from it.
+    tty: Option<std::fs::File>,
 }
+
+/// Where every question starts: attributes reset, the cursor shown, a line of its own.
+/// Kernel output keeps only its colours on the way to the terminal ([`ipybox::text::TerminalFilter`]),
+/// but it may leave them set, or the cursor mid-line after text that looks like a question.
+const FRESH_LINE: &str = "\x1b[0m\x1b[?25h\r\n";
 
 impl Terminal {
     fn open() -> Terminal {
         use std::io::BufRead;
-        let Ok(tty) = std::fs::File::open("/dev/tty") else {
-            return Terminal { lines: None };
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty");
+        let Ok(tty) = opened else {
+            return Terminal {
+                lines: None,
+                tty: None,
+            };
         };
+        let flush = tty.try_clone().ok();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(tty).lines() {
@@ -812,6 +830,32 @@ impl Terminal {
         });
         Terminal {
             lines: Some(tokio::sync::Mutex::new(rx)),
+            tty: flush,
+        }
+    }
+
+    /// Show `text` on the terminal (on stderr when it cannot be written).
+    fn show(&self, text: &str) {
+        let written = self.tty.as_ref().is_some_and(|mut tty| {
+            tty.write_all(text.as_bytes())
+                .and_then(|()| tty.flush())
+                .is_ok()
+        });
+        if !written {
+            eprint!("{text}");
+        }
+    }
+
+    /// Drop input typed but not yet entered: keys pressed before a question appeared are not
+    /// its answer.
+    fn drop_typed_input(&self) {
+        if let Some(tty) = &self.tty {
+            use std::os::fd::AsRawFd;
+            // SAFETY: tcflush only discards the terminal's pending input; the descriptor is
+            // open for as long as `tty` lives.
+            unsafe {
+                libc::tcflush(tty.as_raw_fd(), libc::TCIFLUSH);
+            }
         }
     }
 
@@ -825,34 +869,47 @@ impl Terminal {
     }
 
     /// Ask whether to run a tool call; `false` when rejected, unanswered within `timeout`,
-    /// or when there is no terminal.
+    /// or when there is no terminal. Everything in the question that kernel code or a server
+    /// chose is escaped ([`ipybox::text::escape`]): it cannot move the cursor, hide text or
+    /// reorder it.
     async fn ask(&self, request: &ipybox::ApprovalRequest, timeout: Duration) -> bool {
+        use ipybox::text::{escape, escape_lines};
+        let call = format!(
+            "{}.{}",
+            escape(request.server_name()),
+            escape(request.tool_name())
+        );
+        // Indented JSON: a value's own newlines are `\n` in it, and a shell command is one
+        // value, `{"command": …}`.
         let args = serde_json::to_string_pretty(request.tool_args()).unwrap_or_default();
-        eprintln!(
-            "\nApprove tool call {}.{} ?\n  server: {}\n  arguments: {}",
-            request.server_name(),
-            request.tool_name(),
-            request.server(),
-            args.replace('\n', "\n  ")
+        let question = format!(
+            "Approve tool call {call} ?\n  server: {}\n  arguments: {}",
+            escape(request.server()),
+            escape_lines(&args).replace('\n', "\n  ")
         );
         let Some(lines) = &self.lines else {
             eprintln!(
-                "(no terminal to ask on: rejected; use --approval auto, reject or `rules FILE`)"
+                "\n{question}\n(no terminal to ask on: rejected; use --approval auto, reject or `rules FILE`)"
             );
             return false;
         };
         let mut lines = lines.lock().await;
         // Whatever was typed before this question is not its answer.
+        self.drop_typed_input();
         while lines.try_recv().is_ok() {}
-        eprint!("[y/N] (rejected after {:.0} s) ", timeout.as_secs_f64());
+        let _ = std::io::stderr().flush();
+        self.show(&format!(
+            "{FRESH_LINE}{question}\nApprove {call}? [y/N] (rejected after {:.0} s) ",
+            timeout.as_secs_f64()
+        ));
         match tokio::time::timeout(timeout, lines.recv()).await {
             Ok(Some(line)) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
             Ok(None) => false,
             Err(_) => {
-                eprintln!(
-                    "\nno answer within {:.0} s: rejected",
+                self.show(&format!(
+                    "\nno answer within {:.0} s: rejected\n",
                     timeout.as_secs_f64()
-                );
+                ));
                 false
             }
         }
@@ -932,6 +989,10 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         },
     );
     let mut stdout = std::io::stdout();
+    // Kernel output reaches the terminal with its colours and nothing else of a terminal's
+    // controls, wherever stdout goes: a pipe or a file is read by a person too (`| tee`,
+    // `| less -R`, `cat out.txt`), and ends on the screen the questions are asked on.
+    let mut shown = ipybox::text::TerminalFilter::new();
     let mut printed_newline = true;
     let mut status = ExitCode::SUCCESS;
     while let Some(event) = stream.next().await {
@@ -954,7 +1015,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                         )
                     }) {
                         Some(outcome) if outcome.rule.is_some() => {
-                            eprintln!("ipybox: {}", outcome.message);
+                            eprintln!("ipybox: {}", ipybox::text::escape_lines(&outcome.message));
                             (outcome.decision, DecidedBy::Rule)
                         }
                         _ => (
@@ -969,14 +1030,17 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
             Ok(Event::Output(ipybox::Output::Error { .. })) => {}
             Ok(Event::Output(output)) => {
                 if let Some(text) = output.terminal_text() {
+                    let text = shown.push(&text);
                     stdout.write_all(text.as_bytes())?;
                     stdout.flush()?;
-                    printed_newline = text.ends_with('\n');
+                    if !text.is_empty() {
+                        printed_newline = text.ends_with('\n');
+                    }
                 }
             }
             Ok(Event::Input(request)) => {
                 stdout.flush()?;
-                match terminal.read_line(request.prompt()).await {
+                match terminal.read_line(&shown.push(request.prompt())).await {
                     Some(line) => request.reply(line),
                     // No terminal: input() raises KeyboardInterrupt.
                     None => drop(request),
@@ -984,6 +1048,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                 printed_newline = true;
             }
             Ok(Event::Result(result)) => {
+                stdout.write_all(shown.finish().as_bytes())?;
                 if !printed_newline {
                     writeln!(stdout)?;
                 }
@@ -993,6 +1058,7 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(_) => {}
             Err(e) => {
+                stdout.write_all(shown.finish().as_bytes())?;
                 if !printed_newline {
                     writeln!(stdout)?;
                 }
@@ -1006,22 +1072,6 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     // The last calls' entries are written when the session's events end.
     let _ = tokio::time::timeout(Duration::from_secs(2), audit).await;
     Ok(status)
-}
-
-/// Before a prompt: colours and attributes reset, the cursor shown, a fresh line.
-const PROMPT_RESET: &str = "\x1b[0m\x1b[?25h\r\n";
-
-/// Untrusted text for the terminal: control characters (but newlines) shown as `\uXXXX`.
-fn terminal_text(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c != '\n' && (c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')) {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// `ipybox sandbox accept`: the policy (or what changed in it) on the terminal, then the
@@ -1059,7 +1109,7 @@ fn accept_policy(workspace: Option<PathBuf>, yes: bool) -> anyhow::Result<ExitCo
         ),
     };
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", terminal_text(&shown))?;
+    writeln!(out, "{}", ipybox::text::escape_lines(&shown))?;
     if !yes {
         if !std::io::stdin().is_terminal() {
             bail!("not accepted: answer on a terminal, or pass --yes to accept it as printed");
@@ -1067,7 +1117,7 @@ fn accept_policy(workspace: Option<PathBuf>, yes: bool) -> anyhow::Result<ExitCo
         write!(
             out,
             "{}Sandboxed code on this workspace will run under this policy. Accept it? [y/N] ",
-            PROMPT_RESET
+            FRESH_LINE
         )?;
         out.flush()?;
         let mut answer = String::new();
@@ -1097,7 +1147,9 @@ fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if args.json {
         for entry in &entries {
-            writeln!(out, "{}", serde_json::to_string(entry)?)?;
+            // The same JSON, with what could act on a terminal written as `\uXXXX`.
+            let line = serde_json::to_string(entry)?;
+            writeln!(out, "{}", ipybox::text::escape(&line))?;
         }
     } else if entries.is_empty() {
         eprintln!(
@@ -1148,23 +1200,35 @@ fn report(e: &Error) -> ExitCode {
     match e {
         Error::CodeExecution { error, .. } => {
             if error.traceback.is_empty() {
-                eprintln!("{}: {}", error.name, error.value);
+                eprintln!(
+                    "{}",
+                    for_terminal(&format!("{}: {}", error.name, error.value))
+                );
             } else {
-                eprintln!("{}", error.traceback);
+                eprintln!("{}", for_terminal(&error.traceback));
             }
             ExitCode::from(1)
         }
         Error::Timeout { .. } => {
-            eprintln!("ipybox: {e}");
+            eprintln!("ipybox: {}", for_terminal(&e.to_string()));
             ExitCode::from(2)
         }
         Error::KernelDied { .. } => {
-            eprintln!("ipybox: {e}");
+            eprintln!("ipybox: {}", for_terminal(&e.to_string()));
             ExitCode::from(3)
         }
         other => {
-            eprintln!("ipybox: {other}");
+            eprintln!("ipybox: {}", for_terminal(&other.to_string()));
             ExitCode::from(4)
         }
     }
+}
+
+/// Text that may carry what kernel code or a server wrote (a traceback, a server's stderr in
+/// an error), as the terminal may show it: colours kept, other controls dropped or escaped.
+fn for_terminal(text: &str) -> String {
+    let mut filter = ipybox::text::TerminalFilter::new();
+    let mut out = filter.push(text);
+    out.push_str(&filter.finish());
+    out
 }

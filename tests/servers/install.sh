@@ -64,7 +64,7 @@ else
   log "node_modules installed"
 fi
 
-# ---- Python venv: mcp (FastMCP, for echo_server.py), mcp-server-time, mcp-server-fetch -----
+# ---- Python venv: mcp (FastMCP, for echo_server.py), mcp-server-time, mcp-server-fetch, pyte
 py_stamp=.venv/.ipybox-install-stamp
 py_want="$(sha256 requirements.txt)"
 py_ok() {
@@ -97,6 +97,8 @@ else
   fi
   .venv/bin/python -c 'import mcp.server.fastmcp' \
     || die "the venv cannot import mcp.server.fastmcp, which echo_server.py needs"
+  .venv/bin/python -c 'import pyte' \
+    || die "the venv cannot import pyte, which tests/fixtures/untrusted-text/screen.py needs"
   [[ -x .venv/bin/mcp-server-time && -x .venv/bin/mcp-server-fetch ]] \
     || die "mcp-server-time or mcp-server-fetch is missing from .venv/bin"
   printf '%s' "$py_want" >"$py_stamp"

@@ -401,6 +401,54 @@ async fn an_application_wide_handler_decides_and_unknown_tools_are_named() {
     e.stop().await.unwrap();
 }
 
+/// Only a tool its server lists is asked about: a made-up name (one the server does not list,
+/// or one no MCP tool can have) is refused before anyone is asked, with the server stopped or
+/// running, and recorded as refused by the session's policy.
+#[tokio::test]
+async fn a_tool_the_server_does_not_list_is_refused_before_anyone_is_asked() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let mut events = e.subscribe();
+    let code = "from mcptools._runtime import call_tool, ToolServerError\n\
+                def made_up(name):\n    try:\n        call_tool('fx', name, {})\n    except ToolServerError as err:\n        return 'has no tool' in str(err), 'echo' in str(err)\n\
+                print(made_up('no_such_tool'), made_up('two words'), made_up('x' * 129))\n\
+                from mcptools.fx import echo\necho.run(echo.Params(text='the server runs now'))\n\
+                print(made_up('no_such_tool'))";
+    let (r, seen) = run_with(&e, code, None, |_| Some(true)).await;
+    assert_eq!(
+        r.unwrap().text.as_deref(),
+        Some("(True, True) (True, False) (True, False)\n(True, True)"),
+        "refused, naming the server's tools when the name could be one"
+    );
+    assert_eq!(
+        seen.len(),
+        1,
+        "only the real call was asked about: {seen:?}"
+    );
+    let mut refused = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let ipybox::SessionEvent::ToolCall {
+            request,
+            decided_by: ipybox::DecidedBy::Policy,
+            ..
+        } = event
+        {
+            refused.push(request.tool_name().to_owned());
+        }
+    }
+    assert_eq!(
+        refused,
+        [
+            "no_such_tool",
+            "two words",
+            &"x".repeat(129),
+            "no_such_tool"
+        ],
+        "each made-up call is recorded as refused"
+    );
+    e.stop().await.unwrap();
+}
+
 /// A tool that does not answer (stuck, or its answer cannot be read) fails the call after
 /// the per-call timeout instead of holding the cell until the execution timeout; the next
 /// call gets a fresh server.

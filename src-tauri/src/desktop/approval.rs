@@ -13,41 +13,58 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 
 use super::settings::LiveSettings;
+use crate::display::{escape, escape_lines};
 use crate::tools::{ApprovalHandler, ApprovalRequest};
 
-/// How much of the arguments the dialog shows at most, a last resort after each value was
-/// shortened on its own; the panel shows them whole.
+/// How much of the arguments the dialog shows at most, in characters; the panel shows them
+/// whole.
 const ARGS_SHOWN: usize = 2500;
-/// How long a shell command may be and still be shown whole.
-const COMMAND_SHOWN: usize = 4000;
-/// How far each value is shortened, tried in turn until the whole block fits in
-/// `ARGS_SHOWN`: characters of a string, then elements of a list or of a nested object. The
-/// first matches the panel; the names of the arguments themselves are never left out, so one
-/// long value cannot hide the arguments after it.
-const SHORTENINGS: [(usize, usize); 3] = [(200, 20), (80, 8), (30, 3)];
+/// How many lines the arguments (or a shell command) take at most in the dialog, counting
+/// each line as the lines it wraps to. With the rest of the message (at most
+/// `MESSAGE_LINES - ARGS_LINES` lines) the dialog stays short enough for an 800-pixel-high
+/// screen to show all of it: the end of the arguments and the buttons below them. Text that
+/// is taller pushes them off the screen, and Return approves what nobody could read.
+const ARGS_LINES: usize = 20;
+/// How many lines the whole message takes at most, as [`ARGS_LINES`] counts them.
+const MESSAGE_LINES: usize = 32;
+/// How wide a line of the dialog's text is at most, in tenths of an average character (see
+/// [`width`]): the text is wrapped to it before GTK sees it. GtkMessageDialog's labels are 60
+/// average characters wide; a longer line would wrap again (taller than counted) and a word
+/// wider than that would widen the dialog past the screen, its buttons with it.
+const WRAP: usize = 560;
+/// How long the server's description and the origin may be, in characters.
+const DESCRIPTION_SHOWN: usize = 150;
+const ORIGIN_SHOWN: usize = 80;
+/// How far each value is shortened, tried in turn until the whole block fits: characters of
+/// a string, then elements of a list or of a nested object. The first matches the panel; the
+/// names of the arguments themselves are never left out by shortening, so one long value
+/// cannot hide the arguments after it. Only when even the shortest form does not fit is the
+/// block cut, saying how many lines are left out.
+const SHORTENINGS: [(usize, usize); 4] = [(200, 20), (80, 8), (30, 3), (12, 2)];
 /// Where the person sees what the dialog leaves out.
 const SEE_PANEL: &str = "see the Approvals panel";
 
-/// The dialog's title: `Approve tool call — SERVER.TOOL`.
+/// The dialog's title: `Approve tool call — SERVER.TOOL`, names escaped.
 pub fn title(request: &ApprovalRequest) -> String {
     format!(
         "Approve tool call — {}.{}",
-        request.server_name(),
-        request.tool_name()
+        escape(request.server_name()),
+        escape(request.tool_name())
     )
 }
 
 /// What the dialog says: which tool of which server, asked by what, where the call goes,
-/// with what, and how long it waits (`timeout`, the approval timeout in force).
+/// with what, and how long it waits (`timeout`, the approval timeout in force). Every part
+/// kernel code, a notebook or a server chose is escaped ([`crate::display::escape`]), and the
+/// whole is at most [`MESSAGE_LINES`] lines high.
 pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
-    let args = arguments_text(request.tool_args());
     let waits = format!(
         "if nobody decides within {}, the call is rejected",
         super::settings::describe_secs(timeout.as_secs())
     );
     let from = request.origin().map_or_else(
         || "Code in this notebook".to_owned(),
-        |o| format!("Code in {o}"),
+        |o| format!("Code in {}", shorten(&escape(o), ORIGIN_SHOWN)),
     );
     if request.server_name() == crate::tools::server::SHELL_SERVER {
         let command = request
@@ -55,39 +72,171 @@ pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
             .get("command")
             .and_then(|c| c.as_str())
             .unwrap_or_default();
-        let command = shorten(command, COMMAND_SHOWN);
-        return format!(
+        let command = fit(&wrap(&escape_lines(command)), ARGS_LINES, ARGS_SHOWN);
+        return bounded(&format!(
             "{from} wants to run a shell command:\n\n{command}\n\n\
              It runs with the kernel's rights (inside the sandbox when there is one). \
              Nothing runs until you decide; {waits}."
-        );
+        ));
     }
-    format!(
+    bounded(&format!(
         "{from} wants to call the tool \"{tool}\" of the MCP server \"{server}\".\n\n\
          Server: {description}\n\nArguments:\n{args}\n\nNothing runs until you decide; {waits}.",
-        tool = request.tool_name(),
-        server = request.server_name(),
-        description = request.server(),
-    )
+        tool = escape(request.tool_name()),
+        server = escape(request.server_name()),
+        description = shorten(&escape(request.server()), DESCRIPTION_SHOWN),
+        args = arguments_text(request.tool_args()),
+    ))
 }
 
-/// The arguments as indented JSON, each long value shortened on its own: a string to its
-/// first characters and how many more there are, a list or nested object to its first
-/// elements and how many more. Shortened further while the whole is longer than
-/// `ARGS_SHOWN`, and only then cut.
+/// The message wrapped to the dialog's width, and cut to [`MESSAGE_LINES`] should its parts,
+/// each bounded, together be taller.
+fn bounded(message: &str) -> String {
+    fit(&wrap(message), MESSAGE_LINES, usize::MAX)
+}
+
+/// `text` with every line wider than [`WRAP`] broken into lines that are not: after its last
+/// space when there is one in the second half of the line, else within a word.
+pub(super) fn wrap(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / WRAP);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut rest = line;
+        loop {
+            let mut wide = 0;
+            let end = rest
+                .char_indices()
+                .find(|&(_, c)| {
+                    wide += width(c);
+                    wide > WRAP
+                })
+                .map(|(at, _)| at);
+            let Some(end) = end else {
+                out.push_str(rest);
+                break;
+            };
+            let end = match rest[..end].rfind(' ') {
+                Some(space) if space >= end / 2 => space + 1,
+                _ => end,
+            };
+            out.push_str(&rest[..end]);
+            out.push('\n');
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// The message as the dialog is given it. On Linux the dialog (rfd's GTK message dialog)
+/// passes its text to `gtk_message_dialog_format_secondary_text` as a printf format: a `%`
+/// in an argument would be read as a conversion (`%s`, `%n` read and write memory that is
+/// not there). Doubled, it is a `%` again.
+pub(super) fn for_dialog(message: String) -> String {
+    if cfg!(target_os = "linux") {
+        message.replace('%', "%%")
+    } else {
+        message
+    }
+}
+
+/// The arguments as indented JSON, escaped, each long value shortened on its own: a string to
+/// its first characters and how many more there are, a list or nested object to its first
+/// elements and how many more. Shortened further while the whole is taller than
+/// [`ARGS_LINES`] or longer than [`ARGS_SHOWN`], and only then cut.
 fn arguments_text(args: &serde_json::Value) -> String {
     let mut text = String::new();
     for (chars, items) in SHORTENINGS {
-        text.clear();
-        pretty(&mut text, args, 0, chars, items);
-        if text.chars().count() <= ARGS_SHOWN {
+        let mut raw = String::new();
+        pretty(&mut raw, args, 0, chars, items);
+        text = wrap(&escape_lines(&raw));
+        if lines(&text) <= ARGS_LINES && text.chars().count() <= ARGS_SHOWN {
             return text;
         }
     }
-    // Cut at a line's end, so no line is left half-written.
-    let kept: String = text.chars().take(ARGS_SHOWN).collect();
-    let kept = kept.rfind('\n').map_or(kept.as_str(), |end| &kept[..end]);
-    format!("{kept}\n… (more arguments — {SEE_PANEL})")
+    fit(&text, ARGS_LINES, ARGS_SHOWN)
+}
+
+/// How many lines `text` takes in the dialog, each wrapped at [`WRAP`].
+fn lines(text: &str) -> usize {
+    text.split('\n').map(line_height).sum()
+}
+
+/// How many lines one line of text wraps to.
+fn line_height(line: &str) -> usize {
+    line.chars().map(width).sum::<usize>().div_ceil(WRAP).max(1)
+}
+
+/// About how wide `c` is in a proportional font, in tenths of the average character GTK
+/// measures labels by (that of lowercase text): a generous guess, so that a line counted as
+/// fitting does fit.
+fn width(c: char) -> usize {
+    match c {
+        'i' | 'j' | 'l' | 'f' | 't' | 'r' | 'I' | '.' | ',' | ':' | ';' | '\'' | '!' | '|'
+        | ' ' => 6,
+        'm' | 'w' | 'M' | 'W' | '@' | '%' | '&' | '—' | '…' => 17,
+        'A'..='Z' | '0'..='9' | '#' | '~' | '_' => 13,
+        c if c.is_ascii() => 10,
+        c => match c as u32 {
+            // Wide East Asian characters and emoji.
+            0x1100..=0x115f
+            | 0x2e80..=0xa4cf
+            | 0xac00..=0xd7a3
+            | 0xf900..=0xfaff
+            | 0xfe30..=0xfe4f
+            | 0xff00..=0xff60
+            | 0xffe0..=0xffe6
+            | 0x1f300..=0x1faff
+            | 0x20000..=0x3fffd => 22,
+            _ => 13,
+        },
+    }
+}
+
+/// `text`, or as much of it as fits in `limit` dialog lines and `chars` characters, the last
+/// line saying how many lines are left out. It is cut at a line's end; a line taller than
+/// the room left (a long shell command) is cut within.
+fn fit(text: &str, limit: usize, chars: usize) -> String {
+    if lines(text) <= limit && text.chars().count() <= chars {
+        return text.to_owned();
+    }
+    let all: Vec<&str> = text.split('\n').collect();
+    let room = limit.saturating_sub(1);
+    let mut out = String::new();
+    let (mut used, mut count) = (0, 0);
+    for (i, line) in all.iter().enumerate() {
+        let length = line.chars().count() + 1;
+        if used + line_height(line) > room || count + length > chars {
+            let rows = room.saturating_sub(used);
+            let left = chars.saturating_sub(count + 1);
+            if rows > 0 && left > 0 {
+                let mut wide = 0;
+                let part: String = line
+                    .chars()
+                    .take(left)
+                    .take_while(|&c| {
+                        wide += width(c);
+                        wide < rows * WRAP
+                    })
+                    .collect();
+                out.push_str(&part);
+                out.push_str("…\n");
+            }
+            let rest = all.len() - i;
+            out.push_str(&format!(
+                "… ({} more line{} — {SEE_PANEL})",
+                thousands(rest),
+                if rest == 1 { "" } else { "s" }
+            ));
+            return out;
+        }
+        out.push_str(line);
+        out.push('\n');
+        used += line_height(line);
+        count += length;
+    }
+    out
 }
 
 /// Writes `value` as `serde_json::to_string_pretty` would, shortened: strings to `chars`
@@ -95,12 +244,11 @@ fn arguments_text(args: &serde_json::Value) -> String {
 fn pretty(out: &mut String, value: &serde_json::Value, depth: usize, chars: usize, items: usize) {
     use serde_json::Value;
     let indent = |out: &mut String, depth: usize| out.extend(std::iter::repeat_n("  ", depth));
-    let json = |s: &str| serde_json::to_string(s).unwrap_or_default();
     // The arguments themselves (the top level) are all shown: a person must see every name.
     let shown = if depth == 0 { usize::MAX } else { items };
     // A list's elements and an object's entries are written alike, an entry with its key.
     let (open, close, entries): (char, char, Vec<(Option<&String>, &Value)>) = match value {
-        Value::String(s) => return out.push_str(&json(&shorten(s, chars))),
+        Value::String(s) => return out.push_str(&shorten_json(s, chars)),
         Value::Array(list) if !list.is_empty() => {
             ('[', ']', list.iter().map(|v| (None, v)).collect())
         }
@@ -117,7 +265,7 @@ fn pretty(out: &mut String, value: &serde_json::Value, depth: usize, chars: usiz
         }
         indent(out, depth + 1);
         if let Some(key) = key {
-            out.push_str(&json(&shorten(key, chars)));
+            out.push_str(&shorten_json(key, chars));
             out.push_str(": ");
         }
         pretty(out, v, depth + 1, chars, items);
@@ -126,6 +274,21 @@ fn pretty(out: &mut String, value: &serde_json::Value, depth: usize, chars: usiz
     out.push('\n');
     indent(out, depth);
     out.push(close);
+
+    /// A JSON string of `s`'s first `chars` characters, saying how many more there are.
+    fn shorten_json(s: &str, chars: usize) -> String {
+        let count = s.chars().count();
+        if count <= chars {
+            return serde_json::to_string(s).unwrap_or_default();
+        }
+        let kept: String = s.chars().take(chars).collect();
+        let kept = serde_json::to_string(&kept).unwrap_or_default();
+        format!(
+            "{}… ({} more characters)\"",
+            &kept[..kept.len() - 1],
+            thousands(count - chars)
+        )
+    }
 }
 
 /// The line that stands for the elements of a list or object left out.
@@ -221,7 +384,10 @@ impl<R: Runtime> Asker<R> {
         let Some(request) = next else { return };
         let mut dialog = app
             .dialog()
-            .message(message(&request, settings.get().approval_timeout()))
+            .message(for_dialog(message(
+                &request,
+                settings.get().approval_timeout(),
+            )))
             .title(title(&request))
             .kind(MessageDialogKind::Warning)
             .buttons(MessageDialogButtons::OkCancelCustom(
@@ -306,6 +472,25 @@ mod tests {
         )
     }
 
+    /// `text` without line breaks: what it says, however it was wrapped.
+    fn flat(text: &str) -> String {
+        text.replace('\n', "")
+    }
+
+    /// Every line of the message, as the dialog wraps it, fits the screen with the buttons.
+    fn assert_fits(text: &str) {
+        assert!(
+            text.split('\n')
+                .all(|l| l.chars().map(width).sum::<usize>() <= WRAP),
+            "no line is wider than the dialog: {text}"
+        );
+        assert!(
+            lines(text) <= MESSAGE_LINES,
+            "{} lines, more than {MESSAGE_LINES}: {text}",
+            lines(text)
+        );
+    }
+
     #[test]
     fn a_long_first_value_does_not_hide_the_next_argument() {
         let text = dialog(json!({ "content": "x".repeat(10_000), "path": "/home/me/notes.md" }));
@@ -314,13 +499,11 @@ mod tests {
             "the argument after a long one is shown: {text}"
         );
         assert!(
-            text.contains(&format!(
-                "\"{}… (9,800 more characters — see the Approvals panel)\"",
-                "x".repeat(200)
-            )),
+            flat(&text).contains(&format!("\"{}… (9,800 more characters)\"", "x".repeat(200))),
             "the long value is shortened on its own, saying how much is left out: {text}"
         );
         assert!(text.chars().count() < 1_000, "the dialog stays short");
+        assert_fits(&text);
     }
 
     #[test]
@@ -331,15 +514,13 @@ mod tests {
         let text = dialog(args.into());
         for i in 0..12 {
             assert!(
-                text.contains(&format!("\"part{i}\": \"yyy")),
+                flat(&text).contains(&format!("\"part{i}\": \"yyy")),
                 "argument part{i} is named: {text}"
             );
         }
-        assert!(
-            text.contains("more characters — see the Approvals panel"),
-            "{text}"
-        );
-        assert!(!text.contains("more arguments"), "nothing is cut: {text}");
+        assert!(text.contains("more characters)"), "{text}");
+        assert!(!text.contains("more line"), "nothing is cut: {text}");
+        assert_fits(&text);
     }
 
     #[test]
@@ -354,28 +535,31 @@ mod tests {
             },
             "path": "/home/me/out.csv"
         }));
+        // As many elements as let the whole fit: three of each here.
         let expected = [
-            "\"lines\": [\n      0,\n      1,",
-            "      19,\n      … and 80 more\n    ],",
-            "\"k19\": 19,\n      … and 10 more\n    },",
-            "… (300 more characters — see the Approvals panel)\",\n    \"flag\": true\n  },",
+            "\"lines\": [\n      0,\n      1,\n      2,\n      … and 97 more\n    ],",
+            "\"k2\": 2,\n      … and 27 more\n    },",
+            "\"note\": \"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz… (470 more characters)\",\n    … and 1 more\n  },",
             "\"path\": \"/home/me/out.csv\"\n}",
         ];
         for part in expected {
-            assert!(text.contains(part), "{part:?} in {text}");
+            assert!(flat(&text).contains(&flat(part)), "{part:?} in {text}");
         }
-        assert!(!text.contains("\"k20\""), "the 21st entry is left out");
+        assert!(!text.contains("\"k3\""), "the 4th entry is left out");
+        assert_fits(&text);
     }
 
     #[test]
-    fn many_short_arguments_are_all_named() {
+    fn many_arguments_are_cut_to_what_fits_saying_how_many_lines_are_left_out() {
         let args: serde_json::Map<_, _> = (0..60).map(|i| (format!("a{i}"), json!(i))).collect();
         let text = dialog(args.into());
-        assert!(text.contains("\"a59\": 59\n}"), "{text}");
+        assert!(text.contains("{\n  \"a0\": 0,\n  \"a1\": 1,"), "{text}");
         assert!(
-            !text.contains("… and"),
-            "arguments are never left out by count"
+            text.contains("\"a17\": 17,\n… (43 more lines — see the Approvals panel)"),
+            "the lines that fit, then how many more: {text}"
         );
+        assert!(!text.contains("\"a18\""), "{text}");
+        assert_fits(&text);
     }
 
     #[test]
@@ -385,16 +569,12 @@ mod tests {
             .collect();
         let text = arguments_text(&args.into());
         assert!(
-            text.ends_with("\n… (more arguments — see the Approvals panel)"),
+            text.ends_with("\n… (983 more lines — see the Approvals panel)"),
             "{text}"
         );
+        assert!(lines(&text) <= ARGS_LINES, "bounded: {}", lines(&text));
         assert!(
-            text.chars().count() <= ARGS_SHOWN + 50,
-            "bounded: {}",
-            text.len()
-        );
-        assert!(
-            text.contains("\"argument0\": \"wwwwwwwwwwwwwwwwwwwwwwwwwwwwww… (70 more characters"),
+            flat(&text).contains("\"argument0\": \"wwwwwwwwwwww… (88 more characters)\""),
             "shortened as far as it goes first: {text}"
         );
     }
@@ -411,21 +591,124 @@ mod tests {
                 Duration::from_secs(60),
             )
         };
-        let command = format!("pip install {}", "package ".repeat(400));
+        let command = format!("pip install {}", "package ".repeat(100));
         let text = shell(&command);
         assert!(
-            text.contains(&format!("a shell command:\n\n{command}\n\n")),
-            "a 3,200-character command is shown whole: {text}"
+            flat(&text).contains(&format!("a shell command:{command}It runs")),
+            "an 800-character command is shown whole: {text}"
         );
+        assert_fits(&text);
         let long = format!("echo {}", "a".repeat(10_000));
         let text = shell(&long);
+        // 56 characters a line, 19 lines, then what is left out.
         assert!(
-            text.contains(&format!(
-                "{}… (6,005 more characters — see the Approvals panel)\n\n",
-                &long[..COMMAND_SHOWN]
+            flat(&text).contains(&format!(
+                "{}… (160 more lines — see the Approvals panel)It runs",
+                &long[..56 * 19]
             )),
-            "a longer one is shortened, saying so"
+            "a longer one is cut, saying so: {text}"
         );
+        assert_fits(&text);
+        let many = "echo hi\n".repeat(100);
+        let text = shell(&many);
+        assert!(
+            text.contains("echo hi\n… (82 more lines — see the Approvals panel)\n\n"),
+            "{text}"
+        );
+        assert_fits(&text);
+    }
+
+    /// The attack: 150 line separators in a value made the dialog 2,866 pixels tall, the real
+    /// path and the buttons below an 800-pixel screen; Return approved.
+    #[test]
+    fn line_separators_are_shown_escaped_and_keep_the_dialog_short() {
+        let filler = format!("report{}", "\u{2028}".repeat(150));
+        let text = dialog(json!({ "content": filler, "path": "/home/me/.bashrc" }));
+        assert!(
+            !text.contains('\u{2028}') && !text.contains('\u{2029}'),
+            "no line separator reaches GTK: {text:?}"
+        );
+        assert!(flat(&text).contains("report\\u2028\\u2028"), "{text}");
+        assert!(
+            text.contains(r#""path": "/home/me/.bashrc""#),
+            "the real path is in the dialog: {text}"
+        );
+        assert_fits(&text);
+        let shell = message(
+            &request(
+                crate::tools::server::SHELL_SERVER,
+                "shell",
+                json!({ "command": format!("true{}rm -rf ~", "\u{2029}".repeat(150)) }),
+            ),
+            Duration::from_secs(60),
+        );
+        assert!(!shell.contains('\u{2029}'), "{shell:?}");
+        assert_fits(&shell);
+    }
+
+    /// The attack: `…/\u202etxt.stroper` was shown as `…/reports.txt`.
+    #[test]
+    fn bidi_overrides_are_shown_escaped_in_the_message_and_the_title() {
+        let text = dialog(json!({ "path": "/home/me/\u{202e}txt.stroper" }));
+        assert!(
+            flat(&text).contains(r#""path": "/home/me/\u202etxt.stroper""#),
+            "{text}"
+        );
+        let r = request("files\u{202e}", "write\u{2066}file\u{0}", json!({}));
+        let (title, text) = (title(&r), message(&r, Duration::from_secs(60)));
+        assert_eq!(
+            title,
+            r"Approve tool call — files\u202e.write\u2066file\u0000"
+        );
+        assert!(
+            flat(&text)
+                .contains(r#"the tool "write\u2066file\u0000" of the MCP server "files\u202e""#),
+            "{text}"
+        );
+        for shown in [&title, &text] {
+            assert!(
+                !shown
+                    .chars()
+                    .any(|c| c != '\n' && crate::display::hidden(c)),
+                "nothing hidden, no NUL (rfd panics on it): {shown:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_server_and_origin_are_escaped_and_bounded() {
+        let approvals = Arc::new(Approvals::new(Duration::from_secs(60)));
+        let call = ExternalCall {
+            server: "files".into(),
+            tool: "write_file".into(),
+            arguments: json!({"path": "/tmp/x"}),
+            server_description: format!("npx server {}", "\u{2028}--flag".repeat(300)),
+            origin: format!("agent\u{1b}[8m{}", "x\n".repeat(300)),
+        };
+        let text = message(
+            &approvals.request_external(call, None).0,
+            Duration::from_secs(60),
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{2028}'),
+            "{text:?}"
+        );
+        assert!(text.contains(r#""path": "/tmp/x""#), "{text}");
+        assert_fits(&text);
+    }
+
+    #[test]
+    fn a_percent_sign_reaches_gtk_as_a_percent_sign() {
+        let text = dialog(json!({ "format": "%s%n%x 100%" }));
+        let given = for_dialog(text.clone());
+        if cfg!(target_os = "linux") {
+            assert!(
+                given.contains(r#""%%s%%n%%x 100%%""#),
+                "doubled for GTK's printf: {given}"
+            );
+        } else {
+            assert_eq!(given, text);
+        }
     }
 
     #[test]

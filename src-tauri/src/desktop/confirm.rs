@@ -33,15 +33,15 @@ pub async fn confirm<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool
     let (tx, rx) = tokio::sync::oneshot::channel();
     let mut dialog = app
         .dialog()
-        .message(if question.detail.is_empty() {
+        .message(super::approval::for_dialog(if question.detail.is_empty() {
             question.message
         } else {
             format!(
                 "{}\n\n{}",
                 question.message,
-                bounded(&plain(&question.detail))
+                bounded(&super::approval::wrap(&plain(&question.detail)))
             )
-        })
+        }))
         .title(question.title)
         .kind(MessageDialogKind::Warning)
         .buttons(MessageDialogButtons::OkCancelCustom(
@@ -60,10 +60,7 @@ pub async fn confirm<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool
 /// Untrusted text as a person must read it: controls and invisible formatting shown as
 /// `\uXXXX` (newlines kept).
 pub fn plain(text: &str) -> String {
-    text.split('\n')
-        .map(crate::display::escape)
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::display::escape_lines(text).into_owned()
 }
 
 /// `text` cut to [`MAX_LINES`] lines of at most [`MAX_LINE`] characters, saying what was

@@ -299,6 +299,9 @@ impl Running {
             sessions,
             approvals.clone(),
         ));
+        for (name, listed) in &registry.tools {
+            tools.set_tools(name, listed.iter().map(|t| t.tool.clone()).collect());
+        }
         let launcher = Arc::new(Launcher::new(c.clone(), home, working_dir.clone()).await?);
         let (host, kernel) = launcher.start_host_with_kernel().await?;
         let mut running = Running {

@@ -41,6 +41,8 @@ pub struct McpConnection {
     stderr: Arc<Mutex<String>>,
     /// How the server's process ended, once it has (stdio servers only).
     exit: Option<tokio::sync::watch::Receiver<Option<ProcessExit>>>,
+    /// The names of its tools as it last listed them.
+    tool_names: Mutex<Option<Arc<Vec<String>>>>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -203,6 +205,7 @@ pub async fn connect(
         process_group,
         stderr,
         exit,
+        tool_names: Mutex::default(),
     })
 }
 
@@ -306,6 +309,25 @@ impl McpConnection {
             .list_all_tools()
             .await
             .map_err(|e| self.error("listing tools failed", &e.to_string()))
+    }
+
+    /// The names of the tools the server offers: as it listed them before, or listed now
+    /// when it has not been asked yet or `fresh` (a server may add tools while it runs).
+    pub async fn tool_names(&self, fresh: bool) -> Result<Arc<Vec<String>>> {
+        if !fresh && let Some(names) = self.tool_names.lock().ok().and_then(|n| n.clone()) {
+            return Ok(names);
+        }
+        let names: Arc<Vec<String>> = Arc::new(
+            self.list_tools()
+                .await?
+                .into_iter()
+                .map(|t| t.name.into_owned())
+                .collect(),
+        );
+        if let Ok(mut cached) = self.tool_names.lock() {
+            *cached = Some(names.clone());
+        }
+        Ok(names)
     }
 
     /// Call `tool` with `arguments`. Protocol and transport failures are errors; a tool that

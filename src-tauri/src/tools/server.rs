@@ -7,6 +7,11 @@
 //! `is_error: true`), or `{"ok": false, "error": KIND, "message"}` — `rejected`,
 //! `approval_timeout`, `bad_request` (malformed, or connection parameters sent from the
 //! kernel), `unknown_server`, `unknown_tool`, `mcp_error`, `mcp_timeout`.
+//!
+//! Only a tool its server lists is asked about: a call naming a server that is not
+//! registered, or a tool the server does not list (or a name no tool can have), is refused
+//! before anyone is asked, and recorded as refused. A person is never asked about a name
+//! kernel code made up.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -15,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::sessions::Sessions;
 use crate::approval::{Approvals, Refusal};
+use crate::display::escape;
 use crate::events::{CallDecision, CallOutcome, SessionEvent};
 use crate::kernel::messages::ChannelRequest;
 use crate::mcp::ServerParams;
@@ -27,6 +33,9 @@ pub const SHELL_TOOL: &str = "shell";
 #[derive(Debug)]
 pub struct ToolServer {
     servers: RwLock<BTreeMap<String, ServerParams>>,
+    /// The tools each server listed when it was registered: a call to one of them is asked
+    /// about without starting the server first.
+    registered_tools: RwLock<BTreeMap<String, Vec<String>>>,
     sessions: Sessions,
     approvals: Arc<Approvals>,
 }
@@ -56,8 +65,17 @@ impl ToolServer {
     ) -> Self {
         ToolServer {
             servers: RwLock::new(servers),
+            registered_tools: RwLock::default(),
             sessions,
             approvals,
+        }
+    }
+
+    /// The tools `name` listed when it was registered (module names aside: the tools' own
+    /// names).
+    pub fn set_tools(&self, name: &str, tools: Vec<String>) {
+        if let Ok(mut t) = self.registered_tools.write() {
+            t.insert(name.to_owned(), tools);
         }
     }
 
@@ -82,6 +100,9 @@ impl ToolServer {
     pub async fn remove_server(&self, name: &str) {
         if let Ok(mut s) = self.servers.write() {
             s.remove(name);
+        }
+        if let Ok(mut t) = self.registered_tools.write() {
+            t.remove(name);
         }
         self.sessions.close(name).await;
     }
@@ -131,23 +152,24 @@ impl ToolServer {
                 .read()
                 .map(|s| s.keys().cloned().collect())
                 .unwrap_or_default();
-            return error(
-                "unknown_server",
-                format!(
-                    "no MCP server named {:?} is registered for this workspace (registered: {}); register it with `ipybox register`",
-                    req.server,
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
+            let message = format!(
+                "no MCP server named \"{}\" is registered for this workspace (registered: {}); register it with `ipybox register`",
+                escape(&req.server),
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
             );
+            return self.refuse_unasked(req, &args, "", "unknown_server", message);
         };
         let described = match self.sessions.variables() {
             Ok(vars) => params.describe(&vars),
             Err(_) => params.summary(),
         };
+        if let Err((kind, message)) = self.listed(&req.server, &req.tool, &params).await {
+            return self.refuse_unasked(req, &args, &described, kind, message);
+        }
         let approved = match self
             .approvals
             .request(&req.server, &req.tool, &args, &described)
@@ -167,6 +189,92 @@ impl ToolServer {
             duration_ms: started.elapsed().as_millis() as u64,
         });
         response
+    }
+
+    /// Whether `server` lists `tool`: by the list it gave when it was registered while it is
+    /// not running (so that asking does not wait for it to start), else by the list of its
+    /// running session (listed anew once when the tool is not on it). The refusal's kind and
+    /// message otherwise.
+    async fn listed(
+        &self,
+        server: &str,
+        tool: &str,
+        params: &ServerParams,
+    ) -> Result<(), (&'static str, String)> {
+        let no_such = |names: &[String]| {
+            (
+                "unknown_tool",
+                format!(
+                    "the MCP server \"{server}\" has no tool \"{}\" (its tools: {})",
+                    escape(tool),
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        // As the server named them: escaped, like every name a person may read.
+                        names
+                            .iter()
+                            .map(|n| escape(n))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            )
+        };
+        if !crate::apigen::is_tool_name(tool) {
+            return Err((
+                "unknown_tool",
+                format!(
+                    "the MCP server \"{server}\" has no tool \"{}\": that is not a tool name (MCP tool names are 1 to 128 letters, digits, _, -, . and /)",
+                    escape(tool)
+                ),
+            ));
+        }
+        let conn = match self.sessions.running(server).await {
+            Some(conn) => conn,
+            None => {
+                let registered = self
+                    .registered_tools
+                    .read()
+                    .ok()
+                    .and_then(|t| t.get(server).map(|names| names.iter().any(|n| n == tool)));
+                if registered == Some(true) {
+                    return Ok(());
+                }
+                // Not registered as one of its tools: only the server can tell.
+                self.sessions
+                    .get(server, params)
+                    .await
+                    .map_err(|e| ("mcp_error", e.to_string()))?
+            }
+        };
+        let mut names = None;
+        for fresh in [false, true] {
+            let listed = conn
+                .tool_names(fresh)
+                .await
+                .map_err(|e| ("mcp_error", e.to_string()))?;
+            if listed.iter().any(|n| n == tool) {
+                return Ok(());
+            }
+            names = Some(listed);
+        }
+        Err(no_such(names.as_deref().map_or(&[], Vec::as_slice)))
+    }
+
+    /// Refuse a call nobody was asked about (no such server or tool): the kernel hears why,
+    /// and the session's listeners (the audit log) hear of the call as rejected by ipybox's
+    /// policy.
+    fn refuse_unasked(
+        &self,
+        req: &ChannelRequest,
+        args: &Value,
+        described: &str,
+        kind: &str,
+        message: String,
+    ) -> Value {
+        self.approvals
+            .refuse_unasked(&req.server, &req.tool, args, described, message.clone());
+        error(kind, message)
     }
 
     /// A shell command the kernel wants to run (`!cmd`, `%%bash`): only approval, the kernel

@@ -119,6 +119,16 @@ impl Sessions {
         Ok(conn)
     }
 
+    /// `name`'s session if it is running now (none is started).
+    pub async fn running(&self, name: &str) -> Option<Arc<McpConnection>> {
+        let slots = self.slots.lock().await;
+        slots
+            .get(name)
+            .and_then(|s| s.get())
+            .filter(|c| !c.is_closed())
+            .cloned()
+    }
+
     /// Drop `name`'s session if it is still `slot` (a crashed server restarts on next use).
     async fn forget(&self, name: &str, slot: &Slot) {
         let mut slots = self.slots.lock().await;
