@@ -253,8 +253,6 @@ fn forget_secret(state: &WorkspaceState, place: SecretPlace) {
     }
 }
 
-/// Write `contents` to `path` atomically, readable by this user only from the first byte.
-
 fn remove(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),

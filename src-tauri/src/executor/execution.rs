@@ -223,7 +223,7 @@ async fn execute(
             Some(KernelEvent::Input { header, request }) => {
                 match request.ipybox {
                     Some(ChannelMessage::Request(call)) => {
-                        calls.request(header, call);
+                        calls.request(header, *call);
                         continue;
                     }
                     Some(ChannelMessage::Malformed(why)) => {

@@ -408,7 +408,7 @@ pub struct InputRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChannelMessage {
     /// A well-formed request.
-    Request(ChannelRequest),
+    Request(Box<ChannelRequest>),
     /// Not a request: why.
     Malformed(String),
 }
@@ -417,7 +417,7 @@ impl<'de> Deserialize<'de> for ChannelMessage {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let value = serde_json::Value::deserialize(d)?;
         Ok(match serde_json::from_value(value) {
-            Ok(request) => ChannelMessage::Request(request),
+            Ok(request) => ChannelMessage::Request(Box::new(request)),
             Err(e) => ChannelMessage::Malformed(e.to_string()),
         })
     }
