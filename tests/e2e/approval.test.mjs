@@ -267,3 +267,30 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
     ['echo one', 'approved', 'rule'],
   ]);
 });
+
+test('a hostile argument cannot hide the real path or the dialog\'s buttons: U+2028 and U+202E are shown escaped, the dialog fits the screen', async () => {
+  const dir = workspace();
+  const marker = join(dir, 'hostile-\u202etxt.stroper');
+  const ws = fixtureWorkspace(tryCall([
+    'from mcptools.fx.write_file import Params, run',
+    `print(run(Params(path=${JSON.stringify(marker)}, text="x" + "\\u2028" * 150 + "end")))`,
+  ]));
+  const app = await open(ws);
+  await app.press(Keys.Shift, Keys.Enter);
+  const title = 'Approve tool call — fx.write_file';
+  const found = spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${title}$`], { encoding: 'utf8' });
+  const id = found.stdout.trim().split('\n')[0];
+  assert.ok(id, 'the dialog appeared');
+  await new Promise((r) => setTimeout(r, 500));
+  const geometry = spawnSync('xdotool', ['getwindowgeometry', '--shell', id], { encoding: 'utf8' }).stdout;
+  const g = Object.fromEntries(geometry.trim().split('\n').map((l) => l.split('=')).map(([k, v]) => [k, Number(v)]));
+  const shot = join(SHOTS, 'hostile-arguments-dialog.png');
+  spawnSync('import', ['-window', 'root', shot]);
+  process.stdout.write(`# dialog geometry: ${g.WIDTH}x${g.HEIGHT} at ${g.X},${g.Y}\n`);
+  // The screen is 800 px high: the whole dialog, with its buttons at the bottom, is on it.
+  assert.ok(g.HEIGHT <= 800 && g.Y >= 0 && g.Y + g.HEIGHT <= 800, `the dialog fits the screen: ${geometry}`);
+  answerDialog(title, 'Escape');
+  const c = await settled(app, 0);
+  assert.match(c.output, /rejected/);
+  assert.ok(!existsSync(marker), 'rejected: the tool did not run');
+});

@@ -22,7 +22,7 @@ import {
 } from '@codemirror/language';
 import { highlightSelectionMatches, search, searchKeymap } from '@codemirror/search';
 import { Compartment, EditorState, Prec, type Extension } from '@codemirror/state';
-import { drawSelection, dropCursor, EditorView, keymap, placeholder } from '@codemirror/view';
+import { drawSelection, dropCursor, EditorView, highlightSpecialChars, keymap, placeholder } from '@codemirror/view';
 import { highlightCode, tags as t } from '@lezer/highlight';
 import { StyleModule } from 'style-mod';
 import type { CellType } from '../model/cell';
@@ -67,6 +67,41 @@ const theme = EditorView.theme({
   '.cm-selectionMatch': { backgroundColor: 'var(--selection-match)' },
 });
 
+/**
+ * Characters a person would not see, or that change how the text around them reads: controls,
+ * line and paragraph separators, bidi controls (U+202E shows `…/\u202etxt.stroper` as
+ * `…/reports.txt`), zero-width and other invisible format characters. In a cell they are
+ * shown as what they are, `\u202e`, in the editor and in the text a cell opens as: what a
+ * person reads is what runs.
+ */
+const SPECIAL_CHARS =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]/gu;
+
+/** How a special character is drawn: its code, boxed, named for screen readers. */
+function specialChar(code: number): HTMLElement {
+  const name = `\\u${code.toString(16).padStart(4, '0')}`;
+  return Object.assign(document.createElement('span'), {
+    className: 'cm-specialChar cell-special-char',
+    textContent: name,
+    title: `U+${code.toString(16).toUpperCase().padStart(4, '0')}`,
+  });
+}
+
+/** `text` into `into`, special characters drawn as [`specialChar`]. */
+function appendShown(into: HTMLElement, text: string, className: string | null): void {
+  const add = (part: string) => {
+    if (!part) return;
+    into.append(className ? Object.assign(document.createElement('span'), { className, textContent: part }) : part);
+  };
+  let last = 0;
+  for (const m of text.matchAll(SPECIAL_CHARS)) {
+    add(text.slice(last, m.index));
+    into.append(specialChar(m[0].codePointAt(0) ?? 0));
+    last = m.index + m[0].length;
+  }
+  add(text.slice(last));
+}
+
 const MARKDOWN_PLACEHOLDER = 'Markdown and LaTeX: $e^{i\\pi} + 1 = 0$';
 
 let highlightMounted = false;
@@ -91,7 +126,7 @@ export function renderStaticCode(parent: HTMLElement, text: string, type: CellTy
   if (type === 'raw') {
     for (const [i, part] of text.split('\n').entries()) {
       if (i > 0) endLine();
-      if (part) line.append(part);
+      if (part) appendShown(line, part, null);
     }
   } else if (!text && type === 'markdown') {
     line.append(Object.assign(document.createElement('span'), { className: 'cell-static-placeholder', textContent: MARKDOWN_PLACEHOLDER }));
@@ -101,10 +136,7 @@ export function renderStaticCode(parent: HTMLElement, text: string, type: CellTy
       text,
       parser.parse(text),
       highlight,
-      (part, classes) => {
-        if (!classes) line.append(part);
-        else line.append(Object.assign(document.createElement('span'), { className: classes, textContent: part }));
-      },
+      (part, classes) => appendShown(line, part, classes || null),
       endLine,
     );
   }
@@ -167,6 +199,7 @@ export class CellEditor {
           history(),
           drawSelection(),
           dropCursor(),
+          highlightSpecialChars({ specialChars: SPECIAL_CHARS, render: (code) => specialChar(code) }),
           indentUnit.of('    '),
           EditorState.tabSize.of(4),
           indentOnInput(),
