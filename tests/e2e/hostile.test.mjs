@@ -99,3 +99,27 @@ test('an app ended by SIGTERM removes its link socket and secret', async () => {
   apps.pop();
   assert.deepEqual(made.filter((p) => existsSync(p)), [], 'nothing of the link is left behind');
 });
+
+test('a notebook from elsewhere shows its stored HTML as text until trusted in a native dialog; trusted, it opens trusted again', async () => {
+  const { answerDialog: answer } = await import('./webdriver.mjs');
+  const nb = notebook('print(1)');
+  nb.cells[0].outputs = [{ output_type: 'display_data', metadata: {}, data: { 'text/html': '<b id="bold">bold</b>', 'text/plain': 'bold' } }];
+  nb.cells[0].execution_count = 1;
+  const ws = workspace({ 'test.ipynb': nb });
+  let app = await open(ws);
+  const shown = () => app.execute('const o = document.querySelector(".cell .outputs"); return { text: !!o?.querySelector("pre.untrusted-source"), html: !!o?.querySelector("b"), banner: !(document.querySelector("#trust-banner")?.hidden ?? true) };');
+  assert.deepEqual(await shown(), { text: true, html: false, banner: true }, 'untrusted: source text and a banner');
+  await app.click('#trust-notebook');
+  answer('Trust this notebook?', 'Escape', 30);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(await shown(), { text: true, html: false, banner: true }, 'declined: still text');
+  await app.click('#trust-notebook');
+  answer('Trust this notebook?', 'Return', 30);
+  await app.until('the output rendered', async () => (await shown()).html);
+  assert.equal((await shown()).banner, false);
+  await app.quit();
+  apps.pop();
+  // Opened again: trusted (its signature is in ipybox's data directory, not in the file).
+  app = await open(ws);
+  assert.deepEqual(await shown(), { text: false, html: true, banner: false });
+});
