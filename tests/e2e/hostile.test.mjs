@@ -96,7 +96,9 @@ test('an app ended by SIGTERM removes its link socket and secret', async () => {
   const { spawnSync } = await import('node:child_process');
   spawnSync('pkill', ['-TERM', '-f', `ipybox open ${join(ws, 'test.ipynb')}`]);
   await app.until('the app to end', () => spawnSync('pgrep', ['-f', `ipybox open ${join(ws, 'test.ipynb')}`]).status !== 0, 20000);
+  // Its WebDriver session is ended too, so the next test gets the driver.
   apps.pop();
+  await app.quit();
   assert.deepEqual(made.filter((p) => existsSync(p)), [], 'nothing of the link is left behind');
 });
 
