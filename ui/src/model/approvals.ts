@@ -1,23 +1,26 @@
 /**
  * Tool call approvals without DOM: the pending requests (oldest first), the recent decisions of
  * this session, and everything the panel says in words (rules, "how", outcomes, arguments).
+ * The words are for a person to read: whatever came from kernel code, a notebook or an MCP
+ * server is in them escaped (`escapeUntrusted`), so that nothing in it hides or reorders text.
  */
 import type { ApprovalDecision, ApprovalRequest, ArgMatcher, CallDecision, CallOutcome, DecidedBy, Rule, ToolCallEvent } from '../ipc';
 import { cloneJson, isJsonObject, sortKeysDeep, type JsonObject, type JsonValue } from '../util/json';
+import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from './untrusted';
 
 // ---------------------------------------------------------------------------------------------
 // Words
 
-/** `server.tool`. */
+/** `server.tool`, escaped. */
 export function callName(server: string, tool: string): string {
-  return `${server}.${tool}`;
+  return `${escapeUntrusted(server)}.${escapeUntrusted(tool)}`;
 }
 
 /** "from cell 3 of analysis.ipynb", or "from code in this notebook" when the origin is unknown. */
 export function originWords(origin: string | null | undefined): string {
   const o = origin?.trim() ?? '';
   if (!o) return 'from code in this notebook';
-  return /^from\s/i.test(o) ? o : `from ${o}`;
+  return escapeUntrusted(/^from\s/i.test(o) ? o : `from ${o}`);
 }
 
 /** "just now", "12 s ago", "3 min ago", "2 h ago", "4 days ago". */
@@ -92,7 +95,7 @@ export function outcomeWords(outcome: CallOutcome | null): string {
     case 'tool_error':
       return 'Tool error';
     case 'failed':
-      return outcome.message ? `Failed: ${outcome.message}` : 'Failed';
+      return outcome.message ? `Failed: ${escapeUntrusted(outcome.message)}` : 'Failed';
     default:
       return 'Unknown';
   }
@@ -142,11 +145,14 @@ export function shortenJson(value: JsonValue, limit = SHORTEN_AT): { value: Json
   return { value: walk(value), shortened };
 }
 
-/** Arguments as JSON with a 2-space indent; shortened unless `full`. */
+/**
+ * Arguments as JSON with a 2-space indent, shortened unless `full`, escaped: still JSON of the
+ * same (shortened) value, with nothing in it hidden.
+ */
 export function prettyArguments(value: JsonValue, full = false): { text: string; shortened: boolean } {
-  if (full) return { text: JSON.stringify(value, null, 2) ?? 'null', shortened: false };
+  if (full) return { text: escapeUntrustedLines(JSON.stringify(value, null, 2) ?? 'null'), shortened: false };
   const s = shortenJson(value);
-  return { text: JSON.stringify(s.value, null, 2) ?? 'null', shortened: s.shortened };
+  return { text: escapeUntrustedLines(JSON.stringify(s.value, null, 2) ?? 'null'), shortened: s.shortened };
 }
 
 /** True for `{}`, `[]`, `null`: nothing worth a block of JSON. */
@@ -161,17 +167,17 @@ export function hasNoArguments(value: JsonValue): boolean {
 // Rules in words
 
 function quote(value: JsonValue): string {
-  const text = typeof value === 'string' ? `“${value}”` : (JSON.stringify(value) ?? 'null');
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  const text = escapeUntrusted(typeof value === 'string' ? `“${value}”` : (JSON.stringify(value) ?? 'null'));
+  return clipEscaped(text, 80);
 }
 
-/** An argument key: a name, or a JSON Pointer ("/options/path" → "options › path"). */
+/** An argument key: a name, or a JSON Pointer ("/options/path" → "options › path"); escaped. */
 export function argumentName(key: string): string {
-  if (!key.startsWith('/')) return key;
+  if (!key.startsWith('/')) return escapeUntrusted(key);
   return key
     .slice(1)
     .split('/')
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => escapeUntrusted(part.replace(/~1/g, '/').replace(/~0/g, '~')))
     .join(' › ');
 }
 
@@ -180,8 +186,8 @@ export function describeArgMatcher(key: string, matcher: ArgMatcher): string {
   const clauses: string[] = [];
   if (matcher.equals !== undefined) clauses.push(`is ${quote(matcher.equals)}`);
   if (matcher.one_of !== undefined) clauses.push(`is one of ${matcher.one_of.map(quote).join(', ')}`);
-  if (matcher.under !== undefined) clauses.push(`is under ${matcher.under}`);
-  if (matcher.glob !== undefined) clauses.push(`matches ${matcher.glob}`);
+  if (matcher.under !== undefined) clauses.push(`is under ${escapeUntrusted(matcher.under)}`);
+  if (matcher.glob !== undefined) clauses.push(`matches ${escapeUntrusted(matcher.glob)}`);
   if (matcher.absent === true) return `${argumentName(key)} is not given`;
   if (clauses.length === 0) clauses.push('is given');
   return `${argumentName(key)} ${clauses.join(' and ')}`;
@@ -190,7 +196,7 @@ export function describeArgMatcher(key: string, matcher: ArgMatcher): string {
 /** What a rule's `server` and `tool` globs cover. */
 export function describeTarget(server: string, tool: string): string {
   if (server === '*' && tool === '*') return 'every tool of every server';
-  if (tool === '*') return `every tool of ${server}`;
+  if (tool === '*') return `every tool of ${escapeUntrusted(server)}`;
   return callName(server, tool);
 }
 
@@ -213,14 +219,14 @@ export function describeRule(rule: Rule): string {
   const command = exactShellCommand(rule);
   if (command !== null) {
     let text = `${verb} the shell command ${quote(command)}`;
-    if (rule.decision === 'reject' && rule.reason?.trim()) text += ` — ${rule.reason.trim()}`;
+    if (rule.decision === 'reject' && rule.reason?.trim()) text += ` — ${escapeUntrusted(rule.reason.trim())}`;
     return text;
   }
   let text = `${verb} ${describeTarget(rule.server, rule.tool)}`;
   const conditions = Object.entries(rule.args ?? {}).map(([k, m]) => describeArgMatcher(k, m));
   if (conditions.length > 0) text += ` when ${conditions.join(' and ')}`;
   if (rule.exact_args === true) text += conditions.length > 0 ? ', with no other arguments' : ' when it has no arguments';
-  if (rule.decision === 'reject' && rule.reason?.trim()) text += ` — ${rule.reason.trim()}`;
+  if (rule.decision === 'reject' && rule.reason?.trim()) text += ` — ${escapeUntrusted(rule.reason.trim())}`;
   return text;
 }
 

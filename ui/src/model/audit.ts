@@ -4,12 +4,14 @@
  */
 import type { AuditEntry, CallDecision, DecidedBy } from '../ipc';
 import { callName, decisionWords, formatDuration, howWords, outcomeWords } from './approvals';
+import { escapeUntrusted } from './untrusted';
 
 export interface AuditRow {
   readonly entry: AuditEntry;
-  /** Server, tool, `server.tool`, arguments JSON, origin, execution id, reason — lowercase. */
+  /** Server, tool, `server.tool`, arguments JSON, origin, execution id, reason — lowercase; as
+   *  sent and, where that differs, as shown (escaped), so either finds it. */
   readonly search: string;
-  /** The arguments on one line (whole). */
+  /** The arguments on one line (whole), escaped. */
   readonly argsJson: string;
   readonly call: string;
   readonly decision: string;
@@ -27,9 +29,12 @@ export interface AuditFilter {
 export const NO_FILTER: AuditFilter = { text: '', decision: 'all', how: 'all' };
 
 export function indexEntry(entry: AuditEntry): AuditRow {
-  const argsJson = JSON.stringify(entry.arguments) ?? 'null';
+  const rawArgs = JSON.stringify(entry.arguments) ?? 'null';
+  const argsJson = escapeUntrusted(rawArgs);
   const call = callName(entry.server, entry.tool);
-  const search = [call, entry.server, entry.tool, argsJson, entry.origin ?? '', entry.execution_id ?? '', entry.reason ?? ''].join('\n').toLowerCase();
+  const sent = [`${entry.server}.${entry.tool}`, rawArgs, entry.origin ?? '', entry.execution_id ?? '', entry.reason ?? ''];
+  const shown = sent.map(escapeUntrusted);
+  const search = (shown.every((s, i) => s === sent[i]) ? sent : [...sent, ...shown]).join('\n').toLowerCase();
   return {
     entry,
     search,
@@ -98,10 +103,10 @@ export function formatAuditTime(time: number, now: number = Date.now()): string 
   return d.getFullYear() === today.getFullYear() ? `${date} ${clock}` : `${date} ${d.getFullYear()} ${clock}`;
 }
 
-/** Who made the call: the origin in words, else the run's id, else "unknown". */
+/** Who made the call: the origin in words, else the run's id, else "unknown"; escaped. */
 export function whoWords(entry: Pick<AuditEntry, 'origin' | 'execution_id'>): string {
   const origin = entry.origin?.trim();
-  if (origin) return origin;
-  if (entry.execution_id) return `run ${entry.execution_id}`;
+  if (origin) return escapeUntrusted(origin);
+  if (entry.execution_id) return `run ${escapeUntrusted(entry.execution_id)}`;
   return 'unknown';
 }

@@ -6,6 +6,7 @@
 import type { ApprovalDecision, ApprovalRequest, CallDecision, CallOutcome, DecidedBy, ToolCallEvent } from '../ipc';
 import type { JsonValue } from '../util/json';
 import { callName, formatDuration, outcomeWords, shortenText } from './approvals';
+import { escapeUntrusted } from './untrusted';
 
 /** Where a call is: waiting for a decision, approved and running, or ended (ran or refused). */
 export type CallStatus = 'waiting' | 'running' | 'done';
@@ -94,13 +95,13 @@ export function verdictWords(call: CellToolCall): string {
   return call.status === 'running' ? `${verdict} · running` : verdict;
 }
 
-/** What follows the verdict: the reason of a refusal not made by the person, or the outcome and duration of a call that ran. */
+/** What follows the verdict: the reason of a refusal not made by the person, or the outcome and duration of a call that ran; escaped. */
 export function detailWords(call: CellToolCall): string {
   if (call.status !== 'done') return '';
   if (call.decision !== 'approved') {
     // The person knows why they rejected it; a rule, the timeout or the session says why.
     const own = call.decidedBy === 'person' || call.decidedBy === 'batch';
-    return !own && call.reason ? call.reason : '';
+    return !own && call.reason ? escapeUntrusted(call.reason) : '';
   }
   // A shell command is only approved here; the kernel runs it, so there is no outcome to tell.
   if (isShell(call) || !call.outcome) return '';
@@ -109,12 +110,12 @@ export function detailWords(call: CellToolCall): string {
   return parts.join(' · ');
 }
 
-/** The call's name, with the command for a shell command: "ipybox.shell ls -la". */
+/** The call's name, with the command for a shell command: "ipybox.shell ls -la"; escaped. */
 export function callLabel(call: CellToolCall): string {
   const name = callName(call.server, call.tool);
   if (isShell(call) && call.arguments !== null && typeof call.arguments === 'object' && !Array.isArray(call.arguments)) {
     const command = call.arguments.command;
-    if (typeof command === 'string') return `${name} ${shortenText(command.replace(/\s+/g, ' ').trim(), 80)}`;
+    if (typeof command === 'string') return `${name} ${escapeUntrusted(shortenText(command.replace(/\s+/g, ' ').trim(), 80))}`;
   }
   return name;
 }

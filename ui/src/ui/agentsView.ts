@@ -6,6 +6,7 @@
  */
 import type { AgentSession, AgentSessions } from '../model/agents';
 import type { Cell } from '../model/cell';
+import { escapeUntrusted } from '../model/untrusted';
 import { CellView, type CellViewHost } from './cellView';
 import { h } from './dom';
 import { icon } from './icons';
@@ -101,7 +102,7 @@ export class DocumentTabs {
     tab.dot.className = `doc-tab-dot ${session.ended ? 'ended' : busy ? 'busy' : 'idle'}`;
     const state = session.ended ? 'ended' : busy ? 'running a cell' : 'idle';
     tab.button.setAttribute('aria-label', `${titleOf(session)}, ${state}`);
-    tab.button.title = session.ended ? `This session ended: ${session.ended}` : `${titleOf(session)} (${state}); read-only`;
+    tab.button.title = session.ended ? `This session ended: ${escapeUntrusted(session.ended)}` : `${titleOf(session)} (${state}); read-only`;
     if (this.active === session.id) this.view?.syncHeader();
   }
 
@@ -117,8 +118,9 @@ export class DocumentTabs {
   }
 }
 
+/** The session's name (the agent chose it), escaped. */
 function titleOf(session: AgentSession): string {
-  const name = session.name.replace(/^agent session /, 'Agent ');
+  const name = escapeUntrusted(session.name.replace(/^agent session /, 'Agent '));
   return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
@@ -149,7 +151,7 @@ class AgentView implements CellViewHost {
   syncHeader(): void {
     const s = this.session;
     const busy = this.sessions.isBusy(s);
-    const what = s.ended ? `This session ended: ${s.ended}.` : busy ? 'The agent is running a cell.' : 'Waiting for the agent.';
+    const what = s.ended ? `This session ended: ${escapeUntrusted(s.ended)}.` : busy ? 'The agent is running a cell.' : 'Waiting for the agent.';
     this.header.replaceChildren(
       h('strong', { text: titleOf(s) }),
       h('span', { text: ` — ${s.cells} cell${s.cells === 1 ? '' : 's'}. ${what} ` }),

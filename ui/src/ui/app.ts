@@ -25,6 +25,7 @@ import { AuditView } from './auditView';
 import { ServersView } from './serversView';
 import { SavedToolsView } from './savedToolsView';
 import { ServerStatuses } from '../model/serverForm';
+import { escapeUntrusted } from '../model/untrusted';
 import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
 import { h, inCellEditor, isTextField } from './dom';
@@ -109,7 +110,7 @@ export class App implements CellViewHost {
   private readonly endpointDialog: EndpointDialog;
   private readonly agentsButton: HTMLButtonElement;
   private readonly saveToolDialog = new SaveToolDialog((tool) => {
-    this.flash(`Saved ${tool.module}`);
+    this.flash(`Saved ${escapeUntrusted(tool.module)}`);
     void this.savedToolsView.reload();
   });
 

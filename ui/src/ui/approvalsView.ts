@@ -27,6 +27,7 @@ import {
   type PendingItem,
 } from '../model/approvals';
 import { describeTimeout } from '../model/settings';
+import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { RulesView } from './rulesView';
 
@@ -48,10 +49,14 @@ const defaultBackend: ApprovalsBackend = {
   setApprovalRules: (rules) => ipc.setApprovalRules(rules),
 };
 
+/** The backend's words for `err`, escaped (they may quote a server's answer). */
 function errorText(err: unknown): string {
   const e = ipc.toBackendError(err);
-  return e.message.trim() || ipc.describeError(e);
+  return escapeUntrustedLines(e.message.trim() || ipc.describeError(e));
 }
+
+/** Characters of a `server.tool` name on a group button (the tooltip has it whole). */
+const GROUP_NAME_SHOWN = 80;
 
 const plural = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
@@ -132,7 +137,7 @@ class RequestCard {
     alwaysReject.addEventListener('click', () => actions.always(r, 'reject-tool'));
     this.buttons = [approve, reject, alwaysAllow, ...(allowArgs ? [allowArgs] : []), alwaysReject];
     this.note = h('p', { class: 'approval-note', role: 'status', hidden: true });
-    const description = r.server_description?.trim();
+    const description = r.server_description?.trim() ? escapeUntrusted(r.server_description.trim()) : '';
     this.element = h(
       'li',
       { class: 'approval-request', tabindex: -1, 'aria-label': `${name} wants to run`, 'data-request-id': r.id, 'data-server': r.server, 'data-tool': r.tool, 'data-state': 'waiting' },
@@ -152,7 +157,8 @@ class RequestCard {
     const off = item.state !== 'waiting';
     for (const b of this.buttons) b.disabled = off;
     const note = item.state === 'withdrawn' ? `Withdrawn: ${item.note ?? 'it no longer waits'}` : item.state === 'deciding' ? 'Sending your decision…' : item.note;
-    this.note.textContent = note ?? '';
+    // A withdrawal's reason comes from the backend, which may quote the call.
+    this.note.textContent = note ? escapeUntrustedLines(note) : '';
     this.note.hidden = !note;
     this.tick(now);
   }
@@ -345,7 +351,8 @@ export class ApprovalsView {
     this.groupKey = key;
     const buttons: HTMLButtonElement[] = groups.map((g) => {
       const name = callName(g.server, g.tool);
-      const b = h('button', { class: 'button approve-group', type: 'button', 'data-server': g.server, 'data-tool': g.tool, text: `Approve all ${g.count} pending calls to ${name}` });
+      // A long name would push the requests (and their buttons) down: the tooltip has it whole.
+      const b = h('button', { class: 'button approve-group', type: 'button', 'data-server': g.server, 'data-tool': g.tool, text: `Approve all ${g.count} pending calls to ${clipEscaped(name, GROUP_NAME_SHOWN)}`, title: name });
       b.addEventListener('click', () => void this.decideGroup('accept', g.server, g.tool));
       return b;
     });
@@ -412,7 +419,7 @@ export class ApprovalsView {
   }
 
   private say(text: string): void {
-    this.status.textContent = text;
+    this.status.textContent = escapeUntrustedLines(text);
     if (this.statusTimer) clearTimeout(this.statusTimer);
     this.statusTimer = setTimeout(() => {
       this.status.textContent = '';

@@ -5,8 +5,9 @@
  */
 import * as ipc from '../ipc';
 import type { AuditEntry, CallDecision, DecidedBy } from '../ipc';
-import { DECIDED_BY, howWords } from '../model/approvals';
+import { DECIDED_BY, howWords, prettyArguments } from '../model/approvals';
 import { AuditIndex, formatAuditTime, NO_FILTER, whoWords, type AuditFilter, type AuditRow } from '../model/audit';
+import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { icon } from './icons';
 
@@ -236,10 +237,10 @@ export class AuditView {
       return c;
     };
     tr.appendChild(td('audit-time', formatAuditTime(e.time, now), new Date(e.time).toLocaleString()));
-    tr.appendChild(td('audit-who', who, e.execution_id && e.origin ? `${e.origin} (run ${e.execution_id})` : who));
+    tr.appendChild(td('audit-who', who, e.execution_id && e.origin ? `${who} (run ${escapeUntrusted(e.execution_id)})` : who));
     // The name may wrap after the dot (server. / tool), not inside a word.
-    const call = td('audit-call', `${e.server}.`);
-    call.append(document.createElement('wbr'), e.tool);
+    const call = td('audit-call', `${escapeUntrusted(e.server)}.`);
+    call.append(document.createElement('wbr'), escapeUntrusted(e.tool));
     tr.appendChild(call);
     const args = document.createElement('td');
     args.className = 'audit-args';
@@ -250,20 +251,20 @@ export class AuditView {
     button.setAttribute('aria-expanded', String(full));
     if (full) {
       const pre = document.createElement('pre');
-      pre.textContent = JSON.stringify(e.arguments, null, 2) ?? 'null';
+      pre.textContent = prettyArguments(e.arguments, true).text;
       button.textContent = 'Show less';
       args.append(pre, button);
     } else {
-      const cut = row.argsJson.length > ARGS_SHOWN;
-      button.textContent = cut ? `${row.argsJson.slice(0, ARGS_SHOWN - 1)}…` : row.argsJson;
-      button.title = row.argsJson.length > ARGS_TITLE ? `${row.argsJson.slice(0, ARGS_TITLE)}…` : row.argsJson;
+      // Escaped already; cut where no escape or emoji is cut in two.
+      button.textContent = clipEscaped(row.argsJson, ARGS_SHOWN);
+      button.title = clipEscaped(row.argsJson, ARGS_TITLE);
       args.appendChild(button);
     }
     tr.appendChild(args);
     const decision = td('audit-decision', row.decision);
     decision.dataset.decision = e.decision;
     tr.appendChild(decision);
-    tr.appendChild(td('audit-how', row.how, e.reason ?? undefined));
+    tr.appendChild(td('audit-how', row.how, e.reason ? escapeUntrustedLines(e.reason) : undefined));
     tr.appendChild(td('audit-outcome', row.outcome, row.outcome));
     tr.appendChild(td('audit-duration', row.duration));
     (tr as HTMLTableRowElement & { auditEntry?: AuditEntry }).auditEntry = e;
@@ -300,7 +301,7 @@ export class AuditView {
   }
 
   private say(text: string): void {
-    this.status.textContent = text;
+    this.status.textContent = escapeUntrustedLines(text);
   }
 }
 

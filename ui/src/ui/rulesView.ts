@@ -6,6 +6,7 @@
 import * as ipc from '../ipc';
 import type { ApprovalRules } from '../ipc';
 import { describeRule } from '../model/approvals';
+import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { isJsonObject, parseJson } from '../util/json';
 import { h } from './dom';
 
@@ -19,9 +20,10 @@ const defaultBackend: RulesBackend = {
   setApprovalRules: (rules) => ipc.setApprovalRules(rules),
 };
 
+/** The backend's words for `err`, escaped (they may quote a rule's values). */
 function errorText(err: unknown): string {
   const e = ipc.toBackendError(err);
-  return e.message.trim() || ipc.describeError(e);
+  return escapeUntrustedLines(e.message.trim() || ipc.describeError(e));
 }
 
 /** A parsed text that has the rules file's outline (the backend checks the rest). */
@@ -109,7 +111,7 @@ export class RulesView {
         const li = h(
           'li',
           { class: 'rule', 'data-decision': rule.decision },
-          h('div', { class: 'rule-body' }, h('span', { class: 'rule-text', text }), rule.comment ? h('span', { class: 'rule-comment', text: rule.comment }) : null),
+          h('div', { class: 'rule-body' }, h('span', { class: 'rule-text', text }), rule.comment ? h('span', { class: 'rule-comment', text: escapeUntrusted(rule.comment) }) : null),
           remove,
         );
         return li;

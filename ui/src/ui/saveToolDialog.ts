@@ -8,6 +8,7 @@
 import * as ipc from '../ipc';
 import type { SavedTool } from '../ipc';
 import { analyzeCell, buildCodeAction, checkChoices, LAST_EXPRESSION, type CellAnalysis, type CodeActionDraft, type SaveChoices } from '../model/codeAction';
+import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { copyText } from './endpointDialog';
 
@@ -103,13 +104,15 @@ export class SaveToolDialog {
     for (const c of this.analysis.candidates) {
       const id = `tool-param-${c.name}`;
       const box = h('input', { id, type: 'checkbox', value: c.name, class: 'tool-param-check' });
-      const type = h('input', { class: 'text-input mono tool-param-type', type: 'text', value: c.type, 'aria-label': `Type of ${c.name}`, 'data-param': c.name, spellcheck: 'false' });
-      const shown = c.value !== undefined ? ` = ${JSON.stringify(c.value)}` : ' (no default: the value in the cell is not a plain literal)';
-      this.params.append(h('div', { class: 'tool-param' }, box, h('label', { for: id, class: 'mono', text: c.name }), type, h('span', { class: 'field-help', text: shown })));
+      // Names and values come from the cell (a notebook's text): shown escaped.
+      const name = escapeUntrusted(c.name);
+      const type = h('input', { class: 'text-input mono tool-param-type', type: 'text', value: c.type, 'aria-label': `Type of ${name}`, 'data-param': c.name, spellcheck: 'false' });
+      const shown = c.value !== undefined ? ` = ${escapeUntrusted(JSON.stringify(c.value) ?? '')}` : ' (no default: the value in the cell is not a plain literal)';
+      this.params.append(h('div', { class: 'tool-param' }, box, h('label', { for: id, class: 'mono', text: name }), type, h('span', { class: 'field-help', text: shown })));
     }
     this.result.replaceChildren();
-    if (this.analysis.lastExpression) this.result.append(h('option', { value: LAST_EXPRESSION, text: `the last line’s value: ${this.analysis.lastExpression}` }));
-    for (const name of [...this.analysis.assigned].reverse()) this.result.append(h('option', { value: name, text: name }));
+    if (this.analysis.lastExpression) this.result.append(h('option', { value: LAST_EXPRESSION, text: `the last line’s value: ${escapeUntrusted(this.analysis.lastExpression)}` }));
+    for (const name of [...this.analysis.assigned].reverse()) this.result.append(h('option', { value: name, text: escapeUntrusted(name) }));
     if (this.result.options.length === 0) this.result.append(h('option', { value: '', text: 'nothing (the cell assigns no variable and ends in no expression)' }));
     if (!this.name.value) this.name.value = '';
     if (!this.element.open) this.element.showModal();
@@ -138,7 +141,7 @@ export class SaveToolDialog {
   private changed(): void {
     const choices = this.choices();
     const problems = checkChoices(this.analysis, choices);
-    this.problems.replaceChildren(...problems.map((p) => h('li', { text: p })));
+    this.problems.replaceChildren(...problems.map((p) => h('li', { text: escapeUntrusted(p) })));
     this.problems.hidden = problems.length === 0;
     this.saveButton.disabled = problems.length > 0;
     if (this.previewTimer) clearTimeout(this.previewTimer);
@@ -154,11 +157,11 @@ export class SaveToolDialog {
     const seq = ++this.previewSeq;
     try {
       const api = await this.backend.preview(action);
-      if (seq === this.previewSeq) this.preview.textContent = api;
+      if (seq === this.previewSeq) this.preview.textContent = escapeUntrustedLines(api);
     } catch (err) {
       if (seq !== this.previewSeq) return;
       this.preview.textContent = '';
-      this.problems.replaceChildren(h('li', { text: ipc.toBackendError(err).message }));
+      this.problems.replaceChildren(h('li', { text: escapeUntrustedLines(ipc.toBackendError(err).message) }));
       this.problems.hidden = false;
     }
   }
@@ -171,9 +174,10 @@ export class SaveToolDialog {
     this.status.textContent = 'Saving, and importing it in the kernel…';
     try {
       const saved = await this.backend.save(action);
-      this.preview.textContent = saved.api;
-      this.status.textContent = `Saved as ${saved.module}. Other cells (and agents) can call it:`;
-      const line = `from ${saved.module}.api import run`;
+      this.preview.textContent = escapeUntrustedLines(saved.api);
+      this.status.textContent = `Saved as ${escapeUntrusted(saved.module)}. Other cells (and agents) can call it:`;
+      // The line copied is the line shown.
+      const line = escapeUntrusted(`from ${saved.module}.api import run`);
       const copy = h('button', { id: 'copy-tool-import', class: 'button button-secondary button-small', type: 'button', text: 'Copy' });
       copy.addEventListener('click', () => void copyText(line));
       this.usage.replaceChildren(h('code', { class: 'mono', text: line }), copy);
@@ -182,7 +186,7 @@ export class SaveToolDialog {
     } catch (err) {
       const e = ipc.toBackendError(err);
       this.status.textContent = '';
-      this.problems.replaceChildren(h('li', { text: `Not saved: ${e.message}` }));
+      this.problems.replaceChildren(h('li', { text: `Not saved: ${escapeUntrustedLines(e.message)}` }));
       this.problems.hidden = false;
     } finally {
       this.saveButton.disabled = false;

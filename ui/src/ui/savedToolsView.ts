@@ -5,6 +5,7 @@
  */
 import * as ipc from '../ipc';
 import type { SavedTool } from '../ipc';
+import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { copyText } from './endpointDialog';
 
@@ -36,13 +37,15 @@ export class SavedToolsView {
       this.list.replaceChildren(...tools.map((t) => this.renderTool(t)));
       this.empty.hidden = tools.length > 0;
     } catch (err) {
-      this.error.textContent = `The saved tools could not be read: ${ipc.toBackendError(err).message}`;
+      this.error.textContent = `The saved tools could not be read: ${escapeUntrustedLines(ipc.toBackendError(err).message)}`;
       this.error.hidden = false;
     }
   }
 
+  /** A saved tool (an agent may have written it): its module, summary and code escaped. */
   private renderTool(tool: SavedTool): HTMLElement {
-    const importLine = `from ${tool.module}.api import run`;
+    const module = escapeUntrusted(tool.module);
+    const importLine = `from ${module}.api import run`;
     const copy = h('button', { class: 'link-button server-copy', type: 'button', text: 'Copy import', 'aria-label': `Copy “${importLine}”` });
     copy.addEventListener('click', () => {
       void copyText(importLine).then((ok) => {
@@ -50,16 +53,16 @@ export class SavedToolsView {
         setTimeout(() => (copy.textContent = 'Copy import'), 1500);
       });
     });
-    const summary = /"""([^\n"]*)/.exec(tool.api.slice(tool.api.indexOf('def run(')))?.[1]?.trim() ?? '';
+    const summary = escapeUntrusted(/"""([^\n"]*)/.exec(tool.api.slice(tool.api.indexOf('def run(')))?.[1]?.trim() ?? '');
     return h(
       'li',
       { class: 'server-tool', 'data-tool': tool.module },
       h(
         'details',
         {},
-        h('summary', {}, h('code', { class: 'server-tool-name', text: tool.module }), summary ? h('span', { class: 'server-tool-desc', text: ` — ${summary}` }) : null),
+        h('summary', {}, h('code', { class: 'server-tool-name', text: module }), summary ? h('span', { class: 'server-tool-desc', text: ` — ${summary}` }) : null),
         h('div', { class: 'server-import' }, h('code', { text: importLine }), copy),
-        h('pre', { class: 'server-interface', tabindex: 0, 'aria-label': `Interface of ${tool.module}`, text: tool.api }),
+        h('pre', { class: 'server-interface', tabindex: 0, 'aria-label': `Interface of ${module}`, text: escapeUntrustedLines(tool.api) }),
       ),
     );
   }

@@ -29,6 +29,7 @@ import {
   unwrapSrt,
 } from '../model/serverForm';
 import { relativeToWorkspace } from '../model/policy';
+import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { copyText } from './endpointDialog';
 
@@ -52,10 +53,15 @@ const defaultBackend: ServersBackend = {
   pickPath: (d, p) => ipc.pickPath(d, p),
 };
 
+/** The backend's words for `err`, escaped: they may quote a server's stderr. */
 function errorText(err: unknown): string {
   const e = ipc.toBackendError(err);
-  return e.message.trim() || ipc.describeError(e);
+  return escapeUntrustedLines(e.message.trim() || ipc.describeError(e));
 }
+
+/** Characters of a tool description's first line in the tool's summary line (the whole
+ *  description shows when the tool is opened). */
+const SUMMARY_SHOWN = 160;
 
 /** The command line or URL of a server, as registered (`${VAR}`s unresolved, srt unwrapped). */
 export function describeParams(params: ServerParamsJson): string {
@@ -284,10 +290,12 @@ export class ServersView {
 
   private renderServer(server: RegisteredServer): HTMLElement {
     const id = `server-${server.name}`;
+    // Registered names are identifiers; escaped all the same wherever they are read.
+    const name = escapeUntrusted(server.name);
     const state = h('span', { class: 'server-state' });
-    const stderr = h('pre', { class: 'server-stderr', hidden: true, 'aria-label': `Last lines ${server.name} wrote on stderr` });
+    const stderr = h('pre', { class: 'server-stderr', hidden: true, 'aria-label': `Last lines ${name} wrote on stderr` });
     const inner = server.params.command !== undefined ? unwrapSrt(server.params.command, server.params.args ?? []) : null;
-    const sandbox = h('input', { type: 'checkbox', role: 'switch', class: 'server-sandbox-switch', id: `${id}-sandbox`, 'aria-label': `Run ${server.name} sandboxed (srt)`, disabled: server.params.command === undefined });
+    const sandbox = h('input', { type: 'checkbox', role: 'switch', class: 'server-sandbox-switch', id: `${id}-sandbox`, 'aria-label': `Run ${name} sandboxed (srt)`, disabled: server.params.command === undefined });
     sandbox.checked = inner !== null;
     sandbox.addEventListener('change', () => void this.setSandboxed(server, sandbox));
     const sandboxLabel = h(
@@ -296,33 +304,33 @@ export class ServersView {
       sandbox,
       h('span', { text: inner ? `Sandboxed with ${profileLabel(server.policy ?? inner.policy)}` : 'Sandboxed' }),
     );
-    const regenerate = h('button', { class: 'link-button server-regenerate', type: 'button', text: 'Regenerate', 'aria-label': `Regenerate the tools of ${server.name}` });
+    const regenerate = h('button', { class: 'link-button server-regenerate', type: 'button', text: 'Regenerate', 'aria-label': `Regenerate the tools of ${name}` });
     regenerate.addEventListener('click', () => void this.regenerate(server.name, regenerate));
-    const edit = h('button', { class: 'link-button server-edit', type: 'button', text: 'Edit', 'aria-label': `Edit ${server.name}` });
+    const edit = h('button', { class: 'link-button server-edit', type: 'button', text: 'Edit', 'aria-label': `Edit ${name}` });
     edit.addEventListener('click', () => this.openForm(server));
-    const remove = h('button', { class: 'link-button server-remove', type: 'button', text: 'Remove', 'aria-label': `Remove ${server.name}` });
+    const remove = h('button', { class: 'link-button server-remove', type: 'button', text: 'Remove', 'aria-label': `Remove ${name}` });
     const confirm = h('span', { class: 'server-confirm', hidden: true });
     remove.addEventListener('click', () => {
       remove.hidden = true;
       confirm.hidden = false;
       yes.focus();
     });
-    const yes = h('button', { class: 'button button-danger server-remove-yes', type: 'button', text: `Remove ${server.name}` });
-    const no = h('button', { class: 'button button-secondary', type: 'button', text: 'Keep', 'aria-label': `Keep ${server.name}` });
+    const yes = h('button', { class: 'button button-danger server-remove-yes', type: 'button', text: `Remove ${name}` });
+    const no = h('button', { class: 'button button-secondary', type: 'button', text: 'Keep', 'aria-label': `Keep ${name}` });
     yes.addEventListener('click', () => void this.remove(server.name, yes));
     no.addEventListener('click', () => {
       confirm.hidden = true;
       remove.hidden = false;
       remove.focus();
     });
-    confirm.append(h('span', { text: `Remove ${server.name} and mcptools/${server.name}/? ` }), yes, no);
-    const changes = h('p', { class: 'server-changes', role: 'status', text: this.changes.get(server.name) ?? '', hidden: !this.changes.has(server.name) });
-    const tools = h('ul', { class: 'server-tools', 'aria-label': `Tools of ${server.name}` }, ...server.tools.map((t) => this.renderTool(server.name, t)));
+    confirm.append(h('span', { text: `Remove ${name} and mcptools/${name}/? ` }), yes, no);
+    const changes = h('p', { class: 'server-changes', role: 'status', text: escapeUntrustedLines(this.changes.get(server.name) ?? ''), hidden: !this.changes.has(server.name) });
+    const tools = h('ul', { class: 'server-tools', 'aria-label': `Tools of ${name}` }, ...server.tools.map((t) => this.renderTool(server.name, t)));
     const card = h(
       'li',
       { class: 'server-card', 'data-server': server.name, 'aria-labelledby': `${id}-title` },
-      h('div', { class: 'server-head' }, h('h4', { id: `${id}-title`, class: 'server-name', text: server.name }), state),
-      h('p', { class: 'server-params', text: describeParams(server.params), title: 'As registered; ${VAR}s are filled in when the server starts' }),
+      h('div', { class: 'server-head' }, h('h4', { id: `${id}-title`, class: 'server-name', text: name }), state),
+      h('p', { class: 'server-params', text: escapeUntrusted(describeParams(server.params)), title: 'As registered; ${VAR}s are filled in when the server starts' }),
       stderr,
       h('div', { class: 'server-actions' }, sandboxLabel, regenerate, edit, remove, confirm),
       changes,
@@ -343,7 +351,7 @@ export class ServersView {
       h(
         'pre',
         { class: `server-signature server-signature-${tag === 'del' ? 'before' : 'after'}`, tabindex: 0, 'aria-label': label },
-        ...(lines.length === 0 ? [h('span', { class: 'server-signature-none', text: '(not kept by the registry)' })] : lines.flatMap((l) => [l.changed ? h(tag, { text: l.text }) : h('span', { text: l.text }), '\n'])),
+        ...(lines.length === 0 ? [h('span', { class: 'server-signature-none', text: '(not kept by the registry)' })] : lines.flatMap((l) => [l.changed ? h(tag, { text: escapeUntrusted(l.text) }) : h('span', { text: escapeUntrusted(l.text) }), '\n'])),
       );
     const items: HTMLElement[] = [];
     for (const module of c.added) {
@@ -354,8 +362,8 @@ export class ServersView {
           'li',
           { class: 'server-change', 'data-change': 'added', 'data-tool': module },
           h('span', { class: 'server-change-kind', text: 'Added: ' }),
-          h('code', { text: module }),
-          after.length > 0 ? signature(after.map((l) => ({ ...l, changed: false })), 'ins', `Signature of ${module}`) : null,
+          h('code', { text: escapeUntrusted(module) }),
+          after.length > 0 ? signature(after.map((l) => ({ ...l, changed: false })), 'ins', `Signature of ${escapeUntrusted(module)}`) : null,
         ),
       );
     }
@@ -365,8 +373,8 @@ export class ServersView {
           'li',
           { class: 'server-change', 'data-change': 'removed', 'data-tool': module },
           h('span', { class: 'server-change-kind', text: 'Removed: ' }),
-          h('code', { text: module }),
-          h('span', { text: ` — cells importing mcptools.${server.name}.${module} fail now.` }),
+          h('code', { text: escapeUntrusted(module) }),
+          h('span', { text: ` — cells importing mcptools.${escapeUntrusted(`${server.name}.${module}`)} fail now.` }),
         ),
       );
     }
@@ -377,21 +385,23 @@ export class ServersView {
           'li',
           { class: 'server-change', 'data-change': 'changed', 'data-tool': t.module },
           h('span', { class: 'server-change-kind', text: 'Changed: ' }),
-          h('code', { text: t.module }),
+          h('code', { text: escapeUntrusted(t.module) }),
           h(
             'div',
             { class: 'server-signature-pair' },
-            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'Before' }), signature(before, 'del', `${t.module} before`)),
-            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'After' }), signature(after, 'ins', `${t.module} after`)),
+            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'Before' }), signature(before, 'del', `${escapeUntrusted(t.module)} before`)),
+            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'After' }), signature(after, 'ins', `${escapeUntrusted(t.module)} after`)),
           ),
         ),
       );
     }
-    return h('ul', { class: 'server-change-list', 'aria-label': `What regenerating ${server.name} changed` }, ...items);
+    return h('ul', { class: 'server-change-list', 'aria-label': `What regenerating ${escapeUntrusted(server.name)} changed` }, ...items);
   }
 
   private renderTool(server: string, tool: ToolSummary): HTMLElement {
-    const importLine = `from mcptools.${server}.${tool.module} import Params, run`;
+    // Modules are identifiers; were one not, the line copied is the line shown (it then fails
+    // to import rather than paste what nobody saw).
+    const importLine = escapeUntrusted(`from mcptools.${server}.${tool.module} import Params, run`);
     const copy = h('button', { class: 'link-button server-copy', type: 'button', text: 'Copy import', 'aria-label': `Copy “${importLine}”` });
     copy.addEventListener('click', () => {
       void copyText(importLine).then((ok) => {
@@ -399,8 +409,11 @@ export class ServersView {
         setTimeout(() => (copy.textContent = 'Copy import'), 1500);
       });
     });
-    const description = (tool.description ?? '').trim();
-    const first = description.split('\n')[0] ?? '';
+    // The server's words: escaped, and only a bounded first line in the summary.
+    const description = escapeUntrustedLines((tool.description ?? '').trim());
+    const firstLine = description.split('\n')[0] ?? '';
+    const first = clipEscaped(firstLine, SUMMARY_SHOWN);
+    const module = escapeUntrusted(tool.module);
     return h(
       'li',
       { class: 'server-tool', 'data-tool': tool.module },
@@ -410,15 +423,15 @@ export class ServersView {
         h(
           'summary',
           {},
-          h('code', { class: 'server-tool-name', text: tool.module }),
+          h('code', { class: 'server-tool-name', text: module }),
           first ? h('span', { class: 'server-tool-desc', text: ` — ${first}` }) : null,
           // Two servers may both offer "echo": a screen reader hears whose it is.
           h('span', { class: 'visually-hidden', text: ` (a tool of ${server})` }),
         ),
-        description.includes('\n') ? h('p', { class: 'server-tool-more', text: description }) : null,
+        description.includes('\n') || first !== firstLine ? h('p', { class: 'server-tool-more', text: description }) : null,
         h('div', { class: 'server-import' }, h('code', { text: importLine }), copy),
         tool.interface
-          ? h('pre', { class: 'server-interface', tabindex: 0, 'aria-label': `Generated Params, Result and run of ${tool.module}`, text: tool.interface })
+          ? h('pre', { class: 'server-interface', tabindex: 0, 'aria-label': `Generated Params, Result and run of ${module}`, text: escapeUntrustedLines(tool.interface) })
           : h('p', { class: 'panel-empty', text: 'Regenerate to see its Params and Result.' }),
       ),
     );
@@ -438,13 +451,13 @@ export class ServersView {
     if (state) state.textContent = describeState(s);
     const stderr = card.querySelector<HTMLElement>('.server-stderr');
     if (stderr) {
-      stderr.textContent = s.stderr.trimEnd();
+      stderr.textContent = escapeUntrustedLines(s.stderr.trimEnd());
       stderr.hidden = s.stderr.trim() === '' || s.state === 'running';
     }
   }
 
   private say(text: string): void {
-    this.status.textContent = text;
+    this.status.textContent = escapeUntrustedLines(text);
   }
 
   private async regenerate(name: string, button: HTMLButtonElement): Promise<void> {
@@ -522,7 +535,7 @@ export class ServersView {
 
   openForm(server: RegisteredServer | null): void {
     this.editing = server?.name ?? null;
-    this.formTitle.textContent = server ? `Edit ${server.name}` : 'Add an MCP server';
+    this.formTitle.textContent = server ? `Edit ${escapeUntrusted(server.name)}` : 'Add an MCP server';
     this.fillPolicies();
     const form = server ? formFromParams(server.name, server.params) : emptyForm();
     if (server?.policy) form.policy = server.policy;
@@ -650,7 +663,7 @@ export class ServersView {
       h(
         'ul',
         { class: 'server-placeholder-list', 'aria-label': 'Placeholders' },
-        ...found.map((p) => h('li', { 'data-placeholder': p.name, 'data-defined': String(p.source !== null) }, h('code', { text: `\${${p.name}}` }), h('span', { text: ` ${describeSource(p.source)}` }))),
+        ...found.map((p) => h('li', { 'data-placeholder': p.name, 'data-defined': String(p.source !== null) }, h('code', { text: `\${${escapeUntrusted(p.name)}}` }), h('span', { text: ` ${describeSource(p.source)}` }))),
       ),
     );
   }
@@ -725,14 +738,14 @@ export class ServersView {
   private applyPasted(): void {
     const r = parsePasted(this.json.value);
     if (!r.ok) {
-      this.jsonError.textContent = r.error;
+      this.jsonError.textContent = escapeUntrustedLines(r.error);
       this.jsonError.hidden = false;
       this.json.focus();
       return;
     }
     this.jsonError.hidden = true;
     this.pasted = r.servers;
-    this.jsonPick.replaceChildren(...r.servers.map((s, i) => h('option', { value: i, text: s.name ?? `server ${i + 1}` })));
+    this.jsonPick.replaceChildren(...r.servers.map((s, i) => h('option', { value: i, text: s.name !== null ? escapeUntrusted(s.name) : `server ${i + 1}` })));
     this.jsonPickRow.hidden = r.servers.length < 2;
     this.fillFromPasted(0);
   }
@@ -744,7 +757,7 @@ export class ServersView {
     form.name = s.name !== null ? suggestName(s.name) : this.fields.name.input.value;
     this.setForm(form);
     if (s.ignored.length > 0) {
-      this.jsonError.textContent = `Left out (ipybox does not use them): ${s.ignored.join(', ')}.`;
+      this.jsonError.textContent = `Left out (ipybox does not use them): ${escapeUntrusted(s.ignored.join(', '))}.`;
       this.jsonError.hidden = false;
     }
     this.fields.name.input.focus();
@@ -753,5 +766,5 @@ export class ServersView {
 
 function skippedText(r: Registration): string {
   if (r.skipped.length === 0) return '';
-  return ` Skipped: ${r.skipped.map((s) => `${s.tool} (${s.reason})`).join('; ')}.`;
+  return ` Skipped: ${r.skipped.map((s) => `${escapeUntrusted(s.tool)} (${escapeUntrusted(s.reason)})`).join('; ')}.`;
 }

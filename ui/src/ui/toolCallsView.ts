@@ -6,6 +6,7 @@
 import type { Cell } from '../model/cell';
 import { callLabel, detailWords, summarizeCalls, verdictWords, type CellToolCall } from '../model/toolCalls';
 import { prettyArguments } from '../model/approvals';
+import { clipEscaped } from '../model/untrusted';
 import { frames, type Renderable } from '../util/frame';
 import { h } from './dom';
 
@@ -33,7 +34,7 @@ function row(call: CellToolCall): HTMLLIElement {
       'data-decision': call.decision ?? 'pending',
       'data-decided-by': call.decidedBy ?? 'nobody-yet',
       'data-request-id': call.id,
-      title: `Arguments: ${args.length > 600 ? `${args.slice(0, 600)}…` : args}`,
+      title: `Arguments: ${clipEscaped(args, 600)}`,
     },
     h('span', { class: 'tool-call-mark', 'aria-hidden': 'true', text: mark(call) }),
     h('code', { class: 'tool-call-name', text: callLabel(call) }),

@@ -13,6 +13,8 @@ export interface ServersMockConfig {
   /** Registered servers start with `echo` and `subtract`; regenerating finds `echo` with a
    *  new parameter, `add`, and no `subtract`: a tool of each kind of change. */
   reshaped?: boolean;
+  /** The tools every registered server offers at start (default `echo`). */
+  tools?: Tool[];
 }
 
 interface Tool {
@@ -77,7 +79,7 @@ function pinned(name: string, params: unknown): { params: unknown; policy?: stri
 
 export function serversBackend(config: ServersMockConfig) {
   const registry = new Map<string, { params: unknown; tools: Tool[] }>();
-  for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: config.reshaped ? [ECHO, SUBTRACT] : [ECHO] });
+  for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: config.tools ?? (config.reshaped ? [ECHO, SUBTRACT] : [ECHO]) });
   /** A regenerate after this finds `add` too (the server grew a tool). */
   let grown = false;
   const list = () => ({
