@@ -54,7 +54,11 @@ test('live outputs of a sandboxed kernel cannot switch the sandbox off', async (
   // The sandbox chosen for this workspace, under ipybox's shipped kernel profile.
   await app.click('#sandbox-badge');
   await app.until('the policy editor', () => app.execute('return !!document.querySelector("#policy-source option[value=\'profile:kernel\']");'));
-  await app.execute('const s = document.querySelector("#policy-source"); s.value = "profile:kernel"; s.dispatchEvent(new Event("change"));');
+  // Chosen again until it holds: the tab may draw its choices anew while it loads.
+  await app.until('the kernel profile chosen', () => app.execute(`
+    const s = document.querySelector("#policy-source");
+    if (s.value !== "profile:kernel") { s.value = "profile:kernel"; s.dispatchEvent(new Event("change")); return false; }
+    return (document.querySelector("#policy-heading")?.textContent ?? "").includes("kernel");`), 20000);
   await app.click('#sandbox-on');
   await app.click('#apply-sandbox');
   const applied = await app.until('Apply', () => app.execute(`
@@ -104,7 +108,8 @@ test('an app ended by SIGTERM removes its link socket and secret', async () => {
 
 test('a notebook from elsewhere shows its stored HTML as text until trusted in a native dialog; trusted, it opens trusted again', async () => {
   const { answerDialog: answer } = await import('./webdriver.mjs');
-  const nb = notebook('print(1)');
+  // A text of its own: a notebook trusted in an earlier run would open trusted.
+  const nb = notebook(`print(${Date.now()})`);
   nb.cells[0].outputs = [{ output_type: 'display_data', metadata: {}, data: { 'text/html': '<b id="bold">bold</b>', 'text/plain': 'bold' } }];
   nb.cells[0].execution_count = 1;
   const ws = workspace({ 'test.ipynb': nb });
