@@ -47,9 +47,17 @@ test('a stored hostile notebook clicked once runs nothing', async () => {
 });
 
 test('live outputs of a sandboxed kernel cannot switch the sandbox off', async () => {
-  // The kernel's output lays the labels of the clicks that once turned the sandbox off.
-  const chain = ['sandbox-on', 'apply-sandbox', 'run-all'].map((id) => cover(id)).join('');
-  const ws = workspace({ 'test.ipynb': notebook(`from IPython.display import HTML, display\ndisplay(HTML(${JSON.stringify(chain)}))`) });
+  // The kernel's live output lays, one after the other, the labels of the clicks that once
+  // turned the sandbox off: the sandbox switch, then Apply.
+  const code = [
+    'from IPython.display import HTML, display',
+    'import time',
+    `h = display(HTML(${JSON.stringify(cover('sandbox-on', 'step one'))}), display_id=True)`,
+    'time.sleep(4)',
+    `h.update(HTML(${JSON.stringify(cover('apply-sandbox', 'step two'))}))`,
+    'time.sleep(20)',
+  ].join('\n');
+  const ws = workspace({ 'test.ipynb': notebook(code) });
   const app = await open(ws);
   // The sandbox chosen for this workspace, under ipybox's shipped kernel profile.
   await app.click('#sandbox-badge');
@@ -59,7 +67,10 @@ test('live outputs of a sandboxed kernel cannot switch the sandbox off', async (
     const s = document.querySelector("#policy-source");
     if (s.value !== "profile:kernel") { s.value = "profile:kernel"; s.dispatchEvent(new Event("change")); return false; }
     return (document.querySelector("#policy-heading")?.textContent ?? "").includes("kernel");`), 20000);
+  // The tab settles on the profile (its editor loads it) before the switch is turned on.
+  await new Promise((r) => setTimeout(r, 1000));
   await app.click('#sandbox-on');
+  assert.equal(await app.execute('return document.querySelector("#policy-source").value + " " + document.querySelector("#sandbox-on").checked;'), 'profile:kernel true');
   await app.click('#apply-sandbox');
   const applied = await app.until('Apply', () => app.execute(`
     const err = document.querySelector('#apply-error');
@@ -72,12 +83,16 @@ test('live outputs of a sandboxed kernel cannot switch the sandbox off', async (
 
   await app.click('.cell[data-cell-id="cell-0"] .prompt');
   await app.click('#run-cell');
-  await settled(app, 0);
-  for (let i = 0; i < 4; i++) {
-    personClick(640, 400);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  await new Promise((r) => setTimeout(r, 1500));
+  const showing = (words) => app.until(words, () => app.execute('return (document.querySelector(".cell .outputs")?.textContent ?? "").includes(arguments[0]);', words), 30000);
+  await showing('step one');
+  personClick(640, 400); // on the label for the sandbox switch
+  await showing('step two');
+  const before = await app.text('#apply-status');
+  personClick(640, 400); // on the label for Apply
+  // Had a click reached Apply, the kernel would restart: wait for that, or 15 s of nothing.
+  await app.until('an Apply to finish', () => app.execute(
+    `const s = document.querySelector('#apply-status')?.textContent ?? '';
+     return s !== arguments[0] && s.startsWith('Applied');`, before), 15000).catch(() => undefined);
   assert.ok(!windowOpen('Turn the sandbox off?'), 'no click reached the sandbox switch');
   assert.match(await app.text('#sandbox-policy-status'), /^Sandboxed/, 'still sandboxed');
 });
