@@ -200,24 +200,29 @@ async fn a_hundred_concurrent_calls_from_kernel_threads() {
     e.stop().await.unwrap();
 }
 
+/// Python defining `raw(request)`: a request written by hand on the kernel's stdin channel,
+/// as an attacker's cell would, and its answer.
+const RAW_REQUEST: &str = r#"import json, uuid, ipybox_channel as ch
+def raw(req):
+    ident, parent = ch._parent()
+    got = ch._ask(uuid.uuid4().hex, {"prompt": "", "password": False, "ipybox": req}, ident, parent)
+    return json.loads(got["value"])
+"#;
+
 /// A request ipybox cannot read (no id, arguments that are not data) is answered with an
 /// error at once, not left to hang the cell until its timeout.
 #[tokio::test]
 async fn a_malformed_channel_request_is_answered_at_once() {
     let ws = workspace();
     let e = executor_with_fixture(ws.path()).await;
-    let code = r#"
-import json, time, uuid, ipybox_channel as ch
-def raw(req):
-    ident, parent = ch._parent()
-    got = ch._ask(uuid.uuid4().hex, {"prompt": "", "password": False, "ipybox": req}, ident, parent)
-    return json.loads(got["value"])
+    let code = RAW_REQUEST.to_owned()
+        + r#"import time
 t0 = time.monotonic()
 print("no id", raw({"v": 1, "server": "fx", "tool": "echo", "args": {}})["error"])
 print("not an object", raw([1, 2, 3])["error"])
 print("fast", time.monotonic() - t0 < 5)
 "#;
-    let (r, seen) = run_with(&e, code, Some(Duration::from_secs(20)), |_| Some(true)).await;
+    let (r, seen) = run_with(&e, &code, Some(Duration::from_secs(20)), |_| Some(true)).await;
     assert_eq!(
         r.expect("answered, not timed out").text.as_deref(),
         Some("no id bad_request\nnot an object bad_request\nfast True")
@@ -231,13 +236,8 @@ async fn kernel_code_cannot_bypass_the_tool_server_rules() {
     let ws = workspace();
     let e = executor_with_fixture(ws.path()).await;
     // Requests written by hand on the kernel's stdin channel, as an attacker's cell would.
-    let code = r#"
-import json, uuid, ipybox_channel as ch
-def raw(req):
-    ident, parent = ch._parent()
-    got = ch._ask(uuid.uuid4().hex, {"prompt": "", "password": False, "ipybox": req}, ident, parent)
-    return json.loads(got["value"])
-def call(**kw):
+    let code = RAW_REQUEST.to_owned()
+        + r#"def call(**kw):
     return raw(dict({"v": 1, "id": uuid.uuid4().hex, "server": "fx", "tool": "echo", "args": {"text": "x"}}, **kw))
 print("params", call(server_params={"command": "sh", "args": ["-c", "touch pwned"]})["error"])
 print("command", call(command="sh")["error"])
@@ -246,7 +246,7 @@ print("args", call(args=[1, 2])["error"])
 print("part", raw({"v": 1, "id": "nope", "part": 1})["error"])
 print("shell", call(server="ipybox", tool="rm", args={"command": "x"})["error"])
 "#;
-    let (r, seen) = run_with(&e, code, None, |_| Some(false)).await;
+    let (r, seen) = run_with(&e, &code, None, |_| Some(false)).await;
     let text = r.unwrap().text.unwrap();
     assert_eq!(
         text,
