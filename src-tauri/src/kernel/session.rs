@@ -80,6 +80,10 @@ impl std::fmt::Debug for Command {
 
 const PING_INTERVAL: Duration = Duration::from_secs(30);
 
+/// How many kernels [`KernelSession::start`] starts before it gives up on one that never
+/// answers.
+const START_ATTEMPTS: u32 = 2;
+
 impl KernelSession {
     /// Start a kernel of spec `kernel_name` with `env`, connect its channels and wait until it
     /// answers `kernel_info_request`.
@@ -89,12 +93,24 @@ impl KernelSession {
         env: &BTreeMap<String, String>,
         ready_timeout: Duration,
     ) -> Result<KernelSession> {
-        let model = api.create_kernel(kernel_name, env).await?;
-        match Self::connect(api, &model.id, ready_timeout).await {
-            Ok(session) => Ok(session),
-            Err(e) => {
-                let _ = api.delete_kernel(&model.id).await;
-                Err(e)
+        let mut attempt = 1;
+        loop {
+            let model = api.create_kernel(kernel_name, env).await?;
+            match Self::connect(api, &model.id, ready_timeout).await {
+                Ok(session) => return Ok(session),
+                Err(e) => {
+                    let _ = api.delete_kernel(&model.id).await;
+                    // A kernel that never answers is replaced once: the gateway picks its
+                    // ports by binding and releasing them, and another process starting a
+                    // kernel at the same moment can take one first (the kernel then never
+                    // hears the gateway). A fresh kernel gets fresh ports.
+                    if attempt < START_ATTEMPTS && matches!(e, Error::KernelStart { .. }) {
+                        tracing::warn!(kernel = %model.id, "the kernel did not answer ({e}); starting another");
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(e);
+                }
             }
         }
     }
