@@ -14,6 +14,7 @@ use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
+use crate::tools::definition::CallDetails;
 
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -37,6 +38,8 @@ struct Inner {
     asked_at_ms: u64,
     /// How long it waits for a decision (the approval timeout when it was asked).
     timeout_ms: u64,
+    /// The tool's definition, the agent's client, the calling line.
+    details: CallDetails,
     decision: Mutex<Option<oneshot::Sender<Verdict>>>,
 }
 
@@ -62,11 +65,11 @@ impl PartialEq for ApprovalRequest {
 impl Eq for ApprovalRequest {}
 
 /// What a UI shows: `{id, server, tool, arguments, server_description, execution_id, origin,
-/// asked_at}` (`asked_at` in milliseconds since the Unix epoch).
+/// asked_at, deadline, details}` (times in milliseconds since the Unix epoch).
 impl Serialize for ApprovalRequest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("ApprovalRequest", 9)?;
+        let mut st = s.serialize_struct("ApprovalRequest", 10)?;
         st.serialize_field("id", &self.0.id)?;
         st.serialize_field("server", &self.0.server_name)?;
         st.serialize_field("tool", &self.0.tool_name)?;
@@ -79,6 +82,7 @@ impl Serialize for ApprovalRequest {
             "deadline",
             &self.0.asked_at_ms.saturating_add(self.0.timeout_ms),
         )?;
+        st.serialize_field("details", &self.0.details)?;
         st.end()
     }
 }
@@ -121,6 +125,11 @@ impl ApprovalRequest {
     /// named it in [`StreamOptions::origin`](crate::StreamOptions::origin).
     pub fn origin(&self) -> Option<&str> {
         self.0.origin.as_deref()
+    }
+
+    /// What is known about the tool and the caller besides the call itself.
+    pub fn details(&self) -> &CallDetails {
+        &self.0.details
     }
 
     /// When it was asked, in milliseconds since the Unix epoch.
@@ -401,6 +410,7 @@ impl Approvals {
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             timeout_ms: self.timeout.load(Ordering::Relaxed),
+            details: CallDetails::default(),
             decision: Mutex::new(Some(tx)),
         }));
         let Some((listener, ..)) = listener else {
@@ -518,6 +528,7 @@ impl Approvals {
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             timeout_ms: self.timeout.load(Ordering::Relaxed),
+            details: CallDetails::default(),
             decision: Mutex::new(Some(tx)),
         }));
         if let Ok(mut p) = self.pending.lock() {
@@ -590,6 +601,7 @@ impl Approvals {
             origin,
             asked_at_ms: now_ms(),
             timeout_ms: 0,
+            details: CallDetails::default(),
             decision: Mutex::new(None),
         }));
         self.refuse(request, DecidedBy::Policy, Refusal::Rejected(reason));

@@ -3,6 +3,7 @@
 //! in the application's registry, asks for approval, and calls the tool over a lazily
 //! started, reused MCP session.
 
+pub mod definition;
 pub mod rules;
 pub mod server;
 pub mod sessions;
