@@ -81,12 +81,13 @@ fn on_spawner<T: Send + 'static>(
 
 /// What a supervised child does between fork and exec: lead a new process group, get
 /// `death_signal` when ipybox dies (Linux; elsewhere a child can outlive a killed ipybox),
-/// and exit at once if ipybox died before that was set up.
+/// inherit no descriptor beyond its stdio (Linux), and exit at once if ipybox died before
+/// that was set up.
 fn supervision(death_signal: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
     let parent = std::process::id() as libc::pid_t;
     move || {
         // SAFETY: runs between fork and exec and only calls async-signal-safe functions
-        // (setpgid, prctl, getppid, _exit).
+        // (setpgid, prctl, close_range, getrlimit, fcntl, getppid, _exit).
         unsafe {
             if libc::setpgid(0, 0) != 0 {
                 return Err(io::Error::last_os_error());
@@ -104,6 +105,30 @@ fn supervision(death_signal: i32) -> impl FnMut() -> io::Result<()> + Send + Syn
             }
             #[cfg(not(target_os = "linux"))]
             let _ = death_signal;
+            // Only stdin, stdout and stderr reach the program: every other descriptor is
+            // closed when it starts (close-on-exec, so the standard library's own pipe still
+            // reports a failed exec). Descriptors libraries open without close-on-exec — a
+            // GLib or D-Bus pipe the UI thread reads — would otherwise live as long as the
+            // gateway and its kernels do.
+            #[cfg(target_os = "linux")]
+            if libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            ) != 0
+            {
+                // Linux before 5.11: one descriptor at a time, up to the limit.
+                let mut rlimit: libc::rlimit = std::mem::zeroed();
+                let limit = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rlimit) == 0 {
+                    rlimit.rlim_cur.min(1 << 16) as libc::c_int
+                } else {
+                    1024
+                };
+                for fd in 3..limit {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
             // ipybox may have died between fork and prctl.
             if libc::getppid() != parent {
                 libc::_exit(1);
@@ -363,6 +388,32 @@ pub fn terminate_tree(child: &mut Child, grace: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A descriptor ipybox holds without close-on-exec (GLib's and D-Bus's pipes are such)
+    /// does not reach a child: a Kernel Gateway that inherits the write end of a pipe the
+    /// UI thread reads keeps that read waiting for as long as the gateway lives.
+    #[test]
+    fn a_supervised_child_inherits_no_descriptor_beyond_its_stdio() {
+        let mut fds = [0; 2];
+        // SAFETY: a fresh pipe, both ends closed below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let probe = |fd: i32| {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c")
+                .arg(format!("[ -e /proc/self/fd/{fd} ] && echo open || echo closed"))
+                .stdout(std::process::Stdio::piped());
+            let child = spawn_supervised(cmd, libc::SIGKILL).expect("spawn sh");
+            let out = child.wait_with_output().expect("wait");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        let (read, write) = (probe(fds[0]), probe(fds[1]));
+        // SAFETY: closing the pipe opened above.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!((read.as_str(), write.as_str()), ("closed", "closed"));
+    }
 
     #[test]
     fn pid_exists_tells_live_from_gone() {
