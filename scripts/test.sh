@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Runs every check and test of ipybox: formatting, lints, the build, the examples and the
-# unit and end-to-end tests against a real Kernel Gateway and real kernels.
-# Needs what scripts/setup.sh (or .ci/run) installs.
+# unit and end-to-end tests against a real Kernel Gateway and real kernels. Installs what
+# a fresh Debian 12 machine lacks first (scripts/test-deps.sh; IPYBOX_TEST_DEPS=0 skips it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [ "${IPYBOX_TEST_DEPS:-1}" != 0 ]; then
+  bash scripts/test-deps.sh
+fi
+export PATH="$HOME/.cargo/bin:$PATH"
+# shellcheck source=lib/node.sh
+. scripts/lib/node.sh
+ensure_node_for_ui
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 features=(--workspace --no-default-features)
