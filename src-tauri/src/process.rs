@@ -400,7 +400,9 @@ mod tests {
         let probe = |fd: i32| {
             let mut cmd = Command::new("sh");
             cmd.arg("-c")
-                .arg(format!("[ -e /proc/self/fd/{fd} ] && echo open || echo closed"))
+                .arg(format!(
+                    "[ -e /proc/self/fd/{fd} ] && echo open || echo closed"
+                ))
                 .stdout(std::process::Stdio::piped());
             let child = spawn_supervised(cmd, libc::SIGKILL).expect("spawn sh");
             let out = child.wait_with_output().expect("wait");
