@@ -72,6 +72,8 @@ export function howWords(decidedBy: DecidedBy, decision?: CallDecision | Approva
       return 'all pending decided at once';
     case 'rule':
       return 'by a rule';
+    case 'grant':
+      return 'allowed for this session';
     case 'timeout':
       return 'timed out';
     case 'policy':
@@ -84,7 +86,21 @@ export function howWords(decidedBy: DecidedBy, decision?: CallDecision | Approva
 }
 
 /** The choices of the audit log's "how" filter, in order. */
-export const DECIDED_BY: readonly DecidedBy[] = ['person', 'batch', 'rule', 'timeout', 'policy', 'nobody'];
+export const DECIDED_BY: readonly DecidedBy[] = ['person', 'batch', 'rule', 'grant', 'timeout', 'policy', 'nobody'];
+
+/** How a call was decided, naming the rule that decided it when the backend says which: "by the rule “Always allow fx.*”". */
+export function howWithRule(decidedBy: DecidedBy, decision: CallDecision | ApprovalDecision | undefined, rule: string | null | undefined): string {
+  const which = ruleWords(rule);
+  if (!which) return howWords(decidedBy, decision);
+  if (decidedBy === 'rule') return `by the rule “${which}”`;
+  return `${howWords(decidedBy, decision)} (rule “${which}”)`;
+}
+
+/** Which rule decided a call, as the backend decided, when the backend says; escaped and bounded. */
+export function ruleWords(rule: string | null | undefined): string | null {
+  const text = (rule ?? '').replace(/\s+/g, ' ').trim();
+  return text ? clipEscaped(escapeUntrusted(text), 160) : null;
+}
 
 /** "OK", "Tool error", "Failed: …", or "Did not run" (no outcome). */
 export function outcomeWords(outcome: CallOutcome | null): string {

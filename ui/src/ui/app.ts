@@ -950,6 +950,7 @@ export class App implements CellViewHost {
     this.approvalsBadge.textContent = String(n);
     this.approvalsBadge.hidden = n === 0;
     this.approvalsButton.dataset.pending = String(n);
+    this.saver.setWaiting(n);
     const label = n > 0 ? `Approvals: ${n} ${n === 1 ? 'tool call waits' : 'tool calls wait'} for your decision` : 'Show or hide approvals and the audit log';
     this.approvalsButton.setAttribute('aria-label', label);
     this.approvalsButton.title = label;
