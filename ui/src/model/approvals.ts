@@ -438,6 +438,22 @@ export class ApprovalsModel {
     return [...groups.values()].filter((g) => g.count >= 2);
   }
 
+  /**
+   * The runs (cells, or an agent's cells) with two or more requests waiting, in the order of
+   * their oldest, with the ids shown: "the rest of this cell's calls" decides exactly those.
+   */
+  cellGroups(): { executionId: string; origin: string | null; ids: number[] }[] {
+    const groups = new Map<string, { executionId: string; origin: string | null; ids: number[] }>();
+    for (const item of this.waiting) {
+      const ex = item.request.execution_id;
+      if (!ex) continue;
+      const g = groups.get(ex);
+      if (g) g.ids.push(item.request.id);
+      else groups.set(ex, { executionId: ex, origin: item.request.origin, ids: [item.request.id] });
+    }
+    return [...groups.values()].filter((g) => g.ids.length >= 2);
+  }
+
   /** The ids waiting for `server.tool` (both null: every waiting request). */
   waitingIds(server: string | null, tool: string | null): number[] {
     return this.waiting.filter((i) => (server === null || i.request.server === server) && (tool === null || i.request.tool === tool)).map((i) => i.request.id);
@@ -452,6 +468,13 @@ export class ApprovalsModel {
       this.gone.add(event.id);
     }
     this.changed();
+  }
+
+  /** A recent call the person no longer wants to see (a timeout they know of) leaves the list. */
+  dismissRecent(id: number): void {
+    const before = this.calls.length;
+    this.calls = this.calls.filter((c) => c.id !== id);
+    if (this.calls.length !== before) this.changed();
   }
 
   /** The last tool calls of this session, newest first. */

@@ -322,12 +322,14 @@ export class App implements CellViewHost {
       void this.policyView.init();
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onMcpEndpoint((state) => this.endpointDialog.update(state));
+      await ipc.onApprovalGrants(() => void this.approvalsView.refreshGrants());
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();
       this.load(state, await this.trustOf(state));
       void this.refreshNotebooks();
       void this.refreshSettings();
       // Requests made before the UI listened.
+      void this.approvalsView.refreshGrants();
       void this.approvalsView.syncPending().then(() => {
         if (this.approvals.waitingCount > 0 && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
       });
