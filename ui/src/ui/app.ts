@@ -187,7 +187,10 @@ export class App implements CellViewHost {
     this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.agentsButton.classList.toggle('serving', e.enabled) });
     this.agentsButton = btn({ id: 'open-agents', icon: 'agent', label: 'Let agents use this workspace over MCP', text: 'Agents', onClick: () => void this.endpointDialog.open() });
     this.agentsButton.setAttribute('aria-haspopup', 'dialog');
-    const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', onClick: () => void this.settingsDialog.open() });
+    const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', text: 'Settings', onClick: () => void this.settingsDialog.open() });
+    // The MCP servers tab, visible in the toolbar (not only as a tab of a closed side panel).
+    const serversButton = btn({ id: 'open-servers', icon: 'package', label: 'MCP servers: register, check and regenerate the tools code can call', text: 'MCP servers', onClick: () => this.toggleSideTab('servers') });
+    serversButton.setAttribute('aria-controls', 'right-panel');
     settingsButton.setAttribute('aria-haspopup', 'dialog');
     const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
     sidebarToggle.setAttribute('aria-controls', 'sidebar');
@@ -218,6 +221,7 @@ export class App implements CellViewHost {
       this.saveStatusEl,
       this.kernelEl,
       this.policyView.badge,
+      serversButton,
       this.agentsButton,
       this.approvalsButton,
       settingsButton,
@@ -932,6 +936,12 @@ export class App implements CellViewHost {
 
   private onSettings(settings: AppSettings): void {
     this.approvalsView.setApprovalTimeout(settings.approvalTimeoutSecs);
+  }
+
+  /** A toolbar button's side tab: opens it, or closes the panel when it already shows. */
+  private toggleSideTab(id: string): void {
+    if (this.sidePanel.isOpen && this.sidePanel.activeTab === id) this.sidePanel.close();
+    else this.sidePanel.open(id);
   }
 
   private toggleApprovals(): void {
