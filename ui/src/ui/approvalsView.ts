@@ -122,7 +122,8 @@ class RequestCard {
     this.asked = h('span', { class: 'approval-asked' });
     const details = r.details ?? {};
     const schema = details.tool?.input_schema;
-    const fields = argumentFields(r.arguments, schema);
+    // Named fields when the server's schema is known (each with its description); JSON otherwise, as before.
+    const fields = details.tool ? argumentFields(r.arguments, schema) : null;
     const pretty = prettyArguments(r.arguments);
     if (hasNoArguments(r.arguments)) {
       this.args = null;
