@@ -34,13 +34,15 @@ export function describeTool(description: string | null | undefined): Descriptio
   if (!text) return null;
   const lines = text.split('\n');
   let short = lines.slice(0, DESCRIPTION_LINES).join('\n');
-  let cut = lines.length > DESCRIPTION_LINES;
+  const moreLines = lines.length > DESCRIPTION_LINES;
+  // Cut inside a line: "…" says the sentence goes on ("More" says the lines do).
+  let midLine = false;
   if (short.length > DESCRIPTION_CHARS) {
     short = shortenText(short, DESCRIPTION_CHARS).replace(/… \([\d,]+ more characters\)$/, '');
-    cut = true;
+    midLine = true;
   }
-  if (!cut) return { short: escapeUntrustedLines(short), full: null };
-  return { short: `${escapeUntrustedLines(short.trimEnd())}…`, full: escapeUntrustedLines(shortenText(text, DESCRIPTION_MAX)) };
+  if (!moreLines && !midLine) return { short: escapeUntrustedLines(short), full: null };
+  return { short: `${escapeUntrustedLines(short.trimEnd())}${midLine ? '…' : ''}`, full: escapeUntrustedLines(shortenText(text, DESCRIPTION_MAX)) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,6 +166,8 @@ export interface ChangeRow {
   before: string;
   after: string;
   changed: boolean;
+  /** Shown as code (the schema), not as words. */
+  code: boolean;
 }
 
 /** Characters of each side shown in the comparison. */
@@ -194,7 +198,7 @@ export function changeRows(change: DefinitionChange): ChangeRow[] {
     ['Arguments (schema)', a ? schemaText(a.input_schema) : undefined, schemaText(b.input_schema)],
   ];
   return rows
-    .map(([field, before, after]) => ({ field, before: side(before), after: side(after), changed: (before ?? '').trim() !== (after ?? '').trim() }))
+    .map(([field, before, after]) => ({ field, before: side(before), after: side(after), changed: (before ?? '').trim() !== (after ?? '').trim(), code: field === 'Arguments (schema)' }))
     .filter((r) => r.changed || (r.before !== '(none)' && r.field !== 'Title'));
 }
 

@@ -914,6 +914,8 @@ export class App implements CellViewHost {
 
   private showSaveStatus(s: SaveStatus): void {
     this.saveStatusEl.textContent = s.text;
+    // A narrow toolbar shortens it: the tooltip has it whole.
+    this.saveStatusEl.title = s.text;
     this.saveStatusEl.dataset.state = s.state;
   }
 

@@ -157,14 +157,15 @@ class RequestCard {
     this.buttons = [approve, reject, alwaysAllow, ...(allowArgs ? [allowArgs] : []), alwaysReject];
     this.note = h('p', { class: 'approval-note', role: 'status', hidden: true });
     const description = r.server_description?.trim() ? escapeUntrusted(r.server_description.trim()) : '';
+    const descriptionShown = clipEscaped(description, 120);
     this.element = h(
       'li',
       { class: 'approval-request', tabindex: -1, 'aria-label': `${name} wants to run`, 'data-request-id': r.id, 'data-server': r.server, 'data-tool': r.tool, 'data-state': 'waiting' },
       h('p', { class: 'approval-title' }, h('strong', { class: 'call-name', text: name }), ` wants to run — ${originWords(r.origin)}`),
-      h('p', { class: 'approval-meta' }, this.asked, description ? h('span', { class: 'approval-server', title: description, text: ` · ${description}` }) : null),
-      details.change ? changeBox(details.change) : null,
+      h('p', { class: 'approval-meta' }, this.asked, description ? h('span', { class: 'approval-server', title: clipEscaped(description, 600), text: ` · ${descriptionShown}` }) : null),
       this.who,
       site ? h('p', { class: 'approval-site' }, h('span', { class: 'approval-label', text: 'Calling line: ' }), h('code', { class: 'approval-site-code', text: site })) : null,
+      details.change ? changeBox(details.change) : null,
       whatItDoes,
       this.args ? h('div', { class: 'approval-args-label', text: 'With these arguments:' }) : h('div', { class: 'approval-args-label', text: 'Without arguments.' }),
       this.args,
@@ -270,6 +271,9 @@ function changeBox(change: DefinitionChange): HTMLElement {
     h('p', { class: 'approval-change-title', text: changeHeadline(change) }),
     h('p', { class: 'approval-change-hint', text: 'Rules for it are suspended until you accept the new definition. Compare before you approve.' }),
     h(
+      'div',
+      { class: 'approval-change-scroll', tabindex: 0, 'aria-label': 'The definition you accepted and the one the server lists now' },
+      h(
       'table',
       { class: 'approval-change-table' },
       h('thead', {}, h('tr', {}, h('th', { text: '' }), h('th', { scope: 'col', text: 'When you accepted it' }), h('th', { scope: 'col', text: 'Now' }))),
@@ -277,8 +281,9 @@ function changeBox(change: DefinitionChange): HTMLElement {
         'tbody',
         {},
         ...rows.map((r) =>
-          h('tr', { 'data-changed': String(r.changed) }, h('th', { scope: 'row', text: r.field }), h('td', {}, h('pre', { text: r.before })), h('td', {}, h('pre', { text: r.after }))),
+          h('tr', { 'data-changed': String(r.changed), 'data-field': r.code ? 'code' : 'words' }, h('th', { scope: 'row', text: r.field }), h('td', {}, h('pre', { text: r.before })), h('td', {}, h('pre', { text: r.after }))),
         ),
+      ),
       ),
     ),
   );

@@ -53,7 +53,7 @@ describe('what a waiting call says', () => {
     await c.waitFor();
     assert.equal(await c.locator('.approval-who').textContent(), 'Asked by Claude Code 2.1.3 · agent session 192ee55f · connected 5 min ago');
     assert.equal(await c.locator('.approval-site').textContent(), 'Calling line: agent cell 4, line 2: fx.touch(path=report, mode="overwrite")');
-    assert.equal(await c.locator('.approval-description').textContent(), 'Create the file at the given path.\nIf it exists, its contents are replaced.\nThe parent folder must exist.…');
+    assert.equal(await c.locator('.approval-description').textContent(), 'Create the file at the given path.\nIf it exists, its contents are replaced.\nThe parent folder must exist.');
     await c.locator('.description-more').click();
     assert.match(await c.locator('.approval-description').textContent(), /Symbolic links are followed\.$/);
     assert.equal(await c.locator('.description-more').textContent(), 'Less');
@@ -136,7 +136,10 @@ describe('what a waiting call says', () => {
       await card(page, 51).waitFor();
       await page.waitForSelector('#session-grants:not([hidden])');
       assert.deepEqual(await contrastOffenders(page, '#side-panel-approvals'), [], `too little contrast in ${colorScheme} mode`);
-      if (SHOTS) await page.screenshot({ path: join(SHOTS, `approval-panel-${colorScheme}.png`) });
+      if (SHOTS) {
+        await page.screenshot({ path: join(SHOTS, `approval-panel-${colorScheme}.png`) });
+        await card(page, 51).screenshot({ path: join(SHOTS, `approval-card-${colorScheme}.png`) });
+      }
       await close();
     }
   });

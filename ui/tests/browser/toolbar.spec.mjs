@@ -3,7 +3,11 @@
 // after an in-app confirmation) and the menu the tabs that do not fit go into.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { join } from 'node:path';
 import { useApp } from './harness.mjs';
+
+/** IPYBOX_SHOTS=DIR: screenshots of the toolbar there. */
+const SHOTS = process.env.IPYBOX_SHOTS;
 
 const { app } = useApp({ before, after }, { notebook: null });
 
@@ -42,6 +46,7 @@ describe('the toolbar', () => {
       // The strip of tabs fits as well: what does not fit is in the menu.
       const tabsRight = await page.evaluate(() => Math.max(...[...document.querySelectorAll('#doc-tabs .doc-tab, #doc-tabs-more')].filter((e) => e.checkVisibility()).map((e) => e.getBoundingClientRect().right)));
       assert.ok(tabsRight <= width, `the tabs end within the window (${tabsRight})`);
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, `toolbar-${width}.png`), clip: { x: 0, y: 0, width, height: 110 } });
       assert.deepEqual(errors, []);
       await close();
     });

@@ -30,7 +30,8 @@ describe('what the tool does', () => {
   it('shows the first lines of a description and the rest on demand', () => {
     expect(describeTool('Create the file at the given path.')).toEqual({ short: 'Create the file at the given path.', full: null });
     const long = describeTool('Line 1\nLine 2\nLine 3\nLine 4\nLine 5');
-    expect(long?.short).toBe('Line 1\nLine 2\nLine 3…');
+    expect(long?.short).toBe('Line 1\nLine 2\nLine 3');
+    expect(describeTool('y'.repeat(400))?.short).toBe(`${'y'.repeat(300)}…`);
     expect(long?.full).toBe('Line 1\nLine 2\nLine 3\nLine 4\nLine 5');
     expect(describeTool('   ')).toBeNull();
     expect(describeTool(undefined)).toBeNull();
