@@ -280,7 +280,7 @@ export class App implements CellViewHost {
       if (notebookShown) this.focusActiveCell();
     });
     const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.scroller, this.docTabs.pane);
-    // ---- right side panel (tabs; later also MCP servers and Sandbox policy)
+    // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
     this.sidePanel = new SidePanel([
