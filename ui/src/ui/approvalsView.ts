@@ -42,6 +42,8 @@ export interface ApprovalsBackend {
   /** Rejects when the backend has no grants: the panel then does not show them. */
   approvalGrants(): Promise<ApprovalGrant[]>;
   revokeGrant(id: number): Promise<boolean>;
+  /** Which of the last audited calls a rule would have matched; rejects on a backend that cannot say. */
+  ruleWouldMatch?(rule: Rule): Promise<number[]>;
 }
 
 const defaultBackend: ApprovalsBackend = {
@@ -53,6 +55,7 @@ const defaultBackend: ApprovalsBackend = {
   setApprovalRules: (rules) => ipc.setApprovalRules(rules),
   approvalGrants: () => ipc.approvalGrants(),
   revokeGrant: (id) => ipc.revokeGrant(id),
+  ruleWouldMatch: (rule) => ipc.ruleWouldMatch(rule),
 };
 
 /** The backend's words for `err`, escaped (they may quote a server's answer). */

@@ -237,3 +237,37 @@ describe('batches, timeouts and attention', () => {
     await close();
   });
 });
+
+describe('a rule being written', () => {
+  it('says how many of the last 100 audited calls each rule would have decided', async () => {
+    const { page, errors, close } = await app({ auditCount: 240, rules: { version: 1, rules: [] } });
+    await page.click('#toggle-approvals');
+    await page.click('#edit-rules-json');
+    await page.fill('#rules-json', JSON.stringify({ version: 1, rules: [{ server: 'github', tool: '*', decision: 'allow' }, { server: 'weather', tool: 'forecast', decision: 'allow' }, { server: 'nothing', tool: 'here', decision: 'reject' }] }));
+    await page.waitForSelector('#rules-json-matches:not([hidden]) .rules-match[data-rule="2"]');
+    assert.deepEqual(await page.locator('#rules-json-matches .rules-match').allTextContents(), [
+      'Rule 1, Always allow every tool of github: would have decided 32 of the last 100 calls',
+      'Rule 2, Always allow weather.forecast: would have decided 17 of the last 100 calls',
+      'Rule 3, Always reject nothing.here: would have decided none of the last 100 calls',
+    ]);
+    const asked = await calls(page, 'rule_would_match');
+    assert.deepEqual(asked.at(-1), { rule: { server: 'nothing', tool: 'here', decision: 'reject' } });
+    // Half-typed JSON keeps the last answer; a rule without a tool says so.
+    await page.fill('#rules-json', '{"version": 1, "rules": [{"server": "github"}]}');
+    await page.waitForFunction(() => document.querySelector('#rules-json-matches .rules-match-count')?.textContent === 'is not a valid rule yet');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('a backend without rule_would_match shows no preview', async () => {
+    const { page, errors, close } = await app({ ruleWouldMatch: false });
+    await page.click('#toggle-approvals');
+    await page.click('#edit-rules-json');
+    await page.fill('#rules-json', JSON.stringify({ version: 1, rules: [{ server: 'github', tool: '*', decision: 'allow' }] }));
+    await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'rule_would_match'));
+    await page.waitForTimeout(100);
+    assert.equal(await page.locator('#rules-json-matches').isHidden(), true);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});

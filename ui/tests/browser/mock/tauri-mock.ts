@@ -51,6 +51,8 @@ interface MockConfig {
   trusted?: boolean;
   /** The grants "for this session" in force; `false`: the backend has no grants (an older one: approval_grants and end_agent_session are unknown commands). */
   grants?: Json[] | false;
+  /** false: the backend has no rule_would_match (the rules editor then shows no preview). */
+  ruleWouldMatch?: boolean;
 }
 
 interface ApprovalRequest {
@@ -620,6 +622,18 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'audit_log':
       return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
+    case 'rule_would_match': {
+      if (config.ruleWouldMatch === false) return { handled: false };
+      const rule = args.rule;
+      if (!isRecord(rule) || typeof rule.server !== 'string' || typeof rule.tool !== 'string') throw { code: 'InvalidConfig', message: 'a rule needs "server" and "tool"' };
+      const { server, tool } = rule;
+      const from = Math.max(0, audit.length - 100);
+      const ids: number[] = [];
+      audit.forEach((e, i) => {
+        if (i >= from && isRecord(e) && typeof e.server === 'string' && typeof e.tool === 'string' && globMatch(server, e.server) && globMatch(tool, e.tool)) ids.push(i);
+      });
+      return { handled: true, value: ids };
+    }
     case 'approval_grants':
       if (grants === false) return { handled: false };
       return { handled: true, value: JSON.parse(JSON.stringify(grants)) as unknown };
