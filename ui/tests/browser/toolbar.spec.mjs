@@ -33,9 +33,9 @@ const toolbarBoxes = (page) =>
 
 describe('the toolbar', () => {
   for (const width of [1024, 1280, 1440]) {
-    it(`stays on screen at ${width} px with four agents’ tabs open`, async () => {
+    it(`stays on screen at ${width} px with seven agents’ tabs open`, async () => {
       const { page, errors, close } = await app({}, { width, height: 800 });
-      await agents(page, 4);
+      await agents(page, 7);
       const boxes = await toolbarBoxes(page);
       for (const id of ['open-settings', 'toggle-approvals', 'open-agents', 'open-servers', 'sandbox-badge', 'run-cell', 'save']) {
         assert.ok(boxes.some((b) => b.id === id), `${id} shows at ${width} px`);
