@@ -271,3 +271,27 @@ describe('a rule being written', () => {
     await close();
   });
 });
+
+describe('the audit log', () => {
+  it('names the agent’s client that asked and the rule (or the session grant) that decided', async () => {
+    const base = { workspace: '/home/ana/projects/weather', execution_id: 'exec-agent-1', origin: 'agent session 192ee55f', arguments: {}, decision: 'approved', reason: null, outcome: { kind: 'ok' }, duration_ms: 4 };
+    const audit = [
+      { ...base, time: Date.now() - 2000, server: 'fx', tool: 'echo', decided_by: 'rule', rule: `Always allow fx.${RLO}*`, client: { name: 'Claude Code', version: '2.1.3', session: '192ee55f-7c1d' } },
+      { ...base, time: Date.now() - 1000, server: 'fx', tool: 'touch', decided_by: 'grant', execution_id: 'exec-3', origin: 'cell 3 of analysis.ipynb' },
+    ];
+    const { page, errors, close } = await app({ audit });
+    await page.click('#toggle-approvals');
+    await page.click('#side-tab-audit');
+    await page.waitForSelector('#audit-table tbody tr');
+    const rows = await page.locator('#audit-table tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('.audit-who').textContent, tr.querySelector('.audit-how').textContent]));
+    assert.deepEqual(rows, [
+      ['cell 3 of analysis.ipynb', 'allowed for this session'],
+      ['Claude Code 2.1.3 (agent session 192ee55f)', 'by the rule “Always allow fx.\\u202e*”'],
+    ]);
+    // The "how" filter has the session grants.
+    await page.selectOption('#audit-how', 'grant');
+    await page.waitForFunction(() => document.querySelectorAll('#audit-table tbody tr').length === 1);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});
