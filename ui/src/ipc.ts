@@ -110,12 +110,68 @@ export interface ApprovalRequest {
   asked_at: number;
   /** When it is rejected unless decided (the approval timeout when it was asked), ms since the epoch. */
   deadline?: number;
+  /** What the person is shown about the tool and the caller; absent from an older backend. */
+  details?: CallDetails;
+}
+
+/** The MCP tool annotations: claims the server makes about its tool, not facts ipybox checked. */
+export interface ToolHints {
+  read_only?: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  open_world?: boolean;
+}
+
+/** A tool as its server lists it (`tools/list`). Every text in it comes from the server. */
+export interface ToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  input_schema?: JsonValue;
+  hints?: ToolHints;
+}
+
+/** A tool whose definition differs from the one a person accepted (`accepted` null: it appeared since). */
+export interface DefinitionChange {
+  accepted: ToolDefinition | null;
+  now: ToolDefinition;
+}
+
+/** The MCP client an agent connected with, as it declared itself (`clientInfo`). */
+export interface ClientInfo {
+  name: string;
+  version?: string;
+  /** The agent session (ipybox's id for it). */
+  session: string;
+  /** ms since the epoch. */
+  connected_at_ms?: number;
+}
+
+/** What a request carries besides the call itself (src-tauri/src/tools/definition.rs, `CallDetails`). */
+export interface CallDetails {
+  tool?: ToolDefinition;
+  change?: DefinitionChange;
+  client?: ClientInfo;
+  /** The line of code that made the call ("cell 3, line 2: fx.touch(path=p)"). */
+  call_site?: string;
+}
+
+/** A grant "for this session": calls to `server.tool` run without asking until the kernel restarts or the agent's session ends. */
+export interface ApprovalGrant {
+  id: number;
+  server: string;
+  tool: string;
+  scope: 'notebook' | 'agent';
+  /** The agent session it covers; null for the notebook's kernel. */
+  session: string | null;
+  /** ms since the epoch. */
+  granted_at: number;
 }
 
 export type ApprovalDecision = 'accept' | 'reject';
 
 /** Who or what decided a tool call. */
-export type DecidedBy = 'person' | 'batch' | 'rule' | 'timeout' | 'policy' | 'nobody';
+export type DecidedBy = 'person' | 'batch' | 'rule' | 'grant' | 'timeout' | 'policy' | 'nobody';
 
 /** What a call that ran returned. */
 export type CallOutcome = { kind: 'ok' } | { kind: 'tool_error' } | { kind: 'failed'; message: string };
@@ -138,6 +194,8 @@ export interface ToolCallEvent {
   /** Null when the call did not run. */
   outcome: CallOutcome | null;
   duration_ms: number;
+  /** Which rule decided it, in words; absent when no rule did (or from an older backend). */
+  rule?: string | null;
 }
 
 /** The app's settings (kept in ipybox's data directory, never in a workspace). */
@@ -189,6 +247,10 @@ export interface AuditEntry {
   reason: string | null;
   outcome: CallOutcome | null;
   duration_ms: number;
+  /** Which rule decided it, in words; absent when no rule did (or from an older backend). */
+  rule?: string | null;
+  /** The agent's MCP client that made the call; absent for a notebook's call. */
+  client?: { name: string; version?: string; session: string } | null;
 }
 
 const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
@@ -428,6 +490,26 @@ export function decideAllPending(decision: ApprovalDecision, ids: number[]): Pro
   return call<number>('decide_all_pending', { decision, ids });
 }
 
+/** The grants "for this session" in force. Rejects when the backend has no grants (the panel then hides them). */
+export function approvalGrants(): Promise<ApprovalGrant[]> {
+  return call<ApprovalGrant[]>('approval_grants');
+}
+
+/** End a grant: the tool asks again. False when it was already gone. */
+export function revokeGrant(id: number): Promise<boolean> {
+  return call<boolean>('revoke_grant', { id });
+}
+
+/** The grants changed (one was given, revoked, or ended with its session). */
+export function onApprovalGrants(handler: () => void): Promise<UnlistenFn> {
+  return listen<unknown>('approval-grants', () => handler());
+}
+
+/** Which of the last audited calls `rule` would have matched (their audit ids). Rejects when the backend cannot say. */
+export function ruleWouldMatch(rule: Rule): Promise<number[]> {
+  return call<number[]>('rule_would_match', { rule });
+}
+
 export function approvalRules(): Promise<ApprovalRules> {
   return call<ApprovalRules>('approval_rules');
 }
@@ -571,6 +653,11 @@ export type AgentActivity =
   | { type: 'cell_finished'; session: number; execution_id: string; error: string | null }
   | { type: 'kernel_reset'; session: number }
   | { type: 'session_ended'; session: number; reason: string };
+
+/** End an agent's session and stop its kernel. False when it had already ended. */
+export function endAgentSession(session: string): Promise<boolean> {
+  return call<boolean>('end_agent_session', { session });
+}
 
 export function mcpEndpoint(): Promise<McpEndpointState> {
   return call<McpEndpointState>('mcp_endpoint');

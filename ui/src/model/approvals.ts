@@ -72,6 +72,8 @@ export function howWords(decidedBy: DecidedBy, decision?: CallDecision | Approva
       return 'all pending decided at once';
     case 'rule':
       return 'by a rule';
+    case 'grant':
+      return 'allowed for this session';
     case 'timeout':
       return 'timed out';
     case 'policy':
@@ -84,7 +86,21 @@ export function howWords(decidedBy: DecidedBy, decision?: CallDecision | Approva
 }
 
 /** The choices of the audit log's "how" filter, in order. */
-export const DECIDED_BY: readonly DecidedBy[] = ['person', 'batch', 'rule', 'timeout', 'policy', 'nobody'];
+export const DECIDED_BY: readonly DecidedBy[] = ['person', 'batch', 'rule', 'grant', 'timeout', 'policy', 'nobody'];
+
+/** How a call was decided, naming the rule that decided it when the backend says which: "by the rule “Always allow fx.*”". */
+export function howWithRule(decidedBy: DecidedBy, decision: CallDecision | ApprovalDecision | undefined, rule: string | null | undefined): string {
+  const which = ruleWords(rule);
+  if (!which) return howWords(decidedBy, decision);
+  if (decidedBy === 'rule') return `by the rule “${which}”`;
+  return `${howWords(decidedBy, decision)} (rule “${which}”)`;
+}
+
+/** Which rule decided a call, as the backend decided, when the backend says; escaped and bounded. */
+export function ruleWords(rule: string | null | undefined): string | null {
+  const text = (rule ?? '').replace(/\s+/g, ' ').trim();
+  return text ? clipEscaped(escapeUntrusted(text), 160) : null;
+}
 
 /** "OK", "Tool error", "Failed: …", or "Did not run" (no outcome). */
 export function outcomeWords(outcome: CallOutcome | null): string {
@@ -422,6 +438,22 @@ export class ApprovalsModel {
     return [...groups.values()].filter((g) => g.count >= 2);
   }
 
+  /**
+   * The runs (cells, or an agent's cells) with two or more requests waiting, in the order of
+   * their oldest, with the ids shown: "the rest of this cell's calls" decides exactly those.
+   */
+  cellGroups(): { executionId: string; origin: string | null; ids: number[] }[] {
+    const groups = new Map<string, { executionId: string; origin: string | null; ids: number[] }>();
+    for (const item of this.waiting) {
+      const ex = item.request.execution_id;
+      if (!ex) continue;
+      const g = groups.get(ex);
+      if (g) g.ids.push(item.request.id);
+      else groups.set(ex, { executionId: ex, origin: item.request.origin, ids: [item.request.id] });
+    }
+    return [...groups.values()].filter((g) => g.ids.length >= 2);
+  }
+
   /** The ids waiting for `server.tool` (both null: every waiting request). */
   waitingIds(server: string | null, tool: string | null): number[] {
     return this.waiting.filter((i) => (server === null || i.request.server === server) && (tool === null || i.request.tool === tool)).map((i) => i.request.id);
@@ -436,6 +468,13 @@ export class ApprovalsModel {
       this.gone.add(event.id);
     }
     this.changed();
+  }
+
+  /** A recent call the person no longer wants to see (a timeout they know of) leaves the list. */
+  dismissRecent(id: number): void {
+    const before = this.calls.length;
+    this.calls = this.calls.filter((c) => c.id !== id);
+    if (this.calls.length !== before) this.changed();
   }
 
   /** The last tool calls of this session, newest first. */

@@ -3,7 +3,8 @@
  * shown texts computed per entry), so that filtering thousands of them is a loop of `includes`.
  */
 import type { AuditEntry, CallDecision, DecidedBy } from '../ipc';
-import { callName, decisionWords, formatDuration, howWords, outcomeWords } from './approvals';
+import { callName, decisionWords, formatDuration, howWithRule, outcomeWords } from './approvals';
+import { clientName, sessionWords } from './callDetails';
 import { escapeUntrusted } from './untrusted';
 
 export interface AuditRow {
@@ -32,7 +33,7 @@ export function indexEntry(entry: AuditEntry): AuditRow {
   const rawArgs = JSON.stringify(entry.arguments) ?? 'null';
   const argsJson = escapeUntrusted(rawArgs);
   const call = callName(entry.server, entry.tool);
-  const sent = [`${entry.server}.${entry.tool}`, rawArgs, entry.origin ?? '', entry.execution_id ?? '', entry.reason ?? ''];
+  const sent = [`${entry.server}.${entry.tool}`, rawArgs, entry.origin ?? '', entry.execution_id ?? '', entry.reason ?? '', entry.rule ?? '', entry.client?.name ?? ''];
   const shown = sent.map(escapeUntrusted);
   const search = (shown.every((s, i) => s === sent[i]) ? sent : [...sent, ...shown]).join('\n').toLowerCase();
   return {
@@ -41,7 +42,7 @@ export function indexEntry(entry: AuditEntry): AuditRow {
     argsJson,
     call,
     decision: decisionWords(entry.decision),
-    how: howWords(entry.decided_by, entry.decision),
+    how: howWithRule(entry.decided_by, entry.decision, entry.rule),
     outcome: outcomeWords(entry.outcome),
     duration: entry.outcome ? formatDuration(entry.duration_ms) : '',
   };
@@ -104,7 +105,9 @@ export function formatAuditTime(time: number, now: number = Date.now()): string 
 }
 
 /** Who made the call: the origin in words, else the run's id, else "unknown"; escaped. */
-export function whoWords(entry: Pick<AuditEntry, 'origin' | 'execution_id'>): string {
+export function whoWords(entry: Pick<AuditEntry, 'origin' | 'execution_id' | 'client'>): string {
+  const client = entry.client;
+  if (client && typeof client.name === 'string' && typeof client.session === 'string') return `${clientName(client)} (${sessionWords(client.session)})`;
   const origin = entry.origin?.trim();
   if (origin) return escapeUntrusted(origin);
   if (entry.execution_id) return `run ${escapeUntrusted(entry.execution_id)}`;

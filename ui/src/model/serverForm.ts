@@ -73,7 +73,7 @@ export function checkName(name: string): string | null {
   if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(name)) {
     const bad = [...name].find((c) => !/[A-Za-z0-9_]/.test(c));
     const why = bad !== undefined ? `“${bad === ' ' ? 'a space' : bad}” cannot be in it` : 'it cannot start with a digit or an underscore';
-    return `The name becomes the Python package mcptools.${name}, so it is letters, digits and underscores, starting with a letter: ${why}.`;
+    return `A server’s name is letters, digits and underscores, starting with a letter (code uses its tools as mcptools.NAME): ${why}.`;
   }
   if (PYTHON_KEYWORDS.has(name)) return `“${name}” is a Python keyword and cannot be a package name; choose another.`;
   if (name === 'ipybox') return '“ipybox” is reserved: ipybox approves shell commands under that name.';
@@ -343,6 +343,18 @@ export function suggestName(name: string): string {
   let s = name.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^[^A-Za-z]+/, '').replace(/_+$/, '');
   if (PYTHON_KEYWORDS.has(s) || s === 'ipybox') s = `${s}_server`;
   return s;
+}
+
+/**
+ * A name the form can offer instead of one that cannot name a server, accepted with one
+ * click: "Echo tools" → `echo_tools`, "brave-search" → `brave_search`. Null when `name` is
+ * fine as it is, or nothing usable can be made of it.
+ */
+export function nameSuggestion(name: string): string | null {
+  const typed = name.trim();
+  if (typed === '' || checkName(typed) === null) return null;
+  const suggestion = suggestName(typed.toLowerCase());
+  return suggestion !== typed && checkName(suggestion) === null ? suggestion : null;
 }
 
 // ---- what regenerating changed

@@ -5,7 +5,7 @@
  */
 import type { ApprovalDecision, ApprovalRequest, CallDecision, CallOutcome, DecidedBy, ToolCallEvent } from '../ipc';
 import type { JsonValue } from '../util/json';
-import { callName, formatDuration, outcomeWords, shortenText } from './approvals';
+import { callName, formatDuration, outcomeWords, ruleWords, shortenText } from './approvals';
 import { escapeUntrusted } from './untrusted';
 
 /** Where a call is: waiting for a decision, approved and running, or ended (ran or refused). */
@@ -26,6 +26,8 @@ export interface CellToolCall {
   /** What it returned, when it ran. */
   readonly outcome: CallOutcome | null;
   readonly durationMs: number | null;
+  /** Which rule decided it, as the backend says (raw; escaped when shown). */
+  readonly rule?: string | null;
 }
 
 const RANK: Record<CallStatus, number> = { waiting: 0, running: 1, done: 2 };
@@ -54,6 +56,7 @@ export function endedCall(event: ToolCallEvent): CellToolCall {
     reason: event.reason ?? null,
     outcome: event.outcome,
     durationMs: event.outcome ? event.duration_ms : null,
+    rule: event.rule ?? null,
   };
 }
 
@@ -82,8 +85,13 @@ export function verdictWords(call: CellToolCall): string {
         return approved ? 'approved by you' : 'rejected by you';
       case 'batch':
         return approved ? 'approved by you (all pending at once)' : 'rejected by you (all pending at once)';
-      case 'rule':
+      case 'rule': {
+        const which = ruleWords(call.rule);
+        if (which) return approved ? `allowed by the rule “${which}”` : `rejected by the rule “${which}”`;
         return approved ? 'allowed by a rule' : 'rejected by a rule';
+      }
+      case 'grant':
+        return approved ? 'allowed for this session' : 'rejected';
       case 'policy':
         return approved ? 'approved by the session’s policy' : 'rejected by the session’s policy';
       case 'nobody':

@@ -187,7 +187,10 @@ export class App implements CellViewHost {
     this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.agentsButton.classList.toggle('serving', e.enabled) });
     this.agentsButton = btn({ id: 'open-agents', icon: 'agent', label: 'Let agents use this workspace over MCP', text: 'Agents', onClick: () => void this.endpointDialog.open() });
     this.agentsButton.setAttribute('aria-haspopup', 'dialog');
-    const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', onClick: () => void this.settingsDialog.open() });
+    const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', text: 'Settings', onClick: () => void this.settingsDialog.open() });
+    // The MCP servers tab, visible in the toolbar (not only as a tab of a closed side panel).
+    const serversButton = btn({ id: 'open-servers', icon: 'package', label: 'MCP servers: register, check and regenerate the tools code can call', text: 'MCP servers', onClick: () => this.toggleSideTab('servers') });
+    serversButton.setAttribute('aria-controls', 'right-panel');
     settingsButton.setAttribute('aria-haspopup', 'dialog');
     const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
     sidebarToggle.setAttribute('aria-controls', 'sidebar');
@@ -218,6 +221,7 @@ export class App implements CellViewHost {
       this.saveStatusEl,
       this.kernelEl,
       this.policyView.badge,
+      serversButton,
       this.agentsButton,
       this.approvalsButton,
       settingsButton,
@@ -276,7 +280,7 @@ export class App implements CellViewHost {
       if (notebookShown) this.focusActiveCell();
     });
     const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.scroller, this.docTabs.pane);
-    // ---- right side panel (tabs; later also MCP servers and Sandbox policy)
+    // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
     this.sidePanel = new SidePanel([
@@ -322,12 +326,14 @@ export class App implements CellViewHost {
       void this.policyView.init();
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onMcpEndpoint((state) => this.endpointDialog.update(state));
+      await ipc.onApprovalGrants(() => void this.approvalsView.refreshGrants());
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();
       this.load(state, await this.trustOf(state));
       void this.refreshNotebooks();
       void this.refreshSettings();
       // Requests made before the UI listened.
+      void this.approvalsView.refreshGrants();
       void this.approvalsView.syncPending().then(() => {
         if (this.approvals.waitingCount > 0 && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
       });
@@ -908,6 +914,8 @@ export class App implements CellViewHost {
 
   private showSaveStatus(s: SaveStatus): void {
     this.saveStatusEl.textContent = s.text;
+    // A narrow toolbar shortens it: the tooltip has it whole.
+    this.saveStatusEl.title = s.text;
     this.saveStatusEl.dataset.state = s.state;
   }
 
@@ -932,6 +940,12 @@ export class App implements CellViewHost {
     this.approvalsView.setApprovalTimeout(settings.approvalTimeoutSecs);
   }
 
+  /** A toolbar button's side tab: opens it, or closes the panel when it already shows. */
+  private toggleSideTab(id: string): void {
+    if (this.sidePanel.isOpen && this.sidePanel.activeTab === id) this.sidePanel.close();
+    else this.sidePanel.open(id);
+  }
+
   private toggleApprovals(): void {
     if (this.sidePanel.isOpen && this.sidePanel.activeTab === 'approvals') this.sidePanel.close();
     else this.sidePanel.open('approvals');
@@ -950,6 +964,7 @@ export class App implements CellViewHost {
     this.approvalsBadge.textContent = String(n);
     this.approvalsBadge.hidden = n === 0;
     this.approvalsButton.dataset.pending = String(n);
+    this.saver.setWaiting(n);
     const label = n > 0 ? `Approvals: ${n} ${n === 1 ? 'tool call waits' : 'tool calls wait'} for your decision` : 'Show or hide approvals and the audit log';
     this.approvalsButton.setAttribute('aria-label', label);
     this.approvalsButton.title = label;

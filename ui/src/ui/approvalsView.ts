@@ -5,7 +5,7 @@
  * Owns its DOM; the state is an ApprovalsModel fed by the session events.
  */
 import * as ipc from '../ipc';
-import type { ApprovalDecision, ApprovalRequest, ApprovalRules, Rule, ToolCallEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ApprovalRules, DefinitionChange, Rule, ToolCallEvent } from '../ipc';
 import {
   allowArgumentsRule,
   allowToolRule,
@@ -14,7 +14,7 @@ import {
   decisionWords,
   formatDuration,
   hasNoArguments,
-  howWords,
+  howWithRule,
   originWords,
   outcomeWords,
   prettyArguments,
@@ -26,6 +26,7 @@ import {
   describeRule,
   type PendingItem,
 } from '../model/approvals';
+import { argumentFields, callSiteWords, changeHeadline, changeRows, clientWords, describeTool, grantScopeWords, grantWords, hintLabels, HINTS_NOTE, sortGrants } from '../model/callDetails';
 import { describeTimeout } from '../model/settings';
 import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
@@ -38,6 +39,11 @@ export interface ApprovalsBackend {
   addApprovalRule(rule: Rule, decideId: number | null): Promise<void>;
   approvalRules(): Promise<ApprovalRules>;
   setApprovalRules(rules: ApprovalRules): Promise<void>;
+  /** Rejects when the backend has no grants: the panel then does not show them. */
+  approvalGrants(): Promise<ApprovalGrant[]>;
+  revokeGrant(id: number): Promise<boolean>;
+  /** Which of the last audited calls a rule would have matched; rejects on a backend that cannot say. */
+  ruleWouldMatch?(rule: Rule): Promise<number[]>;
 }
 
 const defaultBackend: ApprovalsBackend = {
@@ -47,6 +53,9 @@ const defaultBackend: ApprovalsBackend = {
   addApprovalRule: (rule, decideId) => ipc.addApprovalRule(rule, decideId),
   approvalRules: () => ipc.approvalRules(),
   setApprovalRules: (rules) => ipc.setApprovalRules(rules),
+  approvalGrants: () => ipc.approvalGrants(),
+  revokeGrant: (id) => ipc.revokeGrant(id),
+  ruleWouldMatch: (rule) => ipc.ruleWouldMatch(rule),
 };
 
 /** The backend's words for `err`, escaped (they may quote a server's answer). */
@@ -96,7 +105,8 @@ export function timeLeftWords(askedAt: number, timeoutSecs: number | null, now: 
 class RequestCard {
   readonly element: HTMLLIElement;
   private full = false;
-  private readonly args: HTMLPreElement | null;
+  private readonly args: HTMLElement | null;
+  private readonly who: HTMLElement | null;
   private readonly showAll: HTMLButtonElement | null;
   private readonly asked: HTMLElement;
   private readonly note: HTMLElement;
@@ -113,15 +123,27 @@ class RequestCard {
     const r = request;
     const name = callName(r.server, r.tool);
     this.asked = h('span', { class: 'approval-asked' });
+    const details = r.details ?? {};
+    const schema = details.tool?.input_schema;
+    // Named fields when the server's schema is known (each with its description); JSON otherwise, as before.
+    const fields = details.tool ? argumentFields(r.arguments, schema) : null;
     const pretty = prettyArguments(r.arguments);
     if (hasNoArguments(r.arguments)) {
       this.args = null;
       this.showAll = null;
     } else {
-      this.args = h('pre', { class: 'approval-args', tabindex: 0, 'aria-label': `Arguments of ${name}`, text: pretty.text });
-      this.showAll = pretty.shortened ? h('button', { class: 'link-button show-all', type: 'button', 'aria-expanded': 'false', text: 'Show all' }) : null;
+      const shortened = fields ? fields.fields.some((f) => f.shortened) : pretty.shortened;
+      this.args = fields
+        ? h('dl', { class: 'approval-fields', tabindex: 0, 'aria-label': `Arguments of ${name}` })
+        : h('pre', { class: 'approval-args', tabindex: 0, 'aria-label': `Arguments of ${name}`, text: pretty.text });
+      if (fields) this.renderFields(false);
+      this.showAll = shortened ? h('button', { class: 'link-button show-all', type: 'button', 'aria-expanded': 'false', text: 'Show all' }) : null;
       this.showAll?.addEventListener('click', () => this.toggleFull());
     }
+    // Who asks: an agent's MCP client (the call's origin says which cell otherwise).
+    this.who = details.client ? h('p', { class: 'approval-who' }) : null;
+    const site = callSiteWords(details.call_site);
+    const whatItDoes = this.whatItDoes(name);
     const approve = h('button', { class: 'button approve', type: 'button', text: 'Approve', 'aria-label': `Approve ${name}` });
     approve.addEventListener('click', () => actions.decide(r.id, 'accept'));
     const reject = h('button', { class: 'button button-danger reject', type: 'button', text: 'Reject', 'aria-label': `Reject ${name}` });
@@ -138,11 +160,16 @@ class RequestCard {
     this.buttons = [approve, reject, alwaysAllow, ...(allowArgs ? [allowArgs] : []), alwaysReject];
     this.note = h('p', { class: 'approval-note', role: 'status', hidden: true });
     const description = r.server_description?.trim() ? escapeUntrusted(r.server_description.trim()) : '';
+    const descriptionShown = clipEscaped(description, 120);
     this.element = h(
       'li',
       { class: 'approval-request', tabindex: -1, 'aria-label': `${name} wants to run`, 'data-request-id': r.id, 'data-server': r.server, 'data-tool': r.tool, 'data-state': 'waiting' },
       h('p', { class: 'approval-title' }, h('strong', { class: 'call-name', text: name }), ` wants to run — ${originWords(r.origin)}`),
-      h('p', { class: 'approval-meta' }, this.asked, description ? h('span', { class: 'approval-server', title: description, text: ` · ${description}` }) : null),
+      h('p', { class: 'approval-meta' }, this.asked, description ? h('span', { class: 'approval-server', title: clipEscaped(description, 600), text: ` · ${descriptionShown}` }) : null),
+      this.who,
+      site ? h('p', { class: 'approval-site' }, h('span', { class: 'approval-label', text: 'Calling line: ' }), h('code', { class: 'approval-site-code', text: site })) : null,
+      details.change ? changeBox(details.change) : null,
+      whatItDoes,
       this.args ? h('div', { class: 'approval-args-label', text: 'With these arguments:' }) : h('div', { class: 'approval-args-label', text: 'Without arguments.' }),
       this.args,
       this.showAll,
@@ -171,15 +198,98 @@ class RequestCard {
     const left = this.element.dataset.state === 'withdrawn' ? null : timeLeftWords(this.request.asked_at, this.timeoutSecs, now);
     const text = `Asked ${timeAgo(this.request.asked_at, now)}${left ? ` · ${left}` : ''}`;
     if (this.asked.textContent !== text) this.asked.textContent = text;
+    const client = this.request.details?.client;
+    if (this.who && client) {
+      const who = `Asked by ${clientWords(client, now)}`;
+      if (this.who.textContent !== who) this.who.textContent = who;
+    }
+  }
+
+  /** The tool's description (first lines; "More" for the rest) and the server's hints, with the note that they are claims. */
+  private whatItDoes(name: string): HTMLElement | null {
+    const tool = this.request.details?.tool;
+    if (!tool) return null;
+    const text = describeTool(tool.description);
+    const labels = hintLabels(tool.hints);
+    if (!text && labels.length === 0) return null;
+    let description: HTMLElement | null = null;
+    let more: HTMLButtonElement | null = null;
+    if (text) {
+      description = h('p', { class: 'approval-description', text: text.short });
+      if (text.full !== null) {
+        const full = text.full;
+        more = h('button', { class: 'link-button description-more', type: 'button', 'aria-expanded': 'false', text: 'More' });
+        let open = false;
+        more.addEventListener('click', () => {
+          open = !open;
+          if (description) description.textContent = open ? full : text.short;
+          if (more) {
+            more.textContent = open ? 'Less' : 'More';
+            more.setAttribute('aria-expanded', String(open));
+          }
+        });
+      }
+    }
+    const hints = labels.length
+      ? h(
+          'div',
+          { class: 'approval-hints' },
+          h('span', { class: 'approval-label', text: 'The server says: ' }),
+          ...labels.map((l) => h('span', { class: 'hint-label', 'data-hint': l.key, 'data-tone': l.tone, text: l.text })),
+          h('p', { class: 'approval-hints-note', text: HINTS_NOTE }),
+        )
+      : null;
+    return h('div', { class: 'approval-what', 'aria-label': `What ${name} does, as its server describes it` }, h('div', { class: 'approval-label', text: 'What it does, as the server describes it:' }), description, more, hints);
+  }
+
+  /** The arguments as named fields, each with the schema's description of it. */
+  private renderFields(full: boolean): void {
+    const fields = argumentFields(this.request.arguments, this.request.details?.tool?.input_schema, full);
+    if (!fields || !this.args) return;
+    const children: HTMLElement[] = [];
+    for (const f of fields.fields) {
+      children.push(h('dt', { class: 'approval-field-name' }, h('code', { text: f.name }), f.description ? h('span', { class: 'approval-field-desc', text: ` — ${f.description}` }) : null));
+      children.push(h('dd', { class: 'approval-field-value' }, h('pre', { text: f.value })));
+    }
+    if (fields.more > 0) children.push(h('dt', { class: 'approval-field-more', text: `… and ${fields.more.toLocaleString('en-US')} more arguments (Show all lists them as JSON)` }));
+    this.args.replaceChildren(...children);
   }
 
   private toggleFull(): void {
     if (!this.args || !this.showAll) return;
     this.full = !this.full;
-    this.args.textContent = prettyArguments(this.request.arguments, this.full).text;
+    if (this.args instanceof HTMLPreElement) this.args.textContent = prettyArguments(this.request.arguments, this.full).text;
+    else this.renderFields(this.full);
     this.showAll.textContent = this.full ? 'Show less' : 'Show all';
     this.showAll.setAttribute('aria-expanded', String(this.full));
   }
+}
+
+/** "This tool changed since you accepted it", with the accepted definition and the one listed now side by side. */
+function changeBox(change: DefinitionChange): HTMLElement {
+  const rows = changeRows(change);
+  return h(
+    'div',
+    { class: 'approval-change', role: 'note' },
+    h('p', { class: 'approval-change-title', text: changeHeadline(change) }),
+    h('p', { class: 'approval-change-hint', text: 'Rules for it are suspended until you accept the new definition. Compare before you approve.' }),
+    h(
+      'div',
+      { class: 'approval-change-scroll', tabindex: 0, 'aria-label': 'The definition you accepted and the one the server lists now' },
+      h(
+      'table',
+      { class: 'approval-change-table' },
+      h('thead', {}, h('tr', {}, h('th', { text: '' }), h('th', { scope: 'col', text: 'When you accepted it' }), h('th', { scope: 'col', text: 'Now' }))),
+      h(
+        'tbody',
+        {},
+        ...rows.map((r) =>
+          h('tr', { 'data-changed': String(r.changed), 'data-field': r.code ? 'code' : 'words' }, h('th', { scope: 'row', text: r.field }), h('td', {}, h('pre', { text: r.before })), h('td', {}, h('pre', { text: r.after }))),
+        ),
+      ),
+      ),
+    ),
+  );
 }
 
 export class ApprovalsView {
@@ -209,6 +319,12 @@ export class ApprovalsView {
   private readonly timeoutHint: HTMLElement;
   /** Recent calls a rule was made from here (by request id): their link says so. */
   private readonly ruled = new Map<number, string>();
+  private readonly grantsSection: HTMLElement;
+  private readonly grantsList: HTMLUListElement;
+  private grants: ApprovalGrant[] = [];
+  /** False once the backend said it has no grants (an older backend): the section stays hidden. */
+  private grantsAvailable = true;
+  private grantsToken = 0;
 
   constructor(
     private readonly model: ApprovalsModel,
@@ -230,10 +346,19 @@ export class ApprovalsView {
     this.recentList = h('ol', { id: 'recent-calls', class: 'recent-calls', 'aria-labelledby': 'recent-heading' });
     this.recentEmpty = h('p', { class: 'panel-empty', text: 'No tool calls yet in this session.' });
     this.rules = new RulesView(backend);
+    this.grantsList = h('ul', { id: 'approval-grants', class: 'grant-list', 'aria-labelledby': 'grants-heading' });
+    this.grantsSection = h(
+      'section',
+      { id: 'session-grants', class: 'panel-section', 'aria-labelledby': 'grants-heading', hidden: true },
+      h('h3', { id: 'grants-heading', class: 'panel-heading' }, h('span', { class: 'panel-heading-text', text: 'Allowed for this session' })),
+      h('p', { class: 'panel-hint', text: 'These tools run without asking until the kernel restarts or the agent’s session ends. Revoke one to be asked again.' }),
+      this.grantsList,
+    );
     this.element = h(
       'div',
       { class: 'approvals' },
       h('section', { id: 'pending-approvals', class: 'panel-section', 'aria-labelledby': 'pending-heading' }, this.heading, this.hint, this.groupBar, this.list, this.empty, this.status),
+      this.grantsSection,
       h(
         'section',
         { id: 'recent-decisions', class: 'panel-section', 'aria-labelledby': 'recent-heading' },
@@ -251,6 +376,7 @@ export class ApprovalsView {
   onShow(): void {
     this.visible = true;
     void this.syncPending();
+    void this.refreshGrants();
     void this.rules.refresh();
     this.syncTicker();
     this.tick();
@@ -264,6 +390,7 @@ export class ApprovalsView {
   /** Another workspace (or session): its pending requests and rules. */
   refresh(): void {
     void this.syncPending();
+    void this.refreshGrants();
     if (this.visible) void this.rules.refresh();
   }
 
@@ -275,6 +402,53 @@ export class ApprovalsView {
     } catch {
       // The events keep the list; a failed catch-up changes nothing.
     }
+  }
+
+  /** Ask the backend for the grants in force (on showing, and on its `approval-grants` event). */
+  async refreshGrants(): Promise<void> {
+    if (!this.grantsAvailable) return;
+    const token = ++this.grantsToken;
+    try {
+      const grants = sortGrants(await this.backend.approvalGrants());
+      if (token !== this.grantsToken) return;
+      this.grants = grants;
+    } catch {
+      // A backend without grants: the section is not shown rather than shown broken.
+      this.grantsAvailable = false;
+      this.grants = [];
+    }
+    this.renderGrants();
+  }
+
+  private renderGrants(): void {
+    const now = Date.now();
+    this.grantsSection.hidden = this.grants.length === 0;
+    this.grantsList.replaceChildren(
+      ...this.grants.map((g) => {
+        const revoke = h('button', { class: 'link-button grant-revoke', type: 'button', text: 'Revoke', 'aria-label': `Revoke: ${grantWords(g)}` });
+        revoke.addEventListener('click', () => void this.revoke(g, revoke));
+        return h(
+          'li',
+          { class: 'grant', 'data-grant-id': g.id, 'data-scope': g.scope },
+          h('div', { class: 'grant-head' }, h('span', { class: 'grant-words', text: grantWords(g) }), revoke),
+          h('div', { class: 'grant-scope', text: grantScopeWords(g, now) }),
+        );
+      }),
+    );
+  }
+
+  private async revoke(grant: ApprovalGrant, button: HTMLButtonElement): Promise<void> {
+    button.disabled = true;
+    try {
+      await this.backend.revokeGrant(grant.id);
+      this.grants = this.grants.filter((g) => g.id !== grant.id);
+      this.renderGrants();
+      this.say(`${callName(grant.server, grant.tool)} asks again from now on.`);
+    } catch (err) {
+      button.disabled = false;
+      this.say(`The grant could not be revoked: ${errorText(err)}`);
+    }
+    void this.refreshGrants();
   }
 
   /** The approval timeout in force (null: unknown): the hint says it, and each request asked from now on counts down to it. */
@@ -346,7 +520,8 @@ export class ApprovalsView {
 
   private renderGroups(waiting: number): void {
     const groups = waiting >= 2 ? this.model.groups() : [];
-    const key = JSON.stringify([waiting, groups]);
+    const cellGroups = waiting >= 2 ? this.model.cellGroups() : [];
+    const key = JSON.stringify([waiting, groups, cellGroups]);
     if (key === this.groupKey) return;
     this.groupKey = key;
     const buttons: HTMLButtonElement[] = groups.map((g) => {
@@ -356,6 +531,15 @@ export class ApprovalsView {
       b.addEventListener('click', () => void this.decideGroup('accept', g.server, g.tool));
       return b;
     });
+    // "The rest of this cell's calls": a run's waiting calls, when they are not already one tool's.
+    const toolSets = new Set(groups.map((g) => JSON.stringify(this.model.waitingIds(g.server, g.tool))));
+    for (const c of cellGroups) {
+      if (toolSets.has(JSON.stringify(c.ids))) continue;
+      const from = originWords(c.origin);
+      const b = h('button', { class: 'button approve-cell', type: 'button', 'data-execution-id': c.executionId, text: `Approve all ${c.ids.length} pending calls ${clipEscaped(from, GROUP_NAME_SHOWN)}`, title: `Approve the ${c.ids.length} calls shown here that wait ${from}` });
+      b.addEventListener('click', () => void this.decideIds('accept', c.ids, `Approved ${plural(c.ids.length, 'call', 'calls')} ${from}.`));
+      buttons.push(b);
+    }
     if (waiting >= 2) {
       const rejectAll = h('button', { id: 'reject-all-pending', class: 'button button-danger-outline', type: 'button', text: `Reject all ${waiting} pending` });
       rejectAll.addEventListener('click', () => void this.decideGroup('reject', null, null));
@@ -374,7 +558,7 @@ export class ApprovalsView {
     this.recentList.hidden = recent.length === 0;
     this.recentList.replaceChildren(
       ...recent.map((c) => {
-        const how = c.decision === 'timed_out' && c.decided_by === 'timeout' ? 'nobody decided in time' : howWords(c.decided_by, c.decision);
+        const how = c.decision === 'timed_out' && c.decided_by === 'timeout' ? 'nobody decided in time' : howWithRule(c.decided_by, c.decision, c.rule);
         const outcome = c.decision === 'approved' ? outcomeWords(c.outcome) : null;
         const duration = c.outcome ? formatDuration(c.duration_ms) : '';
         return h(
@@ -389,9 +573,17 @@ export class ApprovalsView {
             duration ? h('span', { class: 'recent-duration', text: ` · ${duration}` }) : null,
           ),
           this.recentRuleAction(c),
+          c.decision === 'timed_out' ? this.dismissButton(c) : null,
         );
       }),
     );
+  }
+
+  /** A timeout the person has seen can leave the list. */
+  private dismissButton(c: ToolCallEvent): HTMLButtonElement {
+    const b = h('button', { class: 'link-button recent-dismiss', type: 'button', text: 'Dismiss', 'aria-label': `Dismiss the timed-out call to ${callName(c.server, c.tool)}` });
+    b.addEventListener('click', () => this.model.dismissRecent(c.id));
+    return b;
   }
 
   /** Under a recent call a rule did not decide: make a rule of its arguments (or what was made of it). */
@@ -481,6 +673,21 @@ export class ApprovalsView {
     }
     this.renderRecent(true);
     void this.rules.refresh();
+  }
+
+  /** Decide exactly `ids` (the calls a batch button showed). */
+  private async decideIds(decision: ApprovalDecision, ids: number[], done: string): Promise<void> {
+    const hadFocus = this.focusInRequests();
+    this.model.setDeciding(ids, true);
+    try {
+      const n = await this.backend.decideAllPending(decision, ids);
+      this.say(decision === 'accept' && n === 0 ? 'Nothing was approved: the confirmation was cancelled.' : done);
+    } catch (err) {
+      this.say(`The decision could not be sent: ${errorText(err)}`);
+    }
+    await this.syncPending();
+    this.model.setDeciding(ids.filter((id) => this.model.item(id)?.state === 'deciding'), false);
+    this.restoreFocus(hadFocus);
   }
 
   private async decideGroup(decision: ApprovalDecision, server: string | null, tool: string | null): Promise<void> {

@@ -120,8 +120,9 @@ export class PolicyView {
     private readonly onRunning: (running: string | null) => void = () => undefined,
     private readonly backend: PolicyBackend = defaultBackend,
   ) {
-    // The toolbar has no room for words at 1280 px: the shield there, the words in the status bar.
-    this.badge = h('button', { id: 'sandbox-badge', class: 'sandbox-badge', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'));
+    // The shield, and the word "Sandbox" where the toolbar has room (1280 px and wider); the
+    // state in words is in the status bar and the tooltip.
+    this.badge = h('button', { id: 'sandbox-badge', class: 'sandbox-badge', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'), h('span', { class: 'sandbox-badge-text', text: 'Sandbox' }));
     this.statusText = h('span', { text: '' });
     this.statusItem = h('button', { id: 'sandbox-policy-status', class: 'status-item sandbox-status', type: 'button', title: 'Sandbox policy', 'aria-label': 'Sandbox: unknown. Open the sandbox policy' }, icon('shield'), this.statusText);
     for (const b of [this.badge, this.statusItem]) {

@@ -4,7 +4,7 @@
  * is lost.
  */
 import * as ipc from '../ipc';
-import type { ApprovalRules } from '../ipc';
+import type { ApprovalRules, Rule } from '../ipc';
 import { describeRule } from '../model/approvals';
 import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { isJsonObject, parseJson } from '../util/json';
@@ -13,12 +13,26 @@ import { h } from './dom';
 export interface RulesBackend {
   approvalRules(): Promise<ApprovalRules>;
   setApprovalRules(rules: ApprovalRules): Promise<void>;
+  /** Which of the last audited calls a rule would have matched (audit ids); rejects on a backend that cannot say. */
+  ruleWouldMatch?(rule: Rule): Promise<number[]>;
 }
 
 const defaultBackend: RulesBackend = {
   approvalRules: () => ipc.approvalRules(),
   setApprovalRules: (rules) => ipc.setApprovalRules(rules),
+  ruleWouldMatch: (rule) => ipc.ruleWouldMatch(rule),
 };
+
+/** Rules of the text being written that are checked against the audit log (the rest are not). */
+const MATCHED_RULES = 20;
+/** Calls of the audit log a rule being written is checked against (the backend's window). */
+export const MATCH_WINDOW = 100;
+
+/** "would have decided 12 of the last 100 calls", "would have decided none of the last 100 calls". */
+export function matchWords(count: number): string {
+  if (count === 0) return `would have decided none of the last ${MATCH_WINDOW} calls`;
+  return `would have decided ${count.toLocaleString('en-US')} of the last ${MATCH_WINDOW} calls`;
+}
 
 /** The backend's words for `err`, escaped (they may quote a rule's values). */
 function errorText(err: unknown): string {
@@ -31,6 +45,16 @@ export function asRules(value: unknown): ApprovalRules | null {
   if (!isJsonObject(value) || !Array.isArray(value.rules)) return null;
   // The backend validates every field and answers InvalidConfig naming the bad rule.
   return value as unknown as ApprovalRules;
+}
+
+/** A rule of a text being written in words, or "this rule" while it is not one yet. */
+function safeDescription(rule: unknown): string {
+  if (!isJsonObject(rule) || typeof rule.server !== 'string' || typeof rule.tool !== 'string') return 'this rule';
+  try {
+    return describeRule(rule as unknown as Rule);
+  } catch {
+    return 'this rule';
+  }
 }
 
 export class RulesView {
@@ -48,6 +72,11 @@ export class RulesView {
   private readonly editorError: HTMLElement;
   private readonly status: HTMLElement;
   private statusTimer: ReturnType<typeof setTimeout> | null = null;
+  /** What each rule being written would have decided in the audit log; hidden when the backend cannot say. */
+  private readonly matches: HTMLElement;
+  private matchesAvailable = true;
+  private matchTimer: ReturnType<typeof setTimeout> | null = null;
+  private matchToken = 0;
 
   constructor(private readonly backend: RulesBackend = defaultBackend) {
     this.editButton = h('button', { id: 'edit-rules-json', class: 'link-button', type: 'button', 'aria-pressed': 'false', text: 'Edit as JSON' });
@@ -61,12 +90,15 @@ export class RulesView {
     const cancel = h('button', { id: 'cancel-rules-json', class: 'button button-secondary', type: 'button', text: 'Cancel' });
     cancel.addEventListener('click', () => this.closeEditor());
     this.editorError = h('div', { id: 'rules-json-error', class: 'panel-error', role: 'alert', hidden: true });
+    this.matches = h('div', { id: 'rules-json-matches', class: 'rules-matches', 'aria-live': 'polite', hidden: true });
+    this.textarea.addEventListener('input', () => this.scheduleMatches());
     this.editor = h(
       'div',
       { class: 'rules-editor', hidden: true },
       h('p', { class: 'panel-hint', text: 'The rules file of this workspace. Rules are tried in order; the first that matches a call decides.' }),
       this.textarea,
       this.editorError,
+      this.matches,
       h('div', { class: 'button-row' }, this.saveButton, cancel),
     );
     this.status = h('div', { class: 'panel-status', role: 'status', 'aria-live': 'polite' });
@@ -151,6 +183,48 @@ export class RulesView {
     this.editButton.textContent = 'Show as list';
     this.render();
     this.textarea.focus();
+    this.scheduleMatches(0);
+  }
+
+  /** After a pause in typing: which audited calls each rule of the text would have decided. */
+  private scheduleMatches(delay = 400): void {
+    if (!this.matchesAvailable || !this.backend.ruleWouldMatch) return;
+    if (this.matchTimer) clearTimeout(this.matchTimer);
+    this.matchTimer = setTimeout(() => void this.showMatches(), delay);
+  }
+
+  private async showMatches(): Promise<void> {
+    const ask = this.backend.ruleWouldMatch;
+    if (!ask) return;
+    const token = ++this.matchToken;
+    let rules: Rule[];
+    try {
+      rules = asRules(parseJson(this.textarea.value))?.rules ?? [];
+    } catch {
+      // Half-typed JSON: the last answer stays until the text parses again.
+      return;
+    }
+    const lines: HTMLElement[] = [];
+    for (const [i, rule] of rules.slice(0, MATCHED_RULES).entries()) {
+      let words: string;
+      try {
+        const ids = await ask(rule);
+        if (token !== this.matchToken) return;
+        words = matchWords(Array.isArray(ids) ? ids.length : 0);
+      } catch (err) {
+        if (ipc.toBackendError(err).code !== 'InvalidConfig') {
+          // A backend without the command: the preview is not shown at all.
+          this.matchesAvailable = false;
+          this.matches.hidden = true;
+          return;
+        }
+        words = 'is not a valid rule yet';
+      }
+      lines.push(h('li', { class: 'rules-match', 'data-rule': i }, h('span', { class: 'rules-match-rule', text: `Rule ${i + 1}, ${safeDescription(rule)}: ` }), h('span', { class: 'rules-match-count', text: words })));
+    }
+    if (token !== this.matchToken) return;
+    this.matches.replaceChildren(h('p', { class: 'panel-hint', text: 'Checked against the audit log, as if each rule had been there:' }), h('ul', { class: 'rules-match-list' }, ...lines));
+    this.matches.hidden = lines.length === 0;
   }
 
   private closeEditor(): void {

@@ -6,6 +6,7 @@ import * as ipc from '../ipc';
 import { serializeNotebook } from '../model/ipynb';
 import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
+import { windowTitle } from '../model/callDetails';
 
 export interface SaveBackend {
   /** `trusted`: every output in `content` may render (see `Notebook.contentTrusted`). */
@@ -36,6 +37,7 @@ export class SaveController {
   private lastChangeAt = 0;
   private lastDirty: boolean | null = null;
   private lastTitle = '';
+  private waiting = 0;
   private blockedReason: string | null = null;
   private status: SaveStatus = { state: 'clean', text: '' };
   private listeners = new Set<(s: SaveStatus) => void>();
@@ -175,9 +177,16 @@ export class SaveController {
     for (const l of [...this.listeners]) l(status);
   }
 
-  /** `ipybox — name.ipynb`, with a `•` in front while unsaved. */
+  /** `ipybox — name.ipynb`, with a `•` in front while unsaved and the count of calls waiting for a decision. */
   titleFor(dirty: boolean): string {
-    return `${dirty ? '• ' : ''}ipybox — ${this.fileName}`;
+    return windowTitle(this.fileName, dirty, this.waiting);
+  }
+
+  /** How many tool calls wait for a decision: the title counts them. */
+  setWaiting(n: number): void {
+    if (n === this.waiting) return;
+    this.waiting = n;
+    this.updateTitle();
   }
 
   private updateTitle(): void {

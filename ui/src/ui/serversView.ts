@@ -26,6 +26,7 @@ import {
   formFromParams,
   parsePasted,
   suggestName,
+  nameSuggestion,
   unwrapSrt,
 } from '../model/serverForm';
 import { relativeToWorkspace } from '../model/policy';
@@ -118,6 +119,8 @@ export class ServersView {
   private readonly testResult: HTMLElement;
   private readonly formError: HTMLElement;
   private cwd = '';
+  private readonly nameUse: HTMLButtonElement;
+  private readonly nameSuggestion: HTMLElement;
 
   constructor(
     private readonly statuses: ServerStatuses,
@@ -146,6 +149,18 @@ export class ServersView {
     const text = (placeholder = ''): HTMLInputElement => h('input', { type: 'text', class: 'server-input', spellcheck: 'false', autocomplete: 'off', placeholder });
     const area = (rows: number, placeholder = ''): HTMLTextAreaElement => h('textarea', { class: 'server-input server-area', rows, spellcheck: 'false', autocomplete: 'off', placeholder });
     const [nameEl, name] = field('name', 'Name', text('e.g. github'), 'Kernel code imports its tools as mcptools.NAME.');
+    // A name that cannot be used as typed ("Echo tools") meets one that can, one click away.
+    this.nameUse = h('button', { id: 'server-name-use', class: 'link-button', type: 'button' });
+    this.nameUse.addEventListener('mousedown', (e) => e.preventDefault());
+    this.nameUse.addEventListener('click', () => {
+      const suggestion = this.nameUse.dataset.name;
+      if (!suggestion) return;
+      this.fields.name.input.value = suggestion;
+      this.onFormInput();
+      this.fields.name.input.focus();
+    });
+    this.nameSuggestion = h('p', { id: 'server-name-suggestion', class: 'field-help server-name-suggestion', role: 'status', hidden: true }, 'Use a name like ', this.nameUse);
+    name.error.after(this.nameSuggestion);
     const [commandEl, command] = field('command', 'Command', text('e.g. npx'));
     const [argsEl, args] = field('args', 'Arguments', area(3, '-y\n@modelcontextprotocol/server-everything'), 'One per line.');
     const [envEl, env] = field('env', 'Environment', area(2, 'API_KEY=${API_KEY}'), 'NAME=value, one per line.');
@@ -631,6 +646,11 @@ export class ServersView {
       f.note.textContent = note ?? '';
       f.note.hidden = !note;
     }
+    const suggestion = nameSuggestion(form.name);
+    this.nameSuggestion.hidden = suggestion === null;
+    this.nameUse.dataset.name = suggestion ?? '';
+    this.nameUse.textContent = suggestion ?? '';
+    this.nameUse.setAttribute('aria-label', suggestion ? `Use the name ${suggestion}` : 'Use the suggested name');
     this.formError.hidden = true;
     this.schedulePlaceholders(check.placeholders);
   }

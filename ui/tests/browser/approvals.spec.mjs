@@ -89,7 +89,8 @@ describe('pending requests', () => {
     await request(page, { id: 25, server: 'filesystem', tool: 'write_file' });
     await page.waitForFunction(() => document.querySelectorAll('#approval-list .approval-request').length === 5);
     const groupButtons = await page.locator('#approval-group-actions button').allTextContents();
-    assert.deepEqual(groupButtons, ['Approve all 3 pending calls to github.create_issue', 'Approve all 2 pending calls to filesystem.write_file', 'Reject all 5 pending']);
+    // All five come from one run of cell 3: approving "the rest of this cell's calls" is offered too.
+    assert.deepEqual(groupButtons, ['Approve all 3 pending calls to github.create_issue', 'Approve all 2 pending calls to filesystem.write_file', 'Approve all 5 pending calls from cell 3 of analysis.ipynb', 'Reject all 5 pending']);
 
     await page.click('#approval-group-actions .approve-group[data-tool="create_issue"]');
     await page.waitForFunction(() => document.querySelectorAll('#approval-list .approval-request').length === 2);

@@ -372,3 +372,22 @@ describe('the MCP servers tab', () => {
     await close();
   });
 });
+
+describe('a server name that cannot be used as typed', () => {
+  it('"Echo tools" meets the suggestion echo_tools, taken with one click', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    await page.click('#add-server');
+    await page.fill('#server-name', 'Echo tools');
+    assert.match(await text(page, '#server-name-error'), /^A server’s name is letters, digits and underscores, starting with a letter \(code uses its tools as mcptools\.NAME\): “a space” cannot be in it\.$/);
+    await page.waitForSelector('#server-name-suggestion:not([hidden])');
+    assert.equal(await text(page, '#server-name-suggestion'), 'Use a name like echo_tools');
+    await page.click('#server-name-use');
+    assert.equal(await page.inputValue('#server-name'), 'echo_tools');
+    assert.equal(await page.locator('#server-name-error').isVisible(), false);
+    assert.equal(await page.locator('#server-name-suggestion').isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'server-name', 'the name field keeps the focus');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});

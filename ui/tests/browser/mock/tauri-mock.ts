@@ -49,6 +49,10 @@ interface MockConfig {
   /** Whether the notebook and `files` are trusted (signed) here (default true); `trust_notebook`
    *  trusts one unless `dialog` is 'cancel' (the person declined in the native confirmation). */
   trusted?: boolean;
+  /** The grants "for this session" in force; `false`: the backend has no grants (an older one: approval_grants and end_agent_session are unknown commands). */
+  grants?: Json[] | false;
+  /** false: the backend has no rule_would_match (the rules editor then shows no preview). */
+  ruleWouldMatch?: boolean;
 }
 
 interface ApprovalRequest {
@@ -60,6 +64,7 @@ interface ApprovalRequest {
   execution_id: string | null;
   origin: string | null;
   asked_at: number;
+  details?: Json;
 }
 
 interface Call {
@@ -117,6 +122,11 @@ interface MockApi {
   settings(): { approvalTimeoutSecs: number };
   /** The fake MCP server offers one more tool from now on (for Regenerate). */
   growServer(): void;
+  /** Replace the grants in force and emit `approval-grants`. */
+  setGrants(list: Json[]): Promise<void>;
+  grants(): Json[] | false;
+  /** The agent sessions ended with end_agent_session. */
+  endedSessions(): string[];
 }
 
 declare global {
@@ -406,6 +416,9 @@ function makeAudit(n: number): Json[] {
 }
 
 const audit: Json[] = config.audit ?? makeAudit(config.auditCount ?? 0);
+let grants: Json[] | false = config.grants === undefined ? [] : config.grants;
+/** Agent sessions the UI ended (end_agent_session), in order. */
+const endedSessions: string[] = [];
 
 function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
   return {
@@ -417,6 +430,7 @@ function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
     execution_id: r.execution_id === undefined ? 'exec-1' : r.execution_id,
     origin: r.origin === undefined ? 'cell 3 of analysis.ipynb' : r.origin,
     asked_at: r.asked_at ?? Date.now(),
+    ...(r.details !== undefined ? { details: r.details } : {}),
   };
 }
 
@@ -608,6 +622,33 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'audit_log':
       return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
+    case 'rule_would_match': {
+      if (config.ruleWouldMatch === false) return { handled: false };
+      const rule = args.rule;
+      if (!isRecord(rule) || typeof rule.server !== 'string' || typeof rule.tool !== 'string') throw { code: 'InvalidConfig', message: 'a rule needs "server" and "tool"' };
+      const { server, tool } = rule;
+      const from = Math.max(0, audit.length - 100);
+      const ids: number[] = [];
+      audit.forEach((e, i) => {
+        if (i >= from && isRecord(e) && typeof e.server === 'string' && typeof e.tool === 'string' && globMatch(server, e.server) && globMatch(tool, e.tool)) ids.push(i);
+      });
+      return { handled: true, value: ids };
+    }
+    case 'approval_grants':
+      if (grants === false) return { handled: false };
+      return { handled: true, value: JSON.parse(JSON.stringify(grants)) as unknown };
+    case 'revoke_grant': {
+      if (grants === false) return { handled: false };
+      const before = grants.length;
+      grants = grants.filter((g) => !(isRecord(g) && g.id === args.id));
+      void emit('approval-grants', null);
+      return { handled: true, value: grants.length !== before };
+    }
+    case 'end_agent_session': {
+      if (grants === false) return { handled: false };
+      endedSessions.push(String(args.session));
+      return { handled: true, value: true };
+    }
     case 'app_settings':
       return { handled: true, value: { ...settings } };
     case 'code_actions':
@@ -755,6 +796,12 @@ window.__mock = {
   audit: () => audit,
   settings: () => ({ ...settings }),
   growServer: () => servers.grow(),
+  setGrants: async (list) => {
+    grants = list;
+    await emit('approval-grants', null);
+  },
+  grants: () => grants,
+  endedSessions: () => [...endedSessions],
 };
 
 let scripted = false;
