@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
-use crate::tools::definition::CallDetails;
+use crate::tools::definition::{CallDetails, Client};
 
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -132,6 +132,15 @@ impl ApprovalRequest {
         &self.0.details
     }
 
+    /// Why the call is held for a person, when its tool's definition changed since it was
+    /// registered: nothing but a person decides it (a policy or a rule refuses it with this
+    /// message, which says how to accept the new definition).
+    pub fn held(&self) -> Option<String> {
+        self.0.details.change.as_ref().map(|change| {
+            crate::tools::pins::refusal(&self.0.server_name, &self.0.tool_name, change)
+        })
+    }
+
     /// When it was asked, in milliseconds since the Unix epoch.
     pub fn asked_at_ms(&self) -> u64 {
         self.0.asked_at_ms
@@ -231,7 +240,17 @@ pub struct AutoApprove;
 
 impl ApprovalHandler for AutoApprove {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { request.decide_as(Decision::Accept, DecidedBy::Policy, None) })
+        Box::pin(async move { auto_approve(&request) })
+    }
+}
+
+/// Approve `request` by the session's policy (`--approval auto`), unless its tool's
+/// definition changed since it was registered: only a person accepts that, so it is
+/// refused, saying how to accept it.
+pub fn auto_approve(request: &ApprovalRequest) {
+    match request.held() {
+        None => request.decide_as(Decision::Accept, DecidedBy::Policy, None),
+        Some(held) => request.decide_as(Decision::Reject, DecidedBy::Policy, Some(held)),
     }
 }
 
@@ -268,6 +287,8 @@ struct Listener {
     tx: mpsc::UnboundedSender<ToolEvent>,
     execution_id: Option<String>,
     origin: Option<String>,
+    /// The agent's MCP client, when an agent's code runs.
+    client: Option<Client>,
 }
 
 /// Routes approval requests from the tool server to whoever decides.
@@ -318,12 +339,24 @@ impl Approvals {
         execution_id: Option<String>,
         origin: Option<String>,
     ) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
+        self.listen_for(execution_id, origin, None)
+    }
+
+    /// [`listen_as`](Self::listen_as) for code an agent sent through `client`: its requests
+    /// name the client.
+    pub fn listen_for(
+        self: &Arc<Self>,
+        execution_id: Option<String>,
+        origin: Option<String>,
+        client: Option<Client>,
+    ) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut l) = self.listener.lock() {
             *l = Some(Listener {
                 tx,
                 execution_id,
                 origin,
+                client,
             });
         }
         (
@@ -386,16 +419,44 @@ impl Approvals {
         tool_args: &serde_json::Value,
         server: &str,
     ) -> Result<Approved, Refusal> {
+        self.request_with(
+            server_name,
+            tool_name,
+            tool_args,
+            server,
+            CallDetails::default(),
+        )
+        .await
+    }
+
+    /// [`request`](Self::request) with what is known about the tool and the caller: the
+    /// request carries `details` to whoever decides. The listener's client (an agent's)
+    /// is added.
+    pub async fn request_with(
+        &self,
+        server_name: &str,
+        tool_name: &str,
+        tool_args: &serde_json::Value,
+        server: &str,
+        mut details: CallDetails,
+    ) -> Result<Approved, Refusal> {
         let listener = self.listener.lock().ok().and_then(|l| {
             l.as_ref()
                 .filter(|l| !l.tx.is_closed())
-                .map(|l| (l.tx.clone(), l.execution_id.clone(), l.origin.clone()))
+                .map(|l| {
+                    (
+                        l.tx.clone(),
+                        l.execution_id.clone(),
+                        l.origin.clone(),
+                        l.client.clone(),
+                    )
+                })
         });
         let (tx, rx) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (execution_id, origin) = listener
             .as_ref()
-            .map(|(_, e, o)| (e.clone(), o.clone()))
+            .map(|(_, e, o, _)| (e.clone(), o.clone()))
             .unwrap_or_default();
         let request = ApprovalRequest(Arc::new(Inner {
             id,
@@ -410,7 +471,12 @@ impl Approvals {
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             timeout_ms: self.timeout.load(Ordering::Relaxed),
-            details: CallDetails::default(),
+            details: {
+                if details.client.is_none() {
+                    details.client = listener.as_ref().and_then(|(_, _, _, c)| c.clone());
+                }
+                details
+            },
             decision: Mutex::new(Some(tx)),
         }));
         let Some((listener, ..)) = listener else {

@@ -708,6 +708,9 @@ impl CodeExecutor {
         };
         registry.insert(name, params.clone())?;
         registry.set_tools(name, summaries(&generated))?;
+        // What a person registered is what they accepted: each tool's definition is pinned,
+        // and a call to a tool that differs later is held for a person.
+        crate::tools::pins::Pins::in_dir(registry.dir()).pin_server(name, &generated.definitions)?;
         // Asked again now that the registry holds it: a session that started while this
         // generated has read the registry before, and is told here (one still starting reads
         // it once it has started).
@@ -769,6 +772,7 @@ impl CodeExecutor {
     pub async fn unregister_mcp_server(&self, name: &str) -> Result<bool> {
         let mut registry = self.registry()?;
         let had = registry.remove(name)?;
+        crate::tools::pins::Pins::in_dir(registry.dir()).remove_server(name)?;
         crate::apigen::generate::remove_package(name, &registry.workspace.join("mcptools"))?;
         if let Some(state) = self.snapshot().tools {
             state.remove_server(name).await;

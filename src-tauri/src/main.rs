@@ -1000,6 +1000,19 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
             Ok(Event::ApprovalRequest(request)) => {
                 stdout.flush()?;
                 use ipybox::{DecidedBy, Decision};
+                let held = request.held();
+                if let (Some(held), Approval::Auto | Approval::Rules(_)) = (&held, &approval) {
+                    // Neither the policy nor a rule accepts a tool that changed since it was
+                    // registered; a person may, so a rules session asks.
+                    if matches!(approval, Approval::Auto) {
+                        request.decide_as(Decision::Reject, DecidedBy::Policy, Some(held.clone()));
+                        continue;
+                    }
+                    eprintln!("ipybox: {}", ipybox::text::escape_lines(held));
+                    let decision = answer(terminal.ask(&request, approval_timeout).await);
+                    request.decide_as(decision, DecidedBy::Person, None);
+                    continue;
+                }
                 let (decision, by) = match &approval {
                     Approval::Auto => (Decision::Accept, DecidedBy::Policy),
                     Approval::Reject | Approval::Desktop => (Decision::Reject, DecidedBy::Policy),

@@ -298,7 +298,8 @@ impl Running {
             registry.servers.clone(),
             sessions,
             approvals.clone(),
-        ));
+        )
+        .with_pins(crate::tools::pins::Pins::in_dir(registry.dir())));
         for (name, listed) in &registry.tools {
             tools.set_tools(name, listed.iter().map(|t| t.tool.clone()).collect());
         }

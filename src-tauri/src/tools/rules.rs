@@ -568,6 +568,22 @@ impl RulesHandler {
 
 impl ApprovalHandler for RulesHandler {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        // A tool whose definition changed since a person accepted it: rules written for
+        // the tool as it was do not decide it; a person does, or nobody.
+        if let Some(change) = &request.details().change {
+            match &self.fallback {
+                Some(fallback) => return fallback.handle(request),
+                None => {
+                    let message = crate::tools::pins::refusal(
+                        request.server_name(),
+                        request.tool_name(),
+                        change,
+                    );
+                    request.decide_as(Decision::Reject, DecidedBy::Rule, Some(message));
+                    return Box::pin(std::future::ready(()));
+                }
+            }
+        }
         let outcome = self.rules().decide(
             request.server_name(),
             request.tool_name(),
