@@ -557,7 +557,10 @@ impl Approvals {
                 by,
             })) => (
                 by,
-                Refusal::Rejected(reason.unwrap_or_else(|| "the call was rejected".into())),
+                Refusal::Rejected(reason.unwrap_or_else(|| match by {
+                    DecidedBy::Person => "rejected by you".into(),
+                    _ => "the call was rejected".into(),
+                })),
             ),
             Ok(Err(_)) => (
                 DecidedBy::Nobody,
