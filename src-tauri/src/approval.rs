@@ -302,6 +302,8 @@ pub struct Approvals {
     /// Undecided requests, for [`decide`](Self::decide).
     pending: Mutex<HashMap<u64, Weak<Inner>>>,
     events: Events,
+    /// The agent's MCP client, in an agent's session (set when it connects).
+    client: Arc<Mutex<Option<Client>>>,
 }
 
 impl Approvals {
@@ -323,7 +325,15 @@ impl Approvals {
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             events,
+            client: Arc::default(),
         }
+    }
+
+    /// Requests name the agent's client `client` holds (an agent's session sets it when the
+    /// agent connects).
+    pub fn with_client(mut self, client: Arc<Mutex<Option<Client>>>) -> Self {
+        self.client = client;
+        self
     }
 
     /// Listen for requests while an execution runs; the returned guard stops listening.
@@ -473,7 +483,10 @@ impl Approvals {
             timeout_ms: self.timeout.load(Ordering::Relaxed),
             details: {
                 if details.client.is_none() {
-                    details.client = listener.as_ref().and_then(|(_, _, _, c)| c.clone());
+                    details.client = listener
+                        .as_ref()
+                        .and_then(|(_, _, _, c)| c.clone())
+                        .or_else(|| self.client.lock().ok().and_then(|c| c.clone()));
                 }
                 details
             },
@@ -577,9 +590,21 @@ impl Approvals {
     /// decides it. A refusal is reported to listeners here; an approved call by whoever
     /// learns its outcome ([`report`](Self::report)). Returns the request, which
     /// [`ApprovalRequest::decide_as`] withdraws (its asker went away).
+    #[cfg(any(test, feature = "desktop"))]
     pub fn request_external(
         self: &Arc<Self>,
         call: ExternalCall,
+        handler: Option<Arc<dyn ApprovalHandler>>,
+    ) -> (ApprovalRequest, ExternalWait) {
+        self.request_external_with(call, CallDetails::default(), handler)
+    }
+
+    /// [`request_external`](Self::request_external) with what the asker knows about the
+    /// tool and the caller.
+    pub fn request_external_with(
+        self: &Arc<Self>,
+        call: ExternalCall,
+        details: CallDetails,
         handler: Option<Arc<dyn ApprovalHandler>>,
     ) -> (ApprovalRequest, ExternalWait) {
         let (tx, rx) = oneshot::channel();
@@ -597,7 +622,7 @@ impl Approvals {
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             timeout_ms: self.timeout.load(Ordering::Relaxed),
-            details: CallDetails::default(),
+            details,
             decision: Mutex::new(Some(tx)),
         }));
         if let Ok(mut p) = self.pending.lock() {

@@ -246,6 +246,8 @@ struct Session {
     mcp_id: Mutex<Option<SessionId>>,
     /// Why the session ended, once it has; its executor is then stopped.
     ended: Mutex<Option<String>>,
+    /// The MCP client as it declared itself on `initialize`.
+    client: Mutex<Option<crate::tools::definition::Client>>,
 }
 
 #[derive(Debug)]
@@ -287,6 +289,7 @@ impl Session {
             }),
             mcp_id: Mutex::new(None),
             ended: Mutex::new(None),
+            client: Mutex::new(None),
         })
     }
 
@@ -314,6 +317,34 @@ impl Session {
             Some(id) => format!("agent session {}", id.chars().take(8).collect::<String>()),
             None => "agent".to_owned(),
         }
+    }
+
+    /// The client connected (`initialize`) or learned its session id: approval requests and
+    /// the audit log name it ("claude-code 2.1, session 4f2a9c1e, connected at …").
+    fn set_client(&self, info: Option<&rmcp::model::Implementation>) {
+        let Ok(mut client) = self.client.lock() else {
+            return;
+        };
+        let session = match self.mcp_id() {
+            Some(id) => id.chars().take(8).collect(),
+            None => format!("{}", self.serial),
+        };
+        let updated = match (info, client.take()) {
+            (Some(info), _) => crate::tools::definition::Client {
+                name: info.name.chars().take(100).collect(),
+                version: Some(info.version.chars().take(40).collect::<String>())
+                    .filter(|v| !v.is_empty()),
+                session,
+                connected_at_ms: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or_default(),
+            },
+            (None, Some(known)) => crate::tools::definition::Client { session, ..known },
+            (None, None) => return,
+        };
+        self.executor.set_client(updated.clone());
+        *client = Some(updated);
     }
 
     fn mcp_id(&self) -> Option<SessionId> {
@@ -1134,6 +1165,9 @@ impl ServerHandler for IpyboxMcpServer {
             let _ = self.slot.session.set(pool.open()?);
         }
         context.peer.set_peer_info(request.clone());
+        if let Some(session) = self.slot.session.get() {
+            session.set_client(Some(&request.client_info));
+        }
         self.negotiate_initialize(&request)
     }
 
@@ -1144,10 +1178,11 @@ impl ServerHandler for IpyboxMcpServer {
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
             .map(SessionId::from);
-        if let (Some(session), Some(id)) = (self.slot.session.get(), id)
-            && let Ok(mut known) = session.mcp_id.lock()
-        {
-            *known = Some(id);
+        if let (Some(session), Some(id)) = (self.slot.session.get(), id) {
+            if let Ok(mut known) = session.mcp_id.lock() {
+                *known = Some(id);
+            }
+            session.set_client(None);
         }
     }
 

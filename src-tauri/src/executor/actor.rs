@@ -282,10 +282,10 @@ impl Running {
         );
         let home = crate::home::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
-        let approvals = Arc::new(Approvals::with_events(
-            c.approval_timeout.clone(),
-            c.events.clone(),
-        ));
+        let approvals = Arc::new(
+            Approvals::with_events(c.approval_timeout.clone(), c.events.clone())
+                .with_client(c.client.clone()),
+        );
         let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
             .with_call_timeout(c.mcp_call_timeout)
             .with_events(c.events.clone());
