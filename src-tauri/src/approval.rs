@@ -40,6 +40,8 @@ struct Inner {
     timeout_ms: u64,
     /// The tool's definition, the agent's client, the calling line.
     details: CallDetails,
+    /// The rule that decided it, once one did.
+    rule: std::sync::OnceLock<String>,
     decision: Mutex<Option<oneshot::Sender<Verdict>>>,
 }
 
@@ -49,6 +51,8 @@ struct Verdict {
     decision: Decision,
     reason: Option<String>,
     by: DecidedBy,
+    /// The rule that decided, as the rules file writes it.
+    rule: Option<String>,
 }
 
 /// A tool call waiting for a decision. Cheap to clone; the first `accept()`/`reject()` wins,
@@ -69,7 +73,7 @@ impl Eq for ApprovalRequest {}
 impl Serialize for ApprovalRequest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("ApprovalRequest", 10)?;
+        let mut st = s.serialize_struct("ApprovalRequest", 11)?;
         st.serialize_field("id", &self.0.id)?;
         st.serialize_field("server", &self.0.server_name)?;
         st.serialize_field("tool", &self.0.tool_name)?;
@@ -83,6 +87,7 @@ impl Serialize for ApprovalRequest {
             &self.0.asked_at_ms.saturating_add(self.0.timeout_ms),
         )?;
         st.serialize_field("details", &self.0.details)?;
+        st.serialize_field("rule", &self.0.rule.get())?;
         st.end()
     }
 }
@@ -175,7 +180,24 @@ impl ApprovalRequest {
             decision,
             reason,
             by,
+            rule: None,
         });
+    }
+
+    /// A rule decides: `rule` is the rule as the rules file writes it (the audit log and the
+    /// panel say which rule decided), `reason` what the kernel code is told of a rejection.
+    pub fn decide_by_rule(&self, decision: Decision, rule: String, reason: Option<String>) {
+        self.settle(Verdict {
+            decision,
+            reason,
+            by: DecidedBy::Rule,
+            rule: Some(rule),
+        });
+    }
+
+    /// The rule that decided the request, when a rule did.
+    pub fn rule(&self) -> Option<&str> {
+        self.0.rule.get().map(String::as_str)
     }
 
     fn settle(&self, verdict: Verdict) {
@@ -491,6 +513,7 @@ impl Approvals {
                 details
             },
             decision: Mutex::new(Some(tx)),
+            rule: std::sync::OnceLock::new(),
         }));
         let Some((listener, ..)) = listener else {
             return Err(self.refuse(
@@ -544,6 +567,9 @@ impl Approvals {
         timeout: Duration,
         gone: &'static str,
     ) -> Result<Approved, (DecidedBy, Refusal)> {
+        if let Ok(Ok(Verdict { rule: Some(rule), .. })) = &outcome {
+            let _ = request.0.rule.set(rule.clone());
+        }
         withdraw.reason = match &outcome {
             Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(gone),
             Ok(Ok(verdict)) => {
@@ -568,6 +594,7 @@ impl Approvals {
                 decision: Decision::Reject,
                 reason,
                 by,
+                ..
             })) => (
                 by,
                 Refusal::Rejected(reason.unwrap_or_else(|| match by {
@@ -624,6 +651,7 @@ impl Approvals {
             timeout_ms: self.timeout.load(Ordering::Relaxed),
             details,
             decision: Mutex::new(Some(tx)),
+            rule: std::sync::OnceLock::new(),
         }));
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, Arc::downgrade(&request.0));
@@ -697,6 +725,7 @@ impl Approvals {
             timeout_ms: 0,
             details: CallDetails::default(),
             decision: Mutex::new(None),
+            rule: std::sync::OnceLock::new(),
         }));
         self.refuse(request, DecidedBy::Policy, Refusal::Rejected(reason));
     }

@@ -1029,7 +1029,13 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                     }) {
                         Some(outcome) if outcome.rule.is_some() => {
                             eprintln!("ipybox: {}", ipybox::text::escape_lines(&outcome.message));
-                            (outcome.decision, DecidedBy::Rule)
+                            let rule = outcome
+                                .rule
+                                .and_then(|i| rules.as_ref()?.rules().get(i))
+                                .map(ipybox::Rule::text)
+                                .unwrap_or_default();
+                            request.decide_by_rule(outcome.decision, rule, None);
+                            continue;
                         }
                         _ => (
                             answer(terminal.ask(&request, approval_timeout).await),

@@ -185,3 +185,35 @@ async fn a_rejected_call_is_one_line_in_the_cell_and_try_except_still_works() {
     assert_eq!(r.unwrap().text.as_deref(), Some("caught: fx echo"));
     e.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_audit_entry_says_which_rule_decided() {
+    let ws = workspace();
+    let rules = Rules::from_json(
+        r#"{"version": 1, "rules": [{"server": "fx", "tool": "echo", "decision": "allow"}]}"#,
+    )
+    .unwrap();
+    let e = registered(ws.path(), Some(Arc::new(RulesHandler::new(rules)))).await;
+    let mut events = e.subscribe();
+    e.start().await.unwrap();
+    assert_eq!(e.execute(CALL, None).await.unwrap().text.as_deref(), Some("hi"));
+    let entry = loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Some(entry) = ipybox::AuditEntry::from_event(&event, ws.path()) {
+            break entry;
+        }
+    };
+    assert_eq!(entry.decided_by, ipybox::DecidedBy::Rule);
+    assert_eq!(
+        entry.rule.as_deref(),
+        Some(r#"{"server":"fx","tool":"echo","decision":"allow"}"#)
+    );
+    assert!(
+        entry.call_site.as_deref().unwrap_or("").contains("echo.run("),
+        "{entry:?}"
+    );
+    e.stop().await.unwrap();
+}

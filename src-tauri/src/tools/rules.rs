@@ -165,6 +165,12 @@ impl ArgMatcher {
 }
 
 impl Rule {
+    /// The rule as the rules file writes it, on one line: what the audit log and the
+    /// approval panel show as the rule that decided a call.
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
     fn validate(&self) -> std::result::Result<(), String> {
         if self.server.is_empty() {
             return Err("empty server name (use \"*\" for any server)".into());
@@ -590,10 +596,15 @@ impl ApprovalHandler for RulesHandler {
             request.tool_args(),
         );
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
-        match (outcome.rule, &self.fallback, outcome.decision) {
+        let rules = self.rules();
+        let text = outcome.rule.and_then(|i| rules.rules().get(i)).map(Rule::text);
+        match (text, &self.fallback, outcome.decision) {
             (None, Some(fallback), _) => return fallback.handle(request),
-            (_, _, Decision::Accept) => request.decide_as(Decision::Accept, DecidedBy::Rule, None),
-            (_, _, Decision::Reject) => {
+            (Some(rule), _, Decision::Accept) => request.decide_by_rule(Decision::Accept, rule, None),
+            (Some(rule), _, Decision::Reject) => {
+                request.decide_by_rule(Decision::Reject, rule, Some(outcome.message))
+            }
+            (None, None, _) => {
                 request.decide_as(Decision::Reject, DecidedBy::Rule, Some(outcome.message))
             }
         }
