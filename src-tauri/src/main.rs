@@ -650,7 +650,11 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     )? {
         Approval::Auto => Arc::new(ipybox::AutoApprove),
         Approval::Reject => Arc::new(ipybox::RejectAll),
-        Approval::Rules(file) => Arc::new(ipybox::RulesHandler::load(file)?),
+        // The file was given for this process, whose calls are all agents': a rule without
+        // a scope decides them.
+        Approval::Rules(file) => Arc::new(ipybox::RulesHandler::new(
+            ipybox::Rules::load(file)?.with_default_scope(ipybox::RuleScope::Any),
+        )),
         Approval::Desktop => {
             let agent = format!("ipybox mcp (pid {})", std::process::id());
             let handler = ipybox::DesktopApproval::new(&workspace, agent)?;
