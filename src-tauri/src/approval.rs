@@ -238,6 +238,15 @@ pub trait ApprovalHandler: Send + Sync + std::fmt::Debug {
     /// Decide `request` (call `accept()` or `reject()` on it); may take as long as a person
     /// needs, up to the approval timeout.
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()>;
+
+    /// Decide `request` at once when no person is needed (a rule matches it, a fixed policy
+    /// applies), before anything is announced: `true` when it did. A request decided here
+    /// raises no [`SessionEvent::ApprovalRequested`] (no panel or dialog flashes for it);
+    /// only its [`SessionEvent::ToolCall`] is reported. `false` (the default) hands it to
+    /// [`handle`](Self::handle) as a request that waits for a person.
+    fn decide_now(&self, _request: &ApprovalRequest) -> bool {
+        false
+    }
 }
 
 /// Rejects every call (`--approval reject`).
@@ -246,13 +255,17 @@ pub struct RejectAll;
 
 impl ApprovalHandler for RejectAll {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            request.decide_as(
-                Decision::Reject,
-                DecidedBy::Policy,
-                Some("tool calls are rejected (--approval reject)".into()),
-            )
-        })
+        self.decide_now(&request);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        request.decide_as(
+            Decision::Reject,
+            DecidedBy::Policy,
+            Some("tool calls are rejected (--approval reject)".into()),
+        );
+        true
     }
 }
 
@@ -262,7 +275,13 @@ pub struct AutoApprove;
 
 impl ApprovalHandler for AutoApprove {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { auto_approve(&request) })
+        auto_approve(&request);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        auto_approve(request);
+        true
     }
 }
 
@@ -326,6 +345,8 @@ pub struct Approvals {
     events: Events,
     /// The agent's MCP client, in an agent's session (set when it connects).
     client: Arc<Mutex<Option<Client>>>,
+    /// The session's handler, asked to decide each request before it is announced.
+    handler: Option<Arc<dyn ApprovalHandler>>,
 }
 
 impl Approvals {
@@ -348,7 +369,15 @@ impl Approvals {
             pending: Mutex::new(HashMap::new()),
             events,
             client: Arc::default(),
+            handler: None,
         }
+    }
+
+    /// Let `handler` decide requests it can decide at once (by a rule, by a policy) before
+    /// they are announced ([`ApprovalHandler::decide_now`]).
+    pub fn with_handler(mut self, handler: Option<Arc<dyn ApprovalHandler>>) -> Self {
+        self.handler = handler;
+        self
     }
 
     /// Requests name the agent's client `client` holds (an agent's session sets it when the
@@ -524,6 +553,19 @@ impl Approvals {
                 ),
             ));
         };
+        let timeout = Duration::from_millis(request.0.timeout_ms);
+        if self.handler.as_ref().is_some_and(|h| h.decide_now(&request)) {
+            // Decided by a rule or a policy: nothing was announced, nobody waits.
+            let withdraw = Withdraw {
+                approvals: self,
+                id,
+                reason: None,
+            };
+            let outcome = tokio::time::timeout(timeout, rx).await;
+            return self
+                .conclude(request, withdraw, outcome, timeout, None)
+                .map_err(|(_, refusal)| refusal);
+        }
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, Arc::downgrade(&request.0));
         }
@@ -547,15 +589,16 @@ impl Approvals {
                 Refusal::Rejected("the execution ended before the call could be approved".into()),
             ));
         }
-        let timeout = Duration::from_millis(request.0.timeout_ms);
         let outcome = tokio::time::timeout(timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
-        self.conclude(request, withdraw, outcome, timeout, ENDED)
+        self.conclude(request, withdraw, outcome, timeout, Some(ENDED))
             .map_err(|(_, refusal)| refusal)
     }
 
     /// The end of a wait for a decision: listeners hear of the decision, or of the request's
-    /// withdrawal (`gone`: why, when nobody is left to decide); a refusal is reported.
+    /// withdrawal (`gone`: why, when nobody is left to decide; `None` for a request that was
+    /// never announced, which listeners hear of only as a finished call); a refusal is
+    /// reported.
     fn conclude(
         &self,
         request: ApprovalRequest,
@@ -565,13 +608,14 @@ impl Approvals {
             tokio::time::error::Elapsed,
         >,
         timeout: Duration,
-        gone: &'static str,
+        gone: Option<&'static str>,
     ) -> Result<Approved, (DecidedBy, Refusal)> {
         if let Ok(Ok(Verdict { rule: Some(rule), .. })) = &outcome {
             let _ = request.0.rule.set(rule.clone());
         }
         withdraw.reason = match &outcome {
-            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(gone),
+            _ if gone.is_none() => None,
+            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => gone,
             Ok(Ok(verdict)) => {
                 self.events.send(SessionEvent::ApprovalDecided {
                     id: request.id(),
@@ -617,7 +661,7 @@ impl Approvals {
     /// decides it. A refusal is reported to listeners here; an approved call by whoever
     /// learns its outcome ([`report`](Self::report)). Returns the request, which
     /// [`ApprovalRequest::decide_as`] withdraws (its asker went away).
-    #[cfg(any(test, feature = "desktop"))]
+    #[cfg(test)]
     pub fn request_external(
         self: &Arc<Self>,
         call: ExternalCall,
@@ -653,26 +697,31 @@ impl Approvals {
             decision: Mutex::new(Some(tx)),
             rule: std::sync::OnceLock::new(),
         }));
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(id, Arc::downgrade(&request.0));
-        }
-        self.events.send(SessionEvent::ApprovalRequested {
-            request: request.clone(),
-        });
-        if let Some(handler) = handler {
-            tokio::spawn(handler.handle(request.clone()));
+        // Decided at once by a rule or a policy: not announced, not listed as pending.
+        let announced = !handler.as_ref().is_some_and(|h| h.decide_now(&request));
+        if announced {
+            if let Ok(mut p) = self.pending.lock() {
+                p.insert(id, Arc::downgrade(&request.0));
+            }
+            self.events.send(SessionEvent::ApprovalRequested {
+                request: request.clone(),
+            });
+            if let Some(handler) = handler {
+                tokio::spawn(handler.handle(request.clone()));
+            }
         }
         let approvals = self.clone();
         let asked = request.clone();
+        let gone = announced.then_some(ASKER_GONE);
         let wait = Box::pin(async move {
             let withdraw = Withdraw {
                 approvals: &approvals,
                 id,
-                reason: Some(ASKER_GONE),
+                reason: gone,
             };
             let timeout = Duration::from_millis(asked.0.timeout_ms);
             let outcome = tokio::time::timeout(timeout, rx).await;
-            approvals.conclude(asked, withdraw, outcome, timeout, ASKER_GONE)
+            approvals.conclude(asked, withdraw, outcome, timeout, gone)
         });
         (request, wait)
     }

@@ -744,6 +744,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
                 max_sessions: args.max_sessions,
                 idle_timeout: (args.session_idle_timeout > 0)
                     .then(|| Duration::from_secs(args.session_idle_timeout)),
+                control: None,
             };
             serve_http(config, listener, options, shutdown).await?;
         }

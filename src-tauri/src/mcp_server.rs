@@ -122,6 +122,37 @@ pub struct HttpOptions {
     /// End a session (and stop its kernel) after this long without a tool call; `None`:
     /// never.
     pub idle_timeout: Option<Duration>,
+    /// Ends sessions on request (an agent's tab closed in the window) once serving.
+    pub control: Option<SessionControl>,
+}
+
+/// Ends the sessions of a running HTTP server from outside it: the app's window closes an
+/// agent's tab.
+#[derive(Debug, Clone, Default)]
+pub struct SessionControl(Arc<Mutex<std::sync::Weak<Pool>>>);
+
+impl SessionControl {
+    /// End session `serial` (as [`AgentActivity`] numbers it) and stop its kernel; its
+    /// client is told the session is gone. `false` when no such session runs.
+    pub async fn end(&self, serial: u64, why: &str) -> bool {
+        let Some(pool) = self.0.lock().ok().and_then(|p| p.upgrade()) else {
+            return false;
+        };
+        let session = pool.sessions.lock().ok().and_then(|s| {
+            s.iter().find(|s| s.serial == serial).cloned()
+        });
+        let Some(session) = session else {
+            return false;
+        };
+        let ended = pool.end(&session, why.to_owned());
+        if ended && let Some(id) = session.mcp_id() {
+            use rmcp::transport::streamable_http_server::session::SessionManager;
+            if let Err(e) = pool.manager.close_session(&id).await {
+                tracing::warn!(error = %e, "closing an ended MCP session failed");
+            }
+        }
+        ended
+    }
 }
 
 impl Default for HttpOptions {
@@ -130,6 +161,7 @@ impl Default for HttpOptions {
             token: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
             idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            control: None,
         }
     }
 }
@@ -1271,6 +1303,11 @@ pub async fn serve_http(
         stopping: Mutex::new(Vec::new()),
         manager: manager.clone(),
     });
+    if let Some(control) = &options.control
+        && let Ok(mut held) = control.0.lock()
+    {
+        *held = Arc::downgrade(&pool);
+    }
     let reaper = options
         .idle_timeout
         .map(|idle| tokio::spawn(pool.clone().reap(idle)));

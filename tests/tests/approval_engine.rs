@@ -187,7 +187,7 @@ async fn a_rejected_call_is_one_line_in_the_cell_and_try_except_still_works() {
 }
 
 #[tokio::test]
-async fn the_audit_entry_says_which_rule_decided() {
+async fn a_rule_decides_before_anything_is_announced_and_the_audit_entry_names_it() {
     let ws = workspace();
     let rules = Rules::from_json(
         r#"{"version": 1, "rules": [{"server": "fx", "tool": "echo", "decision": "allow"}]}"#,
@@ -202,6 +202,14 @@ async fn the_audit_entry_says_which_rule_decided() {
             .await
             .unwrap()
             .unwrap();
+        assert!(
+            !matches!(
+                event,
+                ipybox::SessionEvent::ApprovalRequested { .. }
+                    | ipybox::SessionEvent::ApprovalDecided { .. }
+            ),
+            "a call a rule decides is not announced: {event:?}"
+        );
         if let Some(entry) = ipybox::AuditEntry::from_event(&event, ws.path()) {
             break entry;
         }

@@ -284,7 +284,8 @@ impl Running {
         let registry = Registry::load(&home, &working_dir)?;
         let approvals = Arc::new(
             Approvals::with_events(c.approval_timeout.clone(), c.events.clone())
-                .with_client(c.client.clone()),
+                .with_client(c.client.clone())
+                .with_handler(c.approval_handler.clone()),
         );
         let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
             .with_call_timeout(c.mcp_call_timeout)

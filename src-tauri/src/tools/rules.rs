@@ -740,6 +740,28 @@ impl RulesHandler {
 }
 
 impl ApprovalHandler for RulesHandler {
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        // Whatever a rule (or the lack of one) decides is decided now; only a call handed
+        // on to a person waits.
+        if request.details().change.is_some() {
+            if self.fallback.is_some() {
+                return false;
+            }
+        } else if self.fallback.is_some() {
+            let outcome = self.rules().decide_with(
+                request.server_name(),
+                request.tool_name(),
+                request.tool_args(),
+                &CallFacts::of(request),
+            );
+            if outcome.rule.is_none() {
+                return false;
+            }
+        }
+        drop(self.handle(request.clone()));
+        true
+    }
+
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         // A tool whose definition changed since a person accepted it: rules written for
         // the tool as it was do not decide it; a person does, or nobody.
