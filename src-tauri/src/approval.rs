@@ -502,16 +502,14 @@ impl Approvals {
         mut details: CallDetails,
     ) -> Result<Approved, Refusal> {
         let listener = self.listener.lock().ok().and_then(|l| {
-            l.as_ref()
-                .filter(|l| !l.tx.is_closed())
-                .map(|l| {
-                    (
-                        l.tx.clone(),
-                        l.execution_id.clone(),
-                        l.origin.clone(),
-                        l.client.clone(),
-                    )
-                })
+            l.as_ref().filter(|l| !l.tx.is_closed()).map(|l| {
+                (
+                    l.tx.clone(),
+                    l.execution_id.clone(),
+                    l.origin.clone(),
+                    l.client.clone(),
+                )
+            })
         });
         let (tx, rx) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -554,7 +552,11 @@ impl Approvals {
             ));
         };
         let timeout = Duration::from_millis(request.0.timeout_ms);
-        if self.handler.as_ref().is_some_and(|h| h.decide_now(&request)) {
+        if self
+            .handler
+            .as_ref()
+            .is_some_and(|h| h.decide_now(&request))
+        {
             // Decided by a rule or a policy: nothing was announced, nobody waits.
             let withdraw = Withdraw {
                 approvals: self,
@@ -610,7 +612,10 @@ impl Approvals {
         timeout: Duration,
         gone: Option<&'static str>,
     ) -> Result<Approved, (DecidedBy, Refusal)> {
-        if let Ok(Ok(Verdict { rule: Some(rule), .. })) = &outcome {
+        if let Ok(Ok(Verdict {
+            rule: Some(rule), ..
+        })) = &outcome
+        {
             let _ = request.0.rule.set(rule.clone());
         }
         withdraw.reason = match &outcome {

@@ -467,7 +467,10 @@ mod tests {
         );
         let json = serde_json::to_value(&e).expect("json");
         assert_eq!(json["client"]["name"], "claude-code\u{1b}[2J");
-        assert_eq!(json["rule"], r#"{"server":"fx","tool":"echo","decision":"allow"}"#);
+        assert_eq!(
+            json["rule"],
+            r#"{"server":"fx","tool":"echo","decision":"allow"}"#
+        );
         let old: AuditEntry = serde_json::from_value(serde_json::json!({
             "time": 1, "workspace": "/w", "execution_id": null, "origin": null, "server": "fx",
             "tool": "echo", "arguments": {}, "decision": "approved", "decided_by": "person",

@@ -726,7 +726,8 @@ impl CodeExecutor {
         registry.set_tools(name, summaries(&generated))?;
         // What a person registered is what they accepted: each tool's definition is pinned,
         // and a call to a tool that differs later is held for a person.
-        crate::tools::pins::Pins::in_dir(registry.dir()).pin_server(name, &generated.definitions)?;
+        crate::tools::pins::Pins::in_dir(registry.dir())
+            .pin_server(name, &generated.definitions)?;
         // Asked again now that the registry holds it: a session that started while this
         // generated has read the registry before, and is told here (one still starting reads
         // it once it has started).

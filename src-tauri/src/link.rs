@@ -394,7 +394,11 @@ async fn serve_agent(stream: UnixStream, secret: &[u8], executor: CodeExecutor) 
             _ => break,
         };
         match message {
-            Ok(Message::Ask { id, mut call, details }) => {
+            Ok(Message::Ask {
+                id,
+                mut call,
+                details,
+            }) => {
                 call.origin = format!("{}, via {agent}", call.origin);
                 let Some((request, wait)) = executor.request_external(call, details) else {
                     let refused = Message::Decided {
@@ -672,7 +676,9 @@ impl DesktopApproval {
                 id,
                 call,
                 details: request.details().clone(),
-            }).is_err() {
+            })
+            .is_err()
+        {
             return AskEnd::LinkClosed;
         }
         let gave_up = async {

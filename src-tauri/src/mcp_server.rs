@@ -138,9 +138,11 @@ impl SessionControl {
         let Some(pool) = self.0.lock().ok().and_then(|p| p.upgrade()) else {
             return false;
         };
-        let session = pool.sessions.lock().ok().and_then(|s| {
-            s.iter().find(|s| s.serial == serial).cloned()
-        });
+        let session = pool
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.iter().find(|s| s.serial == serial).cloned());
         let Some(session) = session else {
             return false;
         };

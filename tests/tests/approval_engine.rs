@@ -165,8 +165,15 @@ async fn a_rejected_call_is_one_line_in_the_cell_and_try_except_still_works() {
     let Err(Error::CodeExecution { error: err, .. }) = r else {
         panic!("a Python error: {r:?}")
     };
-    let lines = err.traceback.lines().filter(|l| !l.trim().is_empty()).count();
-    println!("rejected call traceback ({lines} lines):\n{}", err.traceback);
+    let lines = err
+        .traceback
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    println!(
+        "rejected call traceback ({lines} lines):\n{}",
+        err.traceback
+    );
     assert!(
         !err.traceback.contains("_runtime") && !err.traceback.contains("ipybox_channel"),
         "no frames of generated code or the runtime:\n{}",
@@ -196,7 +203,10 @@ async fn a_rule_decides_before_anything_is_announced_and_the_audit_entry_names_i
     let e = registered(ws.path(), Some(Arc::new(RulesHandler::new(rules)))).await;
     let mut events = e.subscribe();
     e.start().await.unwrap();
-    assert_eq!(e.execute(CALL, None).await.unwrap().text.as_deref(), Some("hi"));
+    assert_eq!(
+        e.execute(CALL, None).await.unwrap().text.as_deref(),
+        Some("hi")
+    );
     let entry = loop {
         let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
             .await
@@ -220,7 +230,11 @@ async fn a_rule_decides_before_anything_is_announced_and_the_audit_entry_names_i
         Some(r#"{"server":"fx","tool":"echo","decision":"allow"}"#)
     );
     assert!(
-        entry.call_site.as_deref().unwrap_or("").contains("echo.run("),
+        entry
+            .call_site
+            .as_deref()
+            .unwrap_or("")
+            .contains("echo.run("),
         "{entry:?}"
     );
     e.stop().await.unwrap();

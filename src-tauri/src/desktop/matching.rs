@@ -17,7 +17,10 @@ const LAST: usize = 100;
 /// into those 100 (oldest first). A rule without a scope is taken as the app takes it: for
 /// notebooks.
 #[tauri::command]
-pub async fn rule_matches(state: State<'_, Desktop>, rule: Rule) -> Result<Vec<usize>, DesktopError> {
+pub async fn rule_matches(
+    state: State<'_, Desktop>,
+    rule: Rule,
+) -> Result<Vec<usize>, DesktopError> {
     let log = state.audit_log()?;
     let (entries, _) = tauri::async_runtime::spawn_blocking(move || log.read())
         .await

@@ -295,12 +295,10 @@ impl Running {
             // the host come from the .env of the session's start, never from a later one.
             sessions = sessions.with_fixed_variables(Variables::load(Some(&working_dir))?);
         }
-        let tools = Arc::new(ToolServer::new(
-            registry.servers.clone(),
-            sessions,
-            approvals.clone(),
-        )
-        .with_pins(crate::tools::pins::Pins::in_dir(registry.dir())));
+        let tools = Arc::new(
+            ToolServer::new(registry.servers.clone(), sessions, approvals.clone())
+                .with_pins(crate::tools::pins::Pins::in_dir(registry.dir())),
+        );
         for (name, listed) in &registry.tools {
             tools.set_tools(name, listed.iter().map(|t| t.tool.clone()).collect());
         }

@@ -787,10 +787,15 @@ impl ApprovalHandler for RulesHandler {
         );
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
         let rules = self.rules();
-        let text = outcome.rule.and_then(|i| rules.rules().get(i)).map(Rule::text);
+        let text = outcome
+            .rule
+            .and_then(|i| rules.rules().get(i))
+            .map(Rule::text);
         match (text, &self.fallback, outcome.decision) {
             (None, Some(fallback), _) => return fallback.handle(request),
-            (Some(rule), _, Decision::Accept) => request.decide_by_rule(Decision::Accept, rule, None),
+            (Some(rule), _, Decision::Accept) => {
+                request.decide_by_rule(Decision::Accept, rule, None)
+            }
             (Some(rule), _, Decision::Reject) => {
                 request.decide_by_rule(Decision::Reject, rule, Some(outcome.message))
             }
@@ -1436,7 +1441,10 @@ mod tests {
             },
         )
         .await;
-        assert!(matches!(by, Err(Refusal::Rejected(_))), "no claim, no match");
+        assert!(
+            matches!(by, Err(Refusal::Rejected(_))),
+            "no claim, no match"
+        );
 
         // A rule without a scope is for notebooks: an agent's call is not decided by it.
         let (by, _) = detailed(
@@ -1457,11 +1465,16 @@ mod tests {
             ..read_only.clone()
         };
         assert_eq!(
-            detailed(&for_agents, "get_issue", agents_call.clone()).await.0,
+            detailed(&for_agents, "get_issue", agents_call.clone())
+                .await
+                .0,
             Ok(DecidedBy::Rule)
         );
         assert!(
-            detailed(&for_agents, "get_issue", read_only.clone()).await.0.is_err(),
+            detailed(&for_agents, "get_issue", read_only.clone())
+                .await
+                .0
+                .is_err(),
             "an agents' rule does not decide a notebook's call"
         );
         let any = RulesHandler::new(
@@ -1477,7 +1490,12 @@ mod tests {
         let expired = RulesHandler::new(rules(json!([
             {"server": "github", "decision": "allow", "expires_at": 1000},
         ])));
-        assert!(detailed(&expired, "get_issue", read_only.clone()).await.0.is_err());
+        assert!(
+            detailed(&expired, "get_issue", read_only.clone())
+                .await
+                .0
+                .is_err()
+        );
 
         // A tool whose definition changed: the rule that allows it does not decide it.
         let changed = CallDetails {
