@@ -239,3 +239,33 @@ async fn a_rule_decides_before_anything_is_announced_and_the_audit_entry_names_i
     );
     e.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_agents_call_names_its_mcp_client_in_the_audit_log() {
+    use ipybox_tests::mcp_client::{call_ok, stdio_client};
+    let ws = workspace();
+    let c = stdio_client(ws.path(), &[], &["--approval", "auto"]).await;
+    call_ok(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "fx", "server_params": {
+            "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]}}),
+    )
+    .await;
+    let out = call_ok(
+        &c,
+        "execute_ipython_cell",
+        serde_json::json!({ "code": CALL }),
+    )
+    .await;
+    assert!(out.contains("hi"), "{out}");
+    c.cancel().await.unwrap();
+    let log = ipybox::WorkspaceState::of(ws.path()).unwrap().audit_log();
+    let (entries, _) = log.read().unwrap();
+    let entry = entries.iter().find(|e| e.tool == "echo").expect("audited");
+    let client = entry.client.as_ref().expect("the agent's client");
+    // rmcp's client declares itself by its crate's name and version.
+    assert_eq!(client.name, "rmcp", "{entry:?}");
+    assert!(client.version.is_some(), "{entry:?}");
+    assert!(!client.session.is_empty() && client.connected_at_ms > 0);
+}
