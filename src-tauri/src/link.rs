@@ -68,7 +68,7 @@ enum Message {
         /// The tool's definition, a change of it, the agent's client, the calling line
         /// (absent from an older ipybox).
         #[serde(default)]
-        details: crate::tools::definition::CallDetails,
+        details: Box<crate::tools::definition::CallDetails>,
     },
     /// App → agent: the decision on `id`.
     Decided {
@@ -400,7 +400,7 @@ async fn serve_agent(stream: UnixStream, secret: &[u8], executor: CodeExecutor) 
                 details,
             }) => {
                 call.origin = format!("{}, via {agent}", call.origin);
-                let Some((request, wait)) = executor.request_external(call, details) else {
+                let Some((request, wait)) = executor.request_external(call, *details) else {
                     let refused = Message::Decided {
                         id,
                         decision: Decision::Reject,
@@ -675,7 +675,7 @@ impl DesktopApproval {
             .send(Message::Ask {
                 id,
                 call,
-                details: request.details().clone(),
+                details: Box::new(request.details().clone()),
             })
             .is_err()
         {

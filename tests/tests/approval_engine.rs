@@ -3,7 +3,7 @@
 //! takes the description named in a file (`FIXTURE_DESCRIPTIONS_FILE`) when the server
 //! starts, so a test can change a tool between two starts as a malicious server would.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -389,6 +389,7 @@ mod tests {
     /// `cargo test -p ipybox --lib pins::tests::check_cost -- --ignored --nocapture`
     #[test]
     #[ignore = "a benchmark"]
+    #[allow(clippy::print_stdout)]
     fn check_cost() {
         let dir = tempfile::tempdir().expect("tempdir");
         let pins = Pins::in_dir(dir.path());
