@@ -261,5 +261,5 @@ pub async fn end_agent_session(
             crate::display::escape(&session)
         ))
     })?;
-    Ok(state.end_agent_session(serial).await?)
+    state.end_agent_session(serial).await
 }
