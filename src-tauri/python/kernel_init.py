@@ -331,8 +331,9 @@ def _open_channel():
             )
         return value
 
-    def call(server, tool, args):
-        """Ask ipybox to run `server.tool(args)`; its JSON answer as a dict."""
+    def call(server, tool, args, site=None):
+        """Ask ipybox to run `server.tool(args)`; its JSON answer as a dict. `site`: the line
+        of code that made the call, shown to whoever approves it."""
         __tracebackhide__ = True
         if not getattr(kernel, "_allow_stdin", False):
             return {
@@ -341,6 +342,8 @@ def _open_channel():
                 "message": "this code was not run by ipybox (the execution does not allow stdin), so nobody can approve the call",
             }
         request = {"v": 1, "id": uuid.uuid4().hex, "server": server, "tool": tool, "args": args}
+        if site is not None:
+            request["site"] = site
         return exchange(request, f"ipybox: {server}.{tool}")
 
     def exchange(request, prompt):

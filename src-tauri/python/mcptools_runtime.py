@@ -35,6 +35,12 @@ class ToolError(Exception):
         self.message = message
         super().__init__(f"{server}.{tool}: {message}")
 
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows what this returns instead of a traceback: one line saying what
+        # happened to the call, without the frames of generated code and of this runtime,
+        # which tell the person nothing. `try/except` is unaffected.
+        return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
+
 
 class ApprovalRejected(ToolError):
     """The call was rejected (by a person, a rule, or because nobody could be asked)."""
@@ -76,7 +82,10 @@ def _post(server: str, tool: str, args: dict) -> dict:
             "this kernel was not started by ipybox, so there is nobody to ask for approval; run the code with ipybox",
         )
     try:
-        payload = channel.call(server, tool, args)
+        if "site" in getattr(getattr(channel.call, "__code__", None), "co_varnames", ()):
+            payload = channel.call(server, tool, args, site=_call_site())
+        else:  # a kernel started by an older ipybox: its channel takes no site
+            payload = channel.call(server, tool, args)
     except ValueError as e:
         raise ToolServerError(server, tool, f"unexpected answer from ipybox: {e}") from None
     if payload.get("ok"):
@@ -90,6 +99,43 @@ def _post(server: str, tool: str, args: dict) -> dict:
     if kind == "approval_timeout":
         raise ApprovalTimeout(server, tool, message)
     raise ToolServerError(server, tool, message)
+
+
+_SITE_TEXT = 200
+
+
+def _call_site() -> dict | None:
+    """The line of code that made the call: the first frame outside the generated modules
+    and this runtime, as ``{"cell" or "file", "line", "text"}`` (shown to the person who
+    approves the call; ipybox treats it as untrusted text)."""
+    try:
+        import linecache
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            name = frame.f_globals.get("__name__", "")
+            if not (name == __name__ or name.startswith(("mcptools.", "gentools.")) or name == "mcptools"):
+                break
+            frame = frame.f_back
+        if frame is None:
+            return None
+        code = frame.f_code
+        site: dict = {"line": frame.f_lineno}
+        text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        if text:
+            site["text"] = text[:_SITE_TEXT]
+        if "ipykernel_" in code.co_filename or code.co_filename.startswith("<"):
+            try:
+                from IPython import get_ipython
+
+                site["cell"] = int(get_ipython().execution_count)
+            except Exception:
+                pass
+        if "cell" not in site:
+            site["file"] = code.co_filename[-_SITE_TEXT:]
+        return site
+    except Exception:
+        return None
 
 
 def _text(content: list) -> str:

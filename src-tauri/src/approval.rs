@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
-use crate::tools::definition::CallDetails;
+use crate::tools::definition::{CallDetails, Client};
 
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -40,6 +40,8 @@ struct Inner {
     timeout_ms: u64,
     /// The tool's definition, the agent's client, the calling line.
     details: CallDetails,
+    /// The rule that decided it, once one did.
+    rule: std::sync::OnceLock<String>,
     decision: Mutex<Option<oneshot::Sender<Verdict>>>,
 }
 
@@ -49,6 +51,8 @@ struct Verdict {
     decision: Decision,
     reason: Option<String>,
     by: DecidedBy,
+    /// The rule that decided, as the rules file writes it.
+    rule: Option<String>,
 }
 
 /// A tool call waiting for a decision. Cheap to clone; the first `accept()`/`reject()` wins,
@@ -69,7 +73,7 @@ impl Eq for ApprovalRequest {}
 impl Serialize for ApprovalRequest {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("ApprovalRequest", 10)?;
+        let mut st = s.serialize_struct("ApprovalRequest", 11)?;
         st.serialize_field("id", &self.0.id)?;
         st.serialize_field("server", &self.0.server_name)?;
         st.serialize_field("tool", &self.0.tool_name)?;
@@ -83,6 +87,7 @@ impl Serialize for ApprovalRequest {
             &self.0.asked_at_ms.saturating_add(self.0.timeout_ms),
         )?;
         st.serialize_field("details", &self.0.details)?;
+        st.serialize_field("rule", &self.0.rule.get())?;
         st.end()
     }
 }
@@ -132,6 +137,15 @@ impl ApprovalRequest {
         &self.0.details
     }
 
+    /// Why the call is held for a person, when its tool's definition changed since it was
+    /// registered: nothing but a person decides it (a policy or a rule refuses it with this
+    /// message, which says how to accept the new definition).
+    pub fn held(&self) -> Option<String> {
+        self.0.details.change.as_ref().map(|change| {
+            crate::tools::pins::refusal(&self.0.server_name, &self.0.tool_name, change)
+        })
+    }
+
     /// When it was asked, in milliseconds since the Unix epoch.
     pub fn asked_at_ms(&self) -> u64 {
         self.0.asked_at_ms
@@ -166,7 +180,24 @@ impl ApprovalRequest {
             decision,
             reason,
             by,
+            rule: None,
         });
+    }
+
+    /// A rule decides: `rule` is the rule as the rules file writes it (the audit log and the
+    /// panel say which rule decided), `reason` what the kernel code is told of a rejection.
+    pub fn decide_by_rule(&self, decision: Decision, rule: String, reason: Option<String>) {
+        self.settle(Verdict {
+            decision,
+            reason,
+            by: DecidedBy::Rule,
+            rule: Some(rule),
+        });
+    }
+
+    /// The rule that decided the request, when a rule did.
+    pub fn rule(&self) -> Option<&str> {
+        self.0.rule.get().map(String::as_str)
     }
 
     fn settle(&self, verdict: Verdict) {
@@ -207,6 +238,15 @@ pub trait ApprovalHandler: Send + Sync + std::fmt::Debug {
     /// Decide `request` (call `accept()` or `reject()` on it); may take as long as a person
     /// needs, up to the approval timeout.
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()>;
+
+    /// Decide `request` at once when no person is needed (a rule matches it, a fixed policy
+    /// applies), before anything is announced: `true` when it did. A request decided here
+    /// raises no [`SessionEvent::ApprovalRequested`] (no panel or dialog flashes for it);
+    /// only its [`SessionEvent::ToolCall`] is reported. `false` (the default) hands it to
+    /// [`handle`](Self::handle) as a request that waits for a person.
+    fn decide_now(&self, _request: &ApprovalRequest) -> bool {
+        false
+    }
 }
 
 /// Rejects every call (`--approval reject`).
@@ -215,13 +255,17 @@ pub struct RejectAll;
 
 impl ApprovalHandler for RejectAll {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            request.decide_as(
-                Decision::Reject,
-                DecidedBy::Policy,
-                Some("tool calls are rejected (--approval reject)".into()),
-            )
-        })
+        self.decide_now(&request);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        request.decide_as(
+            Decision::Reject,
+            DecidedBy::Policy,
+            Some("tool calls are rejected (--approval reject)".into()),
+        );
+        true
     }
 }
 
@@ -231,7 +275,23 @@ pub struct AutoApprove;
 
 impl ApprovalHandler for AutoApprove {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        Box::pin(async move { request.decide_as(Decision::Accept, DecidedBy::Policy, None) })
+        auto_approve(&request);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        auto_approve(request);
+        true
+    }
+}
+
+/// Approve `request` by the session's policy (`--approval auto`), unless its tool's
+/// definition changed since it was registered: only a person accepts that, so it is
+/// refused, saying how to accept it.
+pub fn auto_approve(request: &ApprovalRequest) {
+    match request.held() {
+        None => request.decide_as(Decision::Accept, DecidedBy::Policy, None),
+        Some(held) => request.decide_as(Decision::Reject, DecidedBy::Policy, Some(held)),
     }
 }
 
@@ -268,6 +328,8 @@ struct Listener {
     tx: mpsc::UnboundedSender<ToolEvent>,
     execution_id: Option<String>,
     origin: Option<String>,
+    /// The agent's MCP client, when an agent's code runs.
+    client: Option<Client>,
 }
 
 /// Routes approval requests from the tool server to whoever decides.
@@ -281,6 +343,10 @@ pub struct Approvals {
     /// Undecided requests, for [`decide`](Self::decide).
     pending: Mutex<HashMap<u64, Weak<Inner>>>,
     events: Events,
+    /// The agent's MCP client, in an agent's session (set when it connects).
+    client: Arc<Mutex<Option<Client>>>,
+    /// The session's handler, asked to decide each request before it is announced.
+    handler: Option<Arc<dyn ApprovalHandler>>,
 }
 
 impl Approvals {
@@ -302,7 +368,23 @@ impl Approvals {
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             events,
+            client: Arc::default(),
+            handler: None,
         }
+    }
+
+    /// Let `handler` decide requests it can decide at once (by a rule, by a policy) before
+    /// they are announced ([`ApprovalHandler::decide_now`]).
+    pub fn with_handler(mut self, handler: Option<Arc<dyn ApprovalHandler>>) -> Self {
+        self.handler = handler;
+        self
+    }
+
+    /// Requests name the agent's client `client` holds (an agent's session sets it when the
+    /// agent connects).
+    pub fn with_client(mut self, client: Arc<Mutex<Option<Client>>>) -> Self {
+        self.client = client;
+        self
     }
 
     /// Listen for requests while an execution runs; the returned guard stops listening.
@@ -318,12 +400,24 @@ impl Approvals {
         execution_id: Option<String>,
         origin: Option<String>,
     ) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
+        self.listen_for(execution_id, origin, None)
+    }
+
+    /// [`listen_as`](Self::listen_as) for code an agent sent through `client`: its requests
+    /// name the client.
+    pub fn listen_for(
+        self: &Arc<Self>,
+        execution_id: Option<String>,
+        origin: Option<String>,
+        client: Option<Client>,
+    ) -> (ListenGuard, mpsc::UnboundedReceiver<ToolEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut l) = self.listener.lock() {
             *l = Some(Listener {
                 tx,
                 execution_id,
                 origin,
+                client,
             });
         }
         (
@@ -386,16 +480,42 @@ impl Approvals {
         tool_args: &serde_json::Value,
         server: &str,
     ) -> Result<Approved, Refusal> {
+        self.request_with(
+            server_name,
+            tool_name,
+            tool_args,
+            server,
+            CallDetails::default(),
+        )
+        .await
+    }
+
+    /// [`request`](Self::request) with what is known about the tool and the caller: the
+    /// request carries `details` to whoever decides. The listener's client (an agent's)
+    /// is added.
+    pub async fn request_with(
+        &self,
+        server_name: &str,
+        tool_name: &str,
+        tool_args: &serde_json::Value,
+        server: &str,
+        mut details: CallDetails,
+    ) -> Result<Approved, Refusal> {
         let listener = self.listener.lock().ok().and_then(|l| {
-            l.as_ref()
-                .filter(|l| !l.tx.is_closed())
-                .map(|l| (l.tx.clone(), l.execution_id.clone(), l.origin.clone()))
+            l.as_ref().filter(|l| !l.tx.is_closed()).map(|l| {
+                (
+                    l.tx.clone(),
+                    l.execution_id.clone(),
+                    l.origin.clone(),
+                    l.client.clone(),
+                )
+            })
         });
         let (tx, rx) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (execution_id, origin) = listener
             .as_ref()
-            .map(|(_, e, o)| (e.clone(), o.clone()))
+            .map(|(_, e, o, _)| (e.clone(), o.clone()))
             .unwrap_or_default();
         let request = ApprovalRequest(Arc::new(Inner {
             id,
@@ -410,8 +530,17 @@ impl Approvals {
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             timeout_ms: self.timeout.load(Ordering::Relaxed),
-            details: CallDetails::default(),
+            details: {
+                if details.client.is_none() {
+                    details.client = listener
+                        .as_ref()
+                        .and_then(|(_, _, _, c)| c.clone())
+                        .or_else(|| self.client.lock().ok().and_then(|c| c.clone()));
+                }
+                details
+            },
             decision: Mutex::new(Some(tx)),
+            rule: std::sync::OnceLock::new(),
         }));
         let Some((listener, ..)) = listener else {
             return Err(self.refuse(
@@ -422,6 +551,23 @@ impl Approvals {
                 ),
             ));
         };
+        let timeout = Duration::from_millis(request.0.timeout_ms);
+        if self
+            .handler
+            .as_ref()
+            .is_some_and(|h| h.decide_now(&request))
+        {
+            // Decided by a rule or a policy: nothing was announced, nobody waits.
+            let withdraw = Withdraw {
+                approvals: self,
+                id,
+                reason: None,
+            };
+            let outcome = tokio::time::timeout(timeout, rx).await;
+            return self
+                .conclude(request, withdraw, outcome, timeout, None)
+                .map_err(|(_, refusal)| refusal);
+        }
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, Arc::downgrade(&request.0));
         }
@@ -445,15 +591,16 @@ impl Approvals {
                 Refusal::Rejected("the execution ended before the call could be approved".into()),
             ));
         }
-        let timeout = Duration::from_millis(request.0.timeout_ms);
         let outcome = tokio::time::timeout(timeout, rx).await;
         let _ = listener.send(ToolEvent::Settled(id));
-        self.conclude(request, withdraw, outcome, timeout, ENDED)
+        self.conclude(request, withdraw, outcome, timeout, Some(ENDED))
             .map_err(|(_, refusal)| refusal)
     }
 
     /// The end of a wait for a decision: listeners hear of the decision, or of the request's
-    /// withdrawal (`gone`: why, when nobody is left to decide); a refusal is reported.
+    /// withdrawal (`gone`: why, when nobody is left to decide; `None` for a request that was
+    /// never announced, which listeners hear of only as a finished call); a refusal is
+    /// reported.
     fn conclude(
         &self,
         request: ApprovalRequest,
@@ -463,10 +610,17 @@ impl Approvals {
             tokio::time::error::Elapsed,
         >,
         timeout: Duration,
-        gone: &'static str,
+        gone: Option<&'static str>,
     ) -> Result<Approved, (DecidedBy, Refusal)> {
+        if let Ok(Ok(Verdict {
+            rule: Some(rule), ..
+        })) = &outcome
+        {
+            let _ = request.0.rule.set(rule.clone());
+        }
         withdraw.reason = match &outcome {
-            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => Some(gone),
+            _ if gone.is_none() => None,
+            Ok(Ok(verdict)) if verdict.by == DecidedBy::Nobody => gone,
             Ok(Ok(verdict)) => {
                 self.events.send(SessionEvent::ApprovalDecided {
                     id: request.id(),
@@ -489,9 +643,13 @@ impl Approvals {
                 decision: Decision::Reject,
                 reason,
                 by,
+                ..
             })) => (
                 by,
-                Refusal::Rejected(reason.unwrap_or_else(|| "the call was rejected".into())),
+                Refusal::Rejected(reason.unwrap_or_else(|| match by {
+                    DecidedBy::Person => "rejected by you".into(),
+                    _ => "the call was rejected".into(),
+                })),
             ),
             Ok(Err(_)) => (
                 DecidedBy::Nobody,
@@ -508,9 +666,21 @@ impl Approvals {
     /// decides it. A refusal is reported to listeners here; an approved call by whoever
     /// learns its outcome ([`report`](Self::report)). Returns the request, which
     /// [`ApprovalRequest::decide_as`] withdraws (its asker went away).
+    #[cfg(test)]
     pub fn request_external(
         self: &Arc<Self>,
         call: ExternalCall,
+        handler: Option<Arc<dyn ApprovalHandler>>,
+    ) -> (ApprovalRequest, ExternalWait) {
+        self.request_external_with(call, CallDetails::default(), handler)
+    }
+
+    /// [`request_external`](Self::request_external) with what the asker knows about the
+    /// tool and the caller.
+    pub fn request_external_with(
+        self: &Arc<Self>,
+        call: ExternalCall,
+        details: CallDetails,
         handler: Option<Arc<dyn ApprovalHandler>>,
     ) -> (ApprovalRequest, ExternalWait) {
         let (tx, rx) = oneshot::channel();
@@ -528,29 +698,35 @@ impl Approvals {
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or_default(),
             timeout_ms: self.timeout.load(Ordering::Relaxed),
-            details: CallDetails::default(),
+            details,
             decision: Mutex::new(Some(tx)),
+            rule: std::sync::OnceLock::new(),
         }));
-        if let Ok(mut p) = self.pending.lock() {
-            p.insert(id, Arc::downgrade(&request.0));
-        }
-        self.events.send(SessionEvent::ApprovalRequested {
-            request: request.clone(),
-        });
-        if let Some(handler) = handler {
-            tokio::spawn(handler.handle(request.clone()));
+        // Decided at once by a rule or a policy: not announced, not listed as pending.
+        let announced = !handler.as_ref().is_some_and(|h| h.decide_now(&request));
+        if announced {
+            if let Ok(mut p) = self.pending.lock() {
+                p.insert(id, Arc::downgrade(&request.0));
+            }
+            self.events.send(SessionEvent::ApprovalRequested {
+                request: request.clone(),
+            });
+            if let Some(handler) = handler {
+                tokio::spawn(handler.handle(request.clone()));
+            }
         }
         let approvals = self.clone();
         let asked = request.clone();
+        let gone = announced.then_some(ASKER_GONE);
         let wait = Box::pin(async move {
             let withdraw = Withdraw {
                 approvals: &approvals,
                 id,
-                reason: Some(ASKER_GONE),
+                reason: gone,
             };
             let timeout = Duration::from_millis(asked.0.timeout_ms);
             let outcome = tokio::time::timeout(timeout, rx).await;
-            approvals.conclude(asked, withdraw, outcome, timeout, ASKER_GONE)
+            approvals.conclude(asked, withdraw, outcome, timeout, gone)
         });
         (request, wait)
     }
@@ -603,6 +779,7 @@ impl Approvals {
             timeout_ms: 0,
             details: CallDetails::default(),
             decision: Mutex::new(None),
+            rule: std::sync::OnceLock::new(),
         }));
         self.refuse(request, DecidedBy::Policy, Refusal::Rejected(reason));
     }

@@ -53,6 +53,16 @@ pub struct AuditEntry {
     pub outcome: Option<CallOutcome>,
     /// How long the call took, approval excluded.
     pub duration_ms: u64,
+    /// The rule that decided the call, as the rules file writes it (absent when no rule
+    /// did, and in entries written before ipybox kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The agent's MCP client, for a call an agent's code made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::tools::definition::Client>,
+    /// The line of code that made the call, as the kernel reported it (untrusted text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_site: Option<String>,
 }
 
 impl AuditEntry {
@@ -82,6 +92,9 @@ impl AuditEntry {
             reason: reason.clone(),
             outcome: outcome.clone(),
             duration_ms: *duration_ms,
+            rule: request.rule().map(str::to_owned),
+            client: request.details().client.clone(),
+            call_site: request.details().call_site.clone(),
         })
     }
 }
@@ -263,10 +276,17 @@ impl AuditLog {
 /// ([`crate::display::escape`]): an entry cannot rewrite the lines around it.
 pub fn describe(entry: &AuditEntry) -> String {
     use crate::display::escape;
+    let by_rule;
     let how = match entry.decided_by {
         DecidedBy::Person => "by a person",
         DecidedBy::Batch => "with all pending calls",
-        DecidedBy::Rule => "by a rule",
+        DecidedBy::Rule => match &entry.rule {
+            Some(rule) => {
+                by_rule = format!("by the rule {}", escape(rule));
+                &by_rule
+            }
+            None => "by a rule",
+        },
         DecidedBy::Timeout => "nobody decided in time",
         DecidedBy::Policy => "by the session's policy",
         DecidedBy::Nobody => "nobody decided",
@@ -287,18 +307,31 @@ pub fn describe(entry: &AuditEntry) -> String {
     if args.chars().count() > 120 {
         args = args.chars().take(119).collect::<String>() + "…";
     }
+    let mut who = escape(
+        entry
+            .origin
+            .as_deref()
+            .or(entry.execution_id.as_deref())
+            .unwrap_or("-"),
+    )
+    .into_owned();
+    if let Some(client) = &entry.client {
+        who.push_str(&format!(
+            " ({}{}, session {})",
+            escape(&client.name),
+            client
+                .version
+                .as_deref()
+                .map(|v| format!(" {}", escape(v)))
+                .unwrap_or_default(),
+            escape(&client.session)
+        ));
+    }
     format!(
-        "{}  {}.{}  {decision} ({how})  {outcome}  {}  {args}",
+        "{}  {}.{}  {decision} ({how})  {outcome}  {who}  {args}",
         local_time(entry.time),
         escape(&entry.server),
         escape(&entry.tool),
-        escape(
-            entry
-                .origin
-                .as_deref()
-                .or(entry.execution_id.as_deref())
-                .unwrap_or("-")
-        ),
     )
 }
 
@@ -349,6 +382,9 @@ mod tests {
             reason: None,
             outcome: Some(CallOutcome::Ok),
             duration_ms: 3,
+            rule: None,
+            client: None,
+            call_site: None,
         }
     }
 
@@ -406,6 +442,42 @@ mod tests {
             line.contains("no\\u000dway") && line.contains("cell\\u000a1"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn an_entry_says_which_rule_decided_and_which_client_asked() {
+        let mut e = entry("echo");
+        e.decided_by = DecidedBy::Rule;
+        e.rule = Some(r#"{"server":"fx","tool":"echo","decision":"allow"}"#.into());
+        e.origin = Some("agent session 4f2a9c1e".into());
+        e.client = Some(crate::tools::definition::Client {
+            name: "claude-code\u{1b}[2J".into(),
+            version: Some("2.1".into()),
+            session: "4f2a9c1e".into(),
+            connected_at_ms: 5,
+        });
+        let line = describe(&e);
+        assert!(
+            line.contains(r#"by the rule {"server":"fx","tool":"echo","decision":"allow"}"#),
+            "{line}"
+        );
+        assert!(
+            line.contains("(claude-code\\u001b[2J 2.1, session 4f2a9c1e)"),
+            "the client's declared name, escaped: {line}"
+        );
+        let json = serde_json::to_value(&e).expect("json");
+        assert_eq!(json["client"]["name"], "claude-code\u{1b}[2J");
+        assert_eq!(
+            json["rule"],
+            r#"{"server":"fx","tool":"echo","decision":"allow"}"#
+        );
+        let old: AuditEntry = serde_json::from_value(serde_json::json!({
+            "time": 1, "workspace": "/w", "execution_id": null, "origin": null, "server": "fx",
+            "tool": "echo", "arguments": {}, "decision": "approved", "decided_by": "person",
+            "reason": null, "outcome": null, "duration_ms": 0
+        }))
+        .expect("an entry written before rule and client were kept still reads");
+        assert_eq!((old.rule, old.client), (None, None));
     }
 
     #[test]

@@ -172,6 +172,8 @@ struct Config {
     progress: Progress,
     /// Milliseconds; shared with the session's approvals, so a change applies at once.
     approval_timeout: Arc<AtomicU64>,
+    /// The MCP client of the agent whose code this session runs (an agent's session).
+    client: Arc<Mutex<Option<crate::tools::definition::Client>>>,
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     mcp_connect_timeout: Duration,
     mcp_call_timeout: Duration,
@@ -269,6 +271,7 @@ impl Default for CodeExecutorBuilder {
                 wrapper: Vec::new(),
                 progress: Progress::Quiet,
                 approval_timeout: Arc::new(AtomicU64::new(60_000)),
+                client: Arc::default(),
                 approval_handler: None,
                 mcp_connect_timeout: Duration::from_secs(30),
                 mcp_call_timeout: crate::tools::sessions::DEFAULT_CALL_TIMEOUT,
@@ -630,9 +633,14 @@ impl CodeExecutor {
     pub(crate) fn request_external(
         &self,
         call: crate::approval::ExternalCall,
+        details: crate::tools::definition::CallDetails,
     ) -> Option<(ApprovalRequest, crate::approval::ExternalWait)> {
         let approvals = self.snapshot().approvals?;
-        Some(approvals.request_external(call, self.shared.config.approval_handler.clone()))
+        Some(approvals.request_external_with(
+            call,
+            details,
+            self.shared.config.approval_handler.clone(),
+        ))
     }
 
     /// Tell this session's listeners how an approved external call ended.
@@ -644,6 +652,14 @@ impl CodeExecutor {
     ) {
         if let Some(approvals) = self.snapshot().approvals {
             approvals.report(approved, outcome, duration_ms);
+        }
+    }
+
+    /// This session runs an agent's code, sent through `client`: its approval requests (and
+    /// the audit log) name the client.
+    pub(crate) fn set_client(&self, client: crate::tools::definition::Client) {
+        if let Ok(mut c) = self.shared.config.client.lock() {
+            *c = Some(client);
         }
     }
 
@@ -708,6 +724,10 @@ impl CodeExecutor {
         };
         registry.insert(name, params.clone())?;
         registry.set_tools(name, summaries(&generated))?;
+        // What a person registered is what they accepted: each tool's definition is pinned,
+        // and a call to a tool that differs later is held for a person.
+        crate::tools::pins::Pins::in_dir(registry.dir())
+            .pin_server(name, &generated.definitions)?;
         // Asked again now that the registry holds it: a session that started while this
         // generated has read the registry before, and is told here (one still starting reads
         // it once it has started).
@@ -769,6 +789,7 @@ impl CodeExecutor {
     pub async fn unregister_mcp_server(&self, name: &str) -> Result<bool> {
         let mut registry = self.registry()?;
         let had = registry.remove(name)?;
+        crate::tools::pins::Pins::in_dir(registry.dir()).remove_server(name)?;
         crate::apigen::generate::remove_package(name, &registry.workspace.join("mcptools"))?;
         if let Some(state) = self.snapshot().tools {
             state.remove_server(name).await;

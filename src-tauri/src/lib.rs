@@ -92,8 +92,8 @@ pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary};
 // Approving tool calls, and the audit log.
 pub use audit::{AuditEntry, AuditLog, WorkspaceState};
 pub use tools::{
-    ApprovalHandler, ApprovalRequest, ArgMatcher, AutoApprove, Decision, RejectAll, Rule,
-    RuleDecision, Rules, RulesHandler,
+    ApprovalHandler, ApprovalRequest, ArgMatcher, AutoApprove, CallFacts, Decision, RejectAll,
+    Rule, RuleDecision, RuleScope, Rules, RulesHandler, rule_would_match,
 };
 
 // Agents' calls approved in the desktop app (`ipybox mcp --approval desktop`).

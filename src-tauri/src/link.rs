@@ -65,6 +65,10 @@ enum Message {
         id: u64,
         #[serde(flatten)]
         call: ExternalCall,
+        /// The tool's definition, a change of it, the agent's client, the calling line
+        /// (absent from an older ipybox).
+        #[serde(default)]
+        details: Box<crate::tools::definition::CallDetails>,
     },
     /// App → agent: the decision on `id`.
     Decided {
@@ -390,9 +394,13 @@ async fn serve_agent(stream: UnixStream, secret: &[u8], executor: CodeExecutor) 
             _ => break,
         };
         match message {
-            Ok(Message::Ask { id, mut call }) => {
+            Ok(Message::Ask {
+                id,
+                mut call,
+                details,
+            }) => {
                 call.origin = format!("{}, via {agent}", call.origin);
-                let Some((request, wait)) = executor.request_external(call) else {
+                let Some((request, wait)) = executor.request_external(call, *details) else {
                     let refused = Message::Decided {
                         id,
                         decision: Decision::Reject,
@@ -662,7 +670,15 @@ impl DesktopApproval {
             server_description: request.server().to_owned(),
             origin: request.origin().unwrap_or("an agent").to_owned(),
         };
-        if connection.to_app.send(Message::Ask { id, call }).is_err() {
+        if connection
+            .to_app
+            .send(Message::Ask {
+                id,
+                call,
+                details: Box::new(request.details().clone()),
+            })
+            .is_err()
+        {
             return AskEnd::LinkClosed;
         }
         let gave_up = async {

@@ -650,7 +650,11 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     )? {
         Approval::Auto => Arc::new(ipybox::AutoApprove),
         Approval::Reject => Arc::new(ipybox::RejectAll),
-        Approval::Rules(file) => Arc::new(ipybox::RulesHandler::load(file)?),
+        // The file was given for this process, whose calls are all agents': a rule without
+        // a scope decides them.
+        Approval::Rules(file) => Arc::new(ipybox::RulesHandler::new(
+            ipybox::Rules::load(file)?.with_default_scope(ipybox::RuleScope::Any),
+        )),
         Approval::Desktop => {
             let agent = format!("ipybox mcp (pid {})", std::process::id());
             let handler = ipybox::DesktopApproval::new(&workspace, agent)?;
@@ -740,6 +744,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
                 max_sessions: args.max_sessions,
                 idle_timeout: (args.session_idle_timeout > 0)
                     .then(|| Duration::from_secs(args.session_idle_timeout)),
+                control: None,
             };
             serve_http(config, listener, options, shutdown).await?;
         }
@@ -1000,6 +1005,19 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
             Ok(Event::ApprovalRequest(request)) => {
                 stdout.flush()?;
                 use ipybox::{DecidedBy, Decision};
+                let held = request.held();
+                if let (Some(held), Approval::Auto | Approval::Rules(_)) = (&held, &approval) {
+                    // Neither the policy nor a rule accepts a tool that changed since it was
+                    // registered; a person may, so a rules session asks.
+                    if matches!(approval, Approval::Auto) {
+                        request.decide_as(Decision::Reject, DecidedBy::Policy, Some(held.clone()));
+                        continue;
+                    }
+                    eprintln!("ipybox: {}", ipybox::text::escape_lines(held));
+                    let decision = answer(terminal.ask(&request, approval_timeout).await);
+                    request.decide_as(decision, DecidedBy::Person, None);
+                    continue;
+                }
                 let (decision, by) = match &approval {
                     Approval::Auto => (Decision::Accept, DecidedBy::Policy),
                     Approval::Reject | Approval::Desktop => (Decision::Reject, DecidedBy::Policy),
@@ -1016,7 +1034,13 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
                     }) {
                         Some(outcome) if outcome.rule.is_some() => {
                             eprintln!("ipybox: {}", ipybox::text::escape_lines(&outcome.message));
-                            (outcome.decision, DecidedBy::Rule)
+                            let rule = outcome
+                                .rule
+                                .and_then(|i| rules.as_ref()?.rules().get(i))
+                                .map(ipybox::Rule::text)
+                                .unwrap_or_default();
+                            request.decide_by_rule(outcome.decision, rule, None);
+                            continue;
                         }
                         _ => (
                             answer(terminal.ask(&request, approval_timeout).await),

@@ -122,6 +122,39 @@ pub struct HttpOptions {
     /// End a session (and stop its kernel) after this long without a tool call; `None`:
     /// never.
     pub idle_timeout: Option<Duration>,
+    /// Ends sessions on request (an agent's tab closed in the window) once serving.
+    pub control: Option<SessionControl>,
+}
+
+/// Ends the sessions of a running HTTP server from outside it: the app's window closes an
+/// agent's tab.
+#[derive(Debug, Clone, Default)]
+pub struct SessionControl(Arc<Mutex<std::sync::Weak<Pool>>>);
+
+impl SessionControl {
+    /// End session `serial` (as [`AgentActivity`] numbers it) and stop its kernel; its
+    /// client is told the session is gone. `false` when no such session runs.
+    pub async fn end(&self, serial: u64, why: &str) -> bool {
+        let Some(pool) = self.0.lock().ok().and_then(|p| p.upgrade()) else {
+            return false;
+        };
+        let session = pool
+            .sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.iter().find(|s| s.serial == serial).cloned());
+        let Some(session) = session else {
+            return false;
+        };
+        let ended = pool.end(&session, why.to_owned());
+        if ended && let Some(id) = session.mcp_id() {
+            use rmcp::transport::streamable_http_server::session::SessionManager;
+            if let Err(e) = pool.manager.close_session(&id).await {
+                tracing::warn!(error = %e, "closing an ended MCP session failed");
+            }
+        }
+        ended
+    }
 }
 
 impl Default for HttpOptions {
@@ -130,6 +163,7 @@ impl Default for HttpOptions {
             token: None,
             max_sessions: DEFAULT_MAX_SESSIONS,
             idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
+            control: None,
         }
     }
 }
@@ -246,6 +280,8 @@ struct Session {
     mcp_id: Mutex<Option<SessionId>>,
     /// Why the session ended, once it has; its executor is then stopped.
     ended: Mutex<Option<String>>,
+    /// The MCP client as it declared itself on `initialize`.
+    client: Mutex<Option<crate::tools::definition::Client>>,
 }
 
 #[derive(Debug)]
@@ -287,6 +323,7 @@ impl Session {
             }),
             mcp_id: Mutex::new(None),
             ended: Mutex::new(None),
+            client: Mutex::new(None),
         })
     }
 
@@ -314,6 +351,34 @@ impl Session {
             Some(id) => format!("agent session {}", id.chars().take(8).collect::<String>()),
             None => "agent".to_owned(),
         }
+    }
+
+    /// The client connected (`initialize`) or learned its session id: approval requests and
+    /// the audit log name it ("claude-code 2.1, session 4f2a9c1e, connected at …").
+    fn set_client(&self, info: Option<&rmcp::model::Implementation>) {
+        let Ok(mut client) = self.client.lock() else {
+            return;
+        };
+        let session = match self.mcp_id() {
+            Some(id) => id.chars().take(8).collect(),
+            None => format!("{}", self.serial),
+        };
+        let updated = match (info, client.take()) {
+            (Some(info), _) => crate::tools::definition::Client {
+                name: info.name.chars().take(100).collect(),
+                version: Some(info.version.chars().take(40).collect::<String>())
+                    .filter(|v| !v.is_empty()),
+                session,
+                connected_at_ms: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or_default(),
+            },
+            (None, Some(known)) => crate::tools::definition::Client { session, ..known },
+            (None, None) => return,
+        };
+        self.executor.set_client(updated.clone());
+        *client = Some(updated);
     }
 
     fn mcp_id(&self) -> Option<SessionId> {
@@ -1134,6 +1199,9 @@ impl ServerHandler for IpyboxMcpServer {
             let _ = self.slot.session.set(pool.open()?);
         }
         context.peer.set_peer_info(request.clone());
+        if let Some(session) = self.slot.session.get() {
+            session.set_client(Some(&request.client_info));
+        }
         self.negotiate_initialize(&request)
     }
 
@@ -1144,10 +1212,11 @@ impl ServerHandler for IpyboxMcpServer {
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
             .map(SessionId::from);
-        if let (Some(session), Some(id)) = (self.slot.session.get(), id)
-            && let Ok(mut known) = session.mcp_id.lock()
-        {
-            *known = Some(id);
+        if let (Some(session), Some(id)) = (self.slot.session.get(), id) {
+            if let Ok(mut known) = session.mcp_id.lock() {
+                *known = Some(id);
+            }
+            session.set_client(None);
         }
     }
 
@@ -1236,6 +1305,11 @@ pub async fn serve_http(
         stopping: Mutex::new(Vec::new()),
         manager: manager.clone(),
     });
+    if let Some(control) = &options.control
+        && let Ok(mut held) = control.0.lock()
+    {
+        *held = Arc::downgrade(&pool);
+    }
     let reaper = options
         .idle_timeout
         .map(|idle| tokio::spawn(pool.clone().reap(idle)));

@@ -84,7 +84,8 @@ impl ApprovalHandler for Relay {
                 server_description: request.server().to_owned(),
                 origin: request.origin().unwrap_or("an agent").to_owned(),
             };
-            let Some((asked, wait)) = inner.to.request_external(call) else {
+            let Some((asked, wait)) = inner.to.request_external(call, request.details().clone())
+            else {
                 request.decide_as(
                     Decision::Reject,
                     DecidedBy::Nobody,

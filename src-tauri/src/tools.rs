@@ -4,6 +4,7 @@
 //! started, reused MCP session.
 
 pub mod definition;
+pub mod pins;
 pub mod rules;
 pub mod server;
 pub mod sessions;
@@ -11,6 +12,9 @@ pub mod sessions;
 pub use crate::approval::{
     ApprovalHandler, ApprovalRequest, Approvals, AutoApprove, Decision, RejectAll, ToolEvent,
 };
-pub use rules::{ArgMatcher, Rule, RuleDecision, Rules, RulesHandler};
+pub use rules::{
+    ArgMatcher, CallFacts, Rule, RuleDecision, Rules, RulesHandler, Scope as RuleScope,
+    rule_would_match,
+};
 pub use server::ToolServer;
 pub use sessions::Sessions;

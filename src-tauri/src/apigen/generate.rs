@@ -29,6 +29,9 @@ pub struct Generated {
     pub descriptions: Vec<Option<String>>,
     /// Each module's interface: its classes and `run`'s signature, for a person to read.
     pub interfaces: Vec<String>,
+    /// The definition of every tool the server listed (skipped ones too), as pinned when
+    /// the server is registered.
+    pub definitions: Vec<crate::tools::definition::ToolDefinition>,
 }
 
 /// Connect to the server, list all its tools and write `root_dir/<server_name>/`. Returns
@@ -69,8 +72,11 @@ pub async fn generate(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let tools = list_tools(server_name, server_params, workspace, vars, connect_timeout).await?;
-    write_package(server_name, &tools, root_dir)
+    let (tools, definitions) =
+        list_tools_defined(server_name, server_params, workspace, vars, connect_timeout).await?;
+    let mut generated = write_package(server_name, &tools, root_dir)?;
+    generated.definitions = definitions;
+    Ok(generated)
 }
 
 /// Connect to a server, list all its tools, and close: what registering it would generate
@@ -82,12 +88,32 @@ pub async fn list_tools(
     vars: &Variables,
     connect_timeout: Duration,
 ) -> Result<Vec<ToolSpec>> {
+    Ok(
+        list_tools_defined(server_name, server_params, workspace, vars, connect_timeout)
+            .await?
+            .0,
+    )
+}
+
+/// [`list_tools`], with each tool's definition as ipybox pins it.
+async fn list_tools_defined(
+    server_name: &str,
+    server_params: &ServerParams,
+    workspace: &Path,
+    vars: &Variables,
+    connect_timeout: Duration,
+) -> Result<(Vec<ToolSpec>, Vec<crate::tools::definition::ToolDefinition>)> {
     let resolved = server_params.resolve(vars)?;
     let program = crate::sandbox::server_program(&resolved)?;
     let conn = connect(server_name, &resolved, program, workspace, connect_timeout).await?;
     let listed = conn.list_tools().await;
     conn.close().await;
-    Ok(listed?
+    let listed = listed?;
+    let definitions = listed
+        .iter()
+        .map(crate::tools::pins::definition_of)
+        .collect();
+    let specs = listed
         .into_iter()
         .map(|t| ToolSpec {
             name: t.name.to_string(),
@@ -97,7 +123,8 @@ pub async fn list_tools(
                 .output_schema
                 .map(|s| serde_json::Value::Object((*s).clone())),
         })
-        .collect())
+        .collect();
+    Ok((specs, definitions))
 }
 
 /// Remove `root_dir/<server_name>/` (through the opened directory: a link there is removed,
@@ -177,6 +204,7 @@ pub fn write_package(server_name: &str, tools: &[ToolSpec], root_dir: &Path) -> 
         tools: good.into_iter().map(|t| t.name).collect(),
         skipped,
         interfaces,
+        definitions: Vec::new(),
     })
 }
 

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::executor::CodeExecutor;
 use crate::mcp_server::{
     ActivityListener, AgentActivity, FixedAddresses, HttpOptions, Listener, McpServerConfig,
+    SessionControl,
 };
 use crate::relay::Relay;
 
@@ -75,6 +76,7 @@ pub struct Endpoint {
     pub token: String,
     stop: Option<oneshot::Sender<()>>,
     served: tokio::task::JoinHandle<Result<()>>,
+    control: SessionControl,
 }
 
 /// Where a session's kernels run: on this computer (sandboxed or not) or on a server.
@@ -150,8 +152,10 @@ impl Endpoint {
             activity: Some(activity_to(serve.app.clone())),
             approval_timeout: Some(AGENT_SIDE_TIMEOUT),
         };
+        let control = SessionControl::default();
         let options = HttpOptions {
             token: Some(token.clone()),
+            control: Some(control.clone()),
             ..HttpOptions::default()
         };
         let (stop, stopped) = oneshot::channel::<()>();
@@ -174,9 +178,18 @@ impl Endpoint {
                 token,
                 stop: Some(stop),
                 served,
+                control,
             },
             kept,
         ))
+    }
+
+    /// End the agent session `serial` (its tab was closed): its kernel stops and its client
+    /// is told the session is gone. `false` when no such session runs.
+    pub async fn end_session(&self, serial: u64) -> bool {
+        self.control
+            .end(serial, "the person closed the agent's tab in the window")
+            .await
     }
 
     /// Stop serving: agents' sessions end and their kernels stop.
@@ -232,4 +245,21 @@ fn activity_to<R: Runtime>(app: AppHandle<R>) -> ActivityListener {
     ActivityListener(Arc::new(move |activity| {
         let _ = tx.send(activity);
     }))
+}
+
+/// End an agent's session and its kernel (the window's tab close button; the window asks
+/// the person first). `session` is the session's number as the `agent` events give it;
+/// `false` when no such session runs.
+#[tauri::command]
+pub async fn end_agent_session(
+    state: tauri::State<'_, super::session::Desktop>,
+    session: String,
+) -> std::result::Result<bool, super::dto::DesktopError> {
+    let serial: u64 = session.trim().parse().map_err(|_| {
+        Error::config(format!(
+            "\"{}\" is not an agent session's number",
+            crate::display::escape(&session)
+        ))
+    })?;
+    state.end_agent_session(serial).await
 }

@@ -418,6 +418,16 @@ impl Desktop {
         Ok(endpoint_state(&slot))
     }
 
+    /// End agent session `serial` and its kernel; `false` when no such session runs.
+    pub async fn end_agent_session(&self, serial: u64) -> Result<bool, DesktopError> {
+        let slot = self.endpoint_slot()?;
+        let slot = slot.lock().await;
+        Ok(match &slot.running {
+            Some(endpoint) => endpoint.end_session(serial).await,
+            None => false,
+        })
+    }
+
     fn endpoint_slot(&self) -> Result<Arc<tokio::sync::Mutex<EndpointSlot>>, DesktopError> {
         Ok(lock(&self.session)
             .as_ref()

@@ -282,10 +282,11 @@ impl Running {
         );
         let home = crate::home::ipybox_home()?;
         let registry = Registry::load(&home, &working_dir)?;
-        let approvals = Arc::new(Approvals::with_events(
-            c.approval_timeout.clone(),
-            c.events.clone(),
-        ));
+        let approvals = Arc::new(
+            Approvals::with_events(c.approval_timeout.clone(), c.events.clone())
+                .with_client(c.client.clone())
+                .with_handler(c.approval_handler.clone()),
+        );
         let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
             .with_call_timeout(c.mcp_call_timeout)
             .with_events(c.events.clone());
@@ -294,11 +295,10 @@ impl Running {
             // the host come from the .env of the session's start, never from a later one.
             sessions = sessions.with_fixed_variables(Variables::load(Some(&working_dir))?);
         }
-        let tools = Arc::new(ToolServer::new(
-            registry.servers.clone(),
-            sessions,
-            approvals.clone(),
-        ));
+        let tools = Arc::new(
+            ToolServer::new(registry.servers.clone(), sessions, approvals.clone())
+                .with_pins(crate::tools::pins::Pins::in_dir(registry.dir())),
+        );
         for (name, listed) in &registry.tools {
             tools.set_tools(name, listed.iter().map(|t| t.tool.clone()).collect());
         }

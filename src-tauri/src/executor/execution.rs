@@ -147,7 +147,7 @@ async fn execute(
                         if let Some(handler) = &ctx.handler {
                             tokio::spawn(handler.handle(request));
                         } else if auto_approve {
-                            request.decide_as(Decision::Accept, DecidedBy::Policy, None);
+                            crate::approval::auto_approve(&request);
                         } else if let Err(e) = out.send(Ok(Event::ApprovalRequest(request)))
                             && let Ok(Event::ApprovalRequest(r)) = e.0
                         {

@@ -41,8 +41,8 @@ pub struct McpConnection {
     stderr: Arc<Mutex<String>>,
     /// How the server's process ended, once it has (stdio servers only).
     exit: Option<tokio::sync::watch::Receiver<Option<ProcessExit>>>,
-    /// The names of its tools as it last listed them.
-    tool_names: Mutex<Option<Arc<Vec<String>>>>,
+    /// Its tools as it last listed them, each definition hashed once.
+    listing: Mutex<Option<Arc<crate::tools::pins::Listing>>>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -205,7 +205,7 @@ pub async fn connect(
         process_group,
         stderr,
         exit,
-        tool_names: Mutex::default(),
+        listing: Mutex::default(),
     })
 }
 
@@ -311,23 +311,18 @@ impl McpConnection {
             .map_err(|e| self.error("listing tools failed", &e.to_string()))
     }
 
-    /// The names of the tools the server offers: as it listed them before, or listed now
-    /// when it has not been asked yet or `fresh` (a server may add tools while it runs).
-    pub async fn tool_names(&self, fresh: bool) -> Result<Arc<Vec<String>>> {
-        if !fresh && let Some(names) = self.tool_names.lock().ok().and_then(|n| n.clone()) {
-            return Ok(names);
+    /// The tools the server offers, with their definitions: as it listed them before, or
+    /// listed now when it has not been asked yet or `fresh` (a server may add or change
+    /// tools while it runs). Cached per connection, so a call does not pay a `tools/list`.
+    pub async fn listing(&self, fresh: bool) -> Result<Arc<crate::tools::pins::Listing>> {
+        if !fresh && let Some(listing) = self.listing.lock().ok().and_then(|n| n.clone()) {
+            return Ok(listing);
         }
-        let names: Arc<Vec<String>> = Arc::new(
-            self.list_tools()
-                .await?
-                .into_iter()
-                .map(|t| t.name.into_owned())
-                .collect(),
-        );
-        if let Ok(mut cached) = self.tool_names.lock() {
-            *cached = Some(names.clone());
+        let listing = Arc::new(crate::tools::pins::Listing::new(&self.list_tools().await?));
+        if let Ok(mut cached) = self.listing.lock() {
+            *cached = Some(listing.clone());
         }
-        Ok(names)
+        Ok(listing)
     }
 
     /// Call `tool` with `arguments`. Protocol and transport failures are errors; a tool that

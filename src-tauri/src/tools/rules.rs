@@ -62,7 +62,9 @@ impl From<RuleDecision> for Decision {
 pub struct Rule {
     /// The registered server's name, or a glob (`*`, `?`) over names.
     pub server: String,
-    /// The tool's name, or a glob (`*`, `?`) over names.
+    /// The tool's name, or a glob (`*`, `?`) over names; every tool of the server when
+    /// left out.
+    #[serde(default = "any_tool")]
     pub tool: String,
     /// Conditions on arguments, all of which must hold. A key is an argument's name, or a
     /// [JSON Pointer](https://www.rfc-editor.org/rfc/rfc6901) (starting with `/`) into the
@@ -81,6 +83,77 @@ pub struct Rule {
     /// A note for people; ignored when matching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// Only tools whose server says they are read-only (`readOnlyHint`). That is the
+    /// server's claim, not something ipybox checked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+    /// Whose calls the rule decides: `notebook` (cells, and `ipybox exec`), `agents`
+    /// (agents' code), or `any`. Left out: the rules' default (see [`Rules::default_scope`]),
+    /// notebooks in the app, so that rules written before agents existed do not decide
+    /// agents' calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// When the rule stops deciding (a grant for 15 minutes), in milliseconds since the
+    /// Unix epoch; it never does when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+}
+
+fn any_tool() -> String {
+    "*".to_owned()
+}
+
+/// Whose calls a rule decides.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Calls from a notebook's cells (and `ipybox exec`).
+    #[default]
+    Notebook,
+    /// Calls from agents' code.
+    Agents,
+    /// Both.
+    Any,
+}
+
+impl Scope {
+    fn covers(self, caller: Scope) -> bool {
+        self == Scope::Any || self == caller
+    }
+}
+
+/// What a rule may look at besides the names and arguments of a call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallFacts<'a> {
+    /// Whose code made the call (`Notebook` or `Agents`).
+    pub caller: Scope,
+    /// The tool's hints, as its server declares them.
+    pub hints: Option<&'a crate::tools::definition::ToolHints>,
+    /// Now, in milliseconds since the Unix epoch.
+    pub now_ms: u64,
+}
+
+impl<'a> CallFacts<'a> {
+    /// The facts of `request`: an agent's call when it names an MCP client.
+    pub fn of(request: &'a ApprovalRequest) -> CallFacts<'a> {
+        let details = request.details();
+        CallFacts {
+            caller: if details.client.is_some() {
+                Scope::Agents
+            } else {
+                Scope::Notebook
+            },
+            hints: details.tool.as_ref().map(|t| &t.hints),
+            now_ms: now_ms(),
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
 }
 
 /// Conditions on one argument; every condition given must hold, and a missing argument
@@ -165,6 +238,12 @@ impl ArgMatcher {
 }
 
 impl Rule {
+    /// The rule as the rules file writes it, on one line: what the audit log and the
+    /// approval panel show as the rule that decided a call.
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
     fn validate(&self) -> std::result::Result<(), String> {
         if self.server.is_empty() {
             return Err("empty server name (use \"*\" for any server)".into());
@@ -193,9 +272,27 @@ impl Rule {
 
     /// Does the rule match this call? When the names match, `Err` says in words why its
     /// arguments do not.
-    fn matches(&self, server: &str, tool: &str, args: &Value) -> Option<Result<(), String>> {
+    fn matches(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+        facts: &CallFacts<'_>,
+        default_scope: Scope,
+    ) -> Option<Result<(), String>> {
         if !glob_match(&self.server, server) || !glob_match(&self.tool, tool) {
             return None;
+        }
+        if !self.scope.unwrap_or(default_scope).covers(facts.caller)
+            || self.expires_at.is_some_and(|t| t <= facts.now_ms)
+        {
+            return None;
+        }
+        if self.read_only && facts.hints.and_then(|h| h.read_only) != Some(true) {
+            return Some(Err(
+                "it is for tools the server says are read-only, and this one's server does not say so"
+                    .into(),
+            ));
         }
         if let Some((key, _)) = self
             .args
@@ -227,6 +324,8 @@ impl Rule {
 pub struct Rules {
     rules: Vec<Rule>,
     path: Option<PathBuf>,
+    /// Whose calls a rule without `scope` decides.
+    default_scope: Scope,
 }
 
 /// The decision for one call, and why.
@@ -258,13 +357,18 @@ impl Rules {
         Ok(Rules {
             rules,
             path: Some(path.to_owned()),
+            default_scope: Scope::default(),
         })
     }
 
     /// Parse and check rules given as JSON text, in the file format.
     pub fn from_json(text: &str) -> Result<Rules> {
         let rules = parse(text).map_err(|e| Error::config("approval rules").because(e))?;
-        Ok(Rules { rules, path: None })
+        Ok(Rules {
+            rules,
+            path: None,
+            default_scope: Scope::default(),
+        })
     }
 
     /// Check rules built in code (e.g. by a settings UI).
@@ -273,7 +377,24 @@ impl Rules {
             rule.validate()
                 .map_err(|e| Error::config(format!("approval rules: rules[{i}]")).because(e))?;
         }
-        Ok(Rules { rules, path: None })
+        Ok(Rules {
+            rules,
+            path: None,
+            default_scope: Scope::default(),
+        })
+    }
+
+    /// Let rules without `scope` decide `scope`'s calls: `Any` for a rules file given for
+    /// one process whose calls are all of one kind (`ipybox mcp --approval rules FILE`).
+    /// The default, `Notebook`, keeps the app's rules from deciding agents' calls.
+    pub fn with_default_scope(mut self, scope: Scope) -> Self {
+        self.default_scope = scope;
+        self
+    }
+
+    /// Whose calls a rule without `scope` decides.
+    pub fn default_scope(&self) -> Scope {
+        self.default_scope
     }
 
     /// The rules, in matching order.
@@ -298,6 +419,25 @@ impl Rules {
     /// Decide a call: the first rule whose server, tool and arguments match decides; if none
     /// matches, the call is rejected and the message gives a rule that would allow it.
     pub fn decide(&self, server: &str, tool: &str, args: &Value) -> RuleOutcome {
+        self.decide_with(
+            server,
+            tool,
+            args,
+            &CallFacts {
+                now_ms: now_ms(),
+                ..CallFacts::default()
+            },
+        )
+    }
+
+    /// [`decide`](Self::decide) a call whose caller, tool hints and time are `facts`.
+    pub fn decide_with(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+        facts: &CallFacts<'_>,
+    ) -> RuleOutcome {
         let call = format!("{server}.{tool}");
         let of_file = match &self.path {
             Some(p) => format!(" of {}", p.display()),
@@ -305,7 +445,7 @@ impl Rules {
         };
         let mut near_miss = None;
         for (i, rule) in self.rules.iter().enumerate() {
-            match rule.matches(server, tool, args) {
+            match rule.matches(server, tool, args, facts, self.default_scope) {
                 None => {}
                 Some(Err(why)) => {
                     near_miss.get_or_insert((i, why));
@@ -347,6 +487,39 @@ impl Rules {
             ),
         }
     }
+}
+
+/// Which of `entries` (the last audited calls, say the last 100) `rule` would have matched,
+/// by their index: what a panel shows beside a rule being written. Its arguments, scope
+/// (an entry naming a client is an agent's call; `default_scope` for a rule without one)
+/// and expiry (as of now) count; a `read_only` rule matches none, as the log does not keep
+/// the tools' hints.
+pub fn rule_would_match(
+    rule: &Rule,
+    entries: &[crate::audit::AuditEntry],
+    default_scope: Scope,
+) -> Vec<usize> {
+    let now = now_ms();
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            let facts = CallFacts {
+                caller: if e.client.is_some() {
+                    Scope::Agents
+                } else {
+                    Scope::Notebook
+                },
+                hints: None,
+                now_ms: now,
+            };
+            matches!(
+                rule.matches(&e.server, &e.tool, &e.arguments, &facts, default_scope),
+                Some(Ok(()))
+            )
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The rule that allows every call of `server`.`tool`, as one line of JSON.
@@ -567,17 +740,66 @@ impl RulesHandler {
 }
 
 impl ApprovalHandler for RulesHandler {
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        // Whatever a rule (or the lack of one) decides is decided now; only a call handed
+        // on to a person waits.
+        if request.details().change.is_some() {
+            if self.fallback.is_some() {
+                return false;
+            }
+        } else if self.fallback.is_some() {
+            let outcome = self.rules().decide_with(
+                request.server_name(),
+                request.tool_name(),
+                request.tool_args(),
+                &CallFacts::of(request),
+            );
+            if outcome.rule.is_none() {
+                return false;
+            }
+        }
+        drop(self.handle(request.clone()));
+        true
+    }
+
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        let outcome = self.rules().decide(
+        // A tool whose definition changed since a person accepted it: rules written for
+        // the tool as it was do not decide it; a person does, or nobody.
+        if let Some(change) = &request.details().change {
+            match &self.fallback {
+                Some(fallback) => return fallback.handle(request),
+                None => {
+                    let message = crate::tools::pins::refusal(
+                        request.server_name(),
+                        request.tool_name(),
+                        change,
+                    );
+                    request.decide_as(Decision::Reject, DecidedBy::Rule, Some(message));
+                    return Box::pin(std::future::ready(()));
+                }
+            }
+        }
+        let outcome = self.rules().decide_with(
             request.server_name(),
             request.tool_name(),
             request.tool_args(),
+            &CallFacts::of(&request),
         );
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
-        match (outcome.rule, &self.fallback, outcome.decision) {
+        let rules = self.rules();
+        let text = outcome
+            .rule
+            .and_then(|i| rules.rules().get(i))
+            .map(Rule::text);
+        match (text, &self.fallback, outcome.decision) {
             (None, Some(fallback), _) => return fallback.handle(request),
-            (_, _, Decision::Accept) => request.decide_as(Decision::Accept, DecidedBy::Rule, None),
-            (_, _, Decision::Reject) => {
+            (Some(rule), _, Decision::Accept) => {
+                request.decide_by_rule(Decision::Accept, rule, None)
+            }
+            (Some(rule), _, Decision::Reject) => {
+                request.decide_by_rule(Decision::Reject, rule, Some(outcome.message))
+            }
+            (None, None, _) => {
                 request.decide_as(Decision::Reject, DecidedBy::Rule, Some(outcome.message))
             }
         }
@@ -1148,5 +1370,178 @@ mod tests {
             ),
             "the caller is told which rule to add: {reason}"
         );
+    }
+
+    /// A request for `github.TOOL` as kernel code would make it, with `details`, decided by
+    /// `handler`: who decided, the rule that did, or the refusal.
+    async fn detailed(
+        handler: &RulesHandler,
+        tool: &str,
+        details: crate::tools::definition::CallDetails,
+    ) -> (Result<DecidedBy, Refusal>, Option<String>) {
+        let approvals = Arc::new(Approvals::new(Duration::from_secs(5)));
+        let (_guard, mut events) = approvals.listen();
+        let a = approvals.clone();
+        let tool = tool.to_owned();
+        let call = tokio::spawn(async move {
+            a.request_with("github", &tool, &json!({}), "npx github", details)
+                .await
+        });
+        let Some(ToolEvent::Requested(request)) = events.recv().await else {
+            panic!("a request")
+        };
+        handler.handle(request.clone()).await;
+        let by = call.await.expect("joined").map(|approved| approved.by);
+        (by, request.rule().map(str::to_owned))
+    }
+
+    fn tool(read_only: Option<bool>) -> crate::tools::definition::ToolDefinition {
+        crate::tools::definition::ToolDefinition {
+            name: "get_issue".into(),
+            hints: crate::tools::definition::ToolHints {
+                read_only,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn agent() -> Option<crate::tools::definition::Client> {
+        Some(crate::tools::definition::Client {
+            name: "claude-code".into(),
+            version: Some("2.1".into()),
+            session: "4f2a".into(),
+            connected_at_ms: 1,
+        })
+    }
+
+    #[tokio::test]
+    async fn read_only_scope_expiry_and_changed_tools() {
+        use crate::tools::definition::{CallDetails, DefinitionChange};
+        let handler = RulesHandler::new(rules(json!([
+            {"server": "github", "read_only": true, "decision": "allow"},
+        ])));
+        let read_only = CallDetails {
+            tool: Some(tool(Some(true))),
+            ..Default::default()
+        };
+        let (by, rule) = detailed(&handler, "get_issue", read_only.clone()).await;
+        assert_eq!(by, Ok(DecidedBy::Rule), "the server says read-only");
+        assert_eq!(
+            rule.as_deref(),
+            Some(r#"{"server":"github","tool":"*","decision":"allow","read_only":true}"#),
+            "the deciding rule, as the file writes it (a left-out tool is every tool)"
+        );
+        let (by, _) = detailed(
+            &handler,
+            "get_issue",
+            CallDetails {
+                tool: Some(tool(None)),
+                ..Default::default()
+            },
+        )
+        .await;
+        assert!(
+            matches!(by, Err(Refusal::Rejected(_))),
+            "no claim, no match"
+        );
+
+        // A rule without a scope is for notebooks: an agent's call is not decided by it.
+        let (by, _) = detailed(
+            &handler,
+            "get_issue",
+            CallDetails {
+                client: agent(),
+                ..read_only.clone()
+            },
+        )
+        .await;
+        assert!(matches!(by, Err(Refusal::Rejected(_))), "{by:?}");
+        let for_agents = RulesHandler::new(rules(json!([
+            {"server": "github", "read_only": true, "scope": "agents", "decision": "allow"},
+        ])));
+        let agents_call = CallDetails {
+            client: agent(),
+            ..read_only.clone()
+        };
+        assert_eq!(
+            detailed(&for_agents, "get_issue", agents_call.clone())
+                .await
+                .0,
+            Ok(DecidedBy::Rule)
+        );
+        assert!(
+            detailed(&for_agents, "get_issue", read_only.clone())
+                .await
+                .0
+                .is_err(),
+            "an agents' rule does not decide a notebook's call"
+        );
+        let any = RulesHandler::new(
+            rules(json!([{"server": "github", "decision": "allow"}]))
+                .with_default_scope(Scope::Any),
+        );
+        assert_eq!(
+            detailed(&any, "get_issue", agents_call).await.0,
+            Ok(DecidedBy::Rule)
+        );
+
+        // A grant that expired decides nothing.
+        let expired = RulesHandler::new(rules(json!([
+            {"server": "github", "decision": "allow", "expires_at": 1000},
+        ])));
+        assert!(
+            detailed(&expired, "get_issue", read_only.clone())
+                .await
+                .0
+                .is_err()
+        );
+
+        // A tool whose definition changed: the rule that allows it does not decide it.
+        let changed = CallDetails {
+            change: Some(DefinitionChange {
+                accepted: Some(tool(Some(true))),
+                now: tool(Some(true)),
+            }),
+            ..read_only
+        };
+        let Err(Refusal::Rejected(reason)) = detailed(&handler, "get_issue", changed).await.0
+        else {
+            panic!("held")
+        };
+        assert!(reason.contains("ipybox register github"), "{reason}");
+    }
+
+    #[test]
+    fn a_rule_says_which_audited_calls_it_would_have_matched() {
+        let entry = |tool: &str, args: Value, client| crate::audit::AuditEntry {
+            time: 1,
+            workspace: "/w".into(),
+            execution_id: None,
+            origin: None,
+            server: "fs".into(),
+            tool: tool.into(),
+            arguments: args,
+            decision: crate::events::CallDecision::Approved,
+            decided_by: DecidedBy::Person,
+            reason: None,
+            outcome: None,
+            duration_ms: 0,
+            rule: None,
+            client,
+            call_site: None,
+        };
+        let entries = vec![
+            entry("read_file", json!({"path": "/p/a"}), None),
+            entry("read_file", json!({"path": "/etc/passwd"}), None),
+            entry("write_file", json!({"path": "/p/a"}), None),
+            entry("read_file", json!({"path": "/p/b"}), agent()),
+        ];
+        let rule = rules(json!([{"server": "fs", "tool": "read_*",
+            "args": {"path": {"under": "/p"}}, "decision": "allow"}]))
+        .rules()[0]
+            .clone();
+        assert_eq!(rule_would_match(&rule, &entries, Scope::Notebook), vec![0]);
+        assert_eq!(rule_would_match(&rule, &entries, Scope::Any), vec![0, 3]);
     }
 }

@@ -18,9 +18,12 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::{Value, json};
 
+use super::definition::{CallDetails, ToolDefinition};
+use super::pins::{DefinitionDigest, Pins};
 use super::sessions::Sessions;
 use crate::approval::{Approvals, Refusal};
 use crate::display::escape;
+use crate::events::DecidedBy;
 use crate::events::{CallDecision, CallOutcome, SessionEvent};
 use crate::kernel::messages::ChannelRequest;
 use crate::mcp::ServerParams;
@@ -33,11 +36,11 @@ pub const SHELL_TOOL: &str = "shell";
 #[derive(Debug)]
 pub struct ToolServer {
     servers: RwLock<BTreeMap<String, ServerParams>>,
-    /// The tools each server listed when it was registered: a call to one of them is asked
-    /// about without starting the server first.
-    registered_tools: RwLock<BTreeMap<String, Vec<String>>>,
     sessions: Sessions,
     approvals: Arc<Approvals>,
+    /// The tool definitions a person accepted; `None`: definitions are not checked (unit
+    /// tests of the call path).
+    pins: Option<Pins>,
 }
 
 /// A refusal or failure, as the kernel receives it.
@@ -65,19 +68,22 @@ impl ToolServer {
     ) -> Self {
         ToolServer {
             servers: RwLock::new(servers),
-            registered_tools: RwLock::default(),
             sessions,
             approvals,
+            pins: None,
         }
     }
 
-    /// The tools `name` listed when it was registered (module names aside: the tools' own
-    /// names).
-    pub fn set_tools(&self, name: &str, tools: Vec<String>) {
-        if let Ok(mut t) = self.registered_tools.write() {
-            t.insert(name.to_owned(), tools);
-        }
+    /// Check each call's tool definition against `pins`: a changed or new tool is held for a
+    /// person.
+    pub fn with_pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(pins);
+        self
     }
+
+    /// The tools `name` listed when it was registered. Kept for callers; a call is checked
+    /// against what the running server lists and the definitions pinned for it.
+    pub fn set_tools(&self, _name: &str, _tools: Vec<String>) {}
 
     /// Register (or replace) a server for this session; `true` when it was registered
     /// with other parameters before (then [`restart`](Self::restart) it).
@@ -100,9 +106,6 @@ impl ToolServer {
     pub async fn remove_server(&self, name: &str) {
         if let Ok(mut s) = self.servers.write() {
             s.remove(name);
-        }
-        if let Ok(mut t) = self.registered_tools.write() {
-            t.remove(name);
         }
         self.sessions.close(name).await;
     }
@@ -167,17 +170,38 @@ impl ToolServer {
             Ok(vars) => params.describe(&vars),
             Err(_) => params.summary(),
         };
-        if let Err((kind, message)) = self.listed(&req.server, &req.tool, &params).await {
-            return self.refuse_unasked(req, &args, &described, kind, message);
-        }
+        let (definition, digest) = match self.listed(&req.server, &req.tool, &params).await {
+            Ok(listed) => listed,
+            Err((kind, message)) => {
+                return self.refuse_unasked(req, &args, &described, kind, message);
+            }
+        };
+        let change = self
+            .pins
+            .as_ref()
+            .and_then(|pins| pins.check(&req.server, &definition, &digest));
+        let details = CallDetails {
+            tool: Some(definition),
+            change,
+            client: None,
+            call_site: call_site(req),
+        };
         let approved = match self
             .approvals
-            .request(&req.server, &req.tool, &args, &described)
+            .request_with(&req.server, &req.tool, &args, &described, details)
             .await
         {
             Ok(approved) => approved,
             Err(refusal) => return refused(refusal),
         };
+        // A person approved a call to a tool whose definition changed: they accepted the
+        // definition it has now (a rule, a batch or a policy never does).
+        if approved.by == DecidedBy::Person
+            && let (Some(pins), Some(change)) = (&self.pins, &approved.request.details().change)
+            && let Err(e) = pins.accept(&req.server, &change.now)
+        {
+            tracing::warn!(error = %e, "could not keep the accepted tool definition");
+        }
         let started = std::time::Instant::now();
         let (response, outcome) = self.call(req, &params, args).await;
         self.approvals.events().send(SessionEvent::ToolCall {
@@ -191,16 +215,16 @@ impl ToolServer {
         response
     }
 
-    /// Whether `server` lists `tool`: by the list it gave when it was registered while it is
-    /// not running (so that asking does not wait for it to start), else by the list of its
-    /// running session (listed anew once when the tool is not on it). The refusal's kind and
-    /// message otherwise.
+    /// The definition of `tool` as the running `server` lists it (the server is started when
+    /// it is not running: what a person approves is the tool as it is now), with its
+    /// digest; the list is the connection's, listed anew once when the tool is not on it.
+    /// The refusal's kind and message when the server has no such tool.
     async fn listed(
         &self,
         server: &str,
         tool: &str,
         params: &ServerParams,
-    ) -> Result<(), (&'static str, String)> {
+    ) -> Result<(ToolDefinition, DefinitionDigest), (&'static str, String)> {
         let no_such = |names: &[String]| {
             (
                 "unknown_tool",
@@ -231,34 +255,24 @@ impl ToolServer {
         }
         let conn = match self.sessions.running(server).await {
             Some(conn) => conn,
-            None => {
-                let registered = self
-                    .registered_tools
-                    .read()
-                    .ok()
-                    .and_then(|t| t.get(server).map(|names| names.iter().any(|n| n == tool)));
-                if registered == Some(true) {
-                    return Ok(());
-                }
-                // Not registered as one of its tools: only the server can tell.
-                self.sessions
-                    .get(server, params)
-                    .await
-                    .map_err(|e| ("mcp_error", e.to_string()))?
-            }
+            None => self
+                .sessions
+                .get(server, params)
+                .await
+                .map_err(|e| ("mcp_error", e.to_string()))?,
         };
-        let mut names = None;
+        let mut names = Vec::new();
         for fresh in [false, true] {
-            let listed = conn
-                .tool_names(fresh)
+            let listing = conn
+                .listing(fresh)
                 .await
                 .map_err(|e| ("mcp_error", e.to_string()))?;
-            if listed.iter().any(|n| n == tool) {
-                return Ok(());
+            if let Some((definition, digest)) = listing.get(tool) {
+                return Ok((definition.clone(), *digest));
             }
-            names = Some(listed);
+            names = listing.names.clone();
         }
-        Err(no_such(names.as_deref().map_or(&[], Vec::as_slice)))
+        Err(no_such(&names))
     }
 
     /// Refuse a call nobody was asked about (no such server or tool): the kernel hears why,
@@ -386,4 +400,37 @@ impl ToolServer {
             }
         }
     }
+}
+
+/// The longest calling line a request carries, in characters (it is kernel code's text).
+const CALL_SITE_SHOWN: usize = 200;
+
+/// The line of code that made the call, as the generated module found it (`site`: the cell's
+/// number or the file, the line number, the line's text): "cell 3, line 2: fx.touch(p)". It
+/// is kernel code's claim, shortened, and escaped wherever a person reads it.
+fn call_site(req: &ChannelRequest) -> Option<String> {
+    let site = req.extra.get("site")?.as_object()?;
+    let short = |s: &str, n: usize| -> String {
+        let mut out: String = s.chars().take(n).collect();
+        if s.chars().count() > n {
+            out.push('…');
+        }
+        out
+    };
+    let place = match (site.get("cell"), site.get("file").and_then(Value::as_str)) {
+        (Some(Value::Number(n)), _) => format!("cell {n}"),
+        (_, Some(file)) => short(file, 80),
+        _ => "cell".to_owned(),
+    };
+    let line = site.get("line").and_then(Value::as_u64);
+    let text = site
+        .get("text")
+        .and_then(Value::as_str)
+        .map(|t| short(t.trim(), CALL_SITE_SHOWN));
+    Some(match (line, text) {
+        (Some(l), Some(t)) if !t.is_empty() => format!("{place}, line {l}: {t}"),
+        (Some(l), _) => format!("{place}, line {l}"),
+        (None, Some(t)) if !t.is_empty() => format!("{place}: {t}"),
+        _ => place,
+    })
 }
