@@ -267,6 +267,7 @@ pub fn describe(entry: &AuditEntry) -> String {
         DecidedBy::Person => "by a person",
         DecidedBy::Batch => "with all pending calls",
         DecidedBy::Rule => "by a rule",
+        DecidedBy::Grant => "by a grant for this session",
         DecidedBy::Timeout => "nobody decided in time",
         DecidedBy::Policy => "by the session's policy",
         DecidedBy::Nobody => "nobody decided",

@@ -4,6 +4,7 @@
 //! started, reused MCP session.
 
 pub mod definition;
+pub mod grants;
 pub mod rules;
 pub mod server;
 pub mod sessions;
