@@ -448,8 +448,8 @@ fn confirm_rule<R: Runtime>(shared: &Arc<Shared<R>>, request: &ApprovalRequest, 
              allows this call too."
         ))
         .build();
-    confirm.add_button("Cancel", gtk::ResponseType::Cancel);
-    confirm.add_button("Always allow", gtk::ResponseType::Accept);
+    confirm.add_button("_Cancel", gtk::ResponseType::Cancel);
+    confirm.add_button("_Always allow", gtk::ResponseType::Accept);
     confirm.set_default_response(gtk::ResponseType::Cancel);
     let (shared, request) = (shared.clone(), request.clone());
     confirm.connect_response(move |confirm, response| {
