@@ -198,6 +198,7 @@ test('a screenshot of the dialog over the notebook, for the docs', async () => {
   await openPanel(app);
   await app.press(Keys.Shift, Keys.Enter);
   dialogId();
+  spawnSync('xdotool', ['mousemove', '5', '795']);
   await new Promise((r) => setTimeout(r, 1000));
   const shot = join(SHOTS, 'approval-dialog-and-panel.png');
   spawnSync('import', ['-window', 'root', shot]);

@@ -30,6 +30,11 @@ use crate::tools::{ApprovalRequest, Decision};
 
 /// How long the decision buttons take no click or key after the dialog shows.
 const ARMING: Duration = Duration::from_millis(700);
+/// How wide the dialog is, in pixels.
+const DIALOG_WIDTH: i32 = 640;
+/// How wide the window's side panel (where the approval panel is) is at most, in pixels:
+/// the dialog stays left of it, so the panel's buttons are never under the dialog.
+const SIDE_PANEL: i32 = 400;
 /// How tall the part of the dialog between its heading and its buttons may grow before it
 /// scrolls: with them and the title bar, the dialog fits an 800-pixel-high screen.
 const BODY_HEIGHT: i32 = 520;
@@ -86,6 +91,15 @@ fn main_window<R: Runtime>(shared: &Shared<R>) -> Option<gtk::Window> {
     window.gtk_window().ok().map(|w| w.upcast())
 }
 
+/// Put `dialog` over the notebook, left of the side panel and near the top of `main`.
+fn place(dialog: &gtk::Window, main: &gtk::Window) {
+    let (x, y) = main.position();
+    let (width, _) = main.size();
+    let (own, _) = dialog.size();
+    let left = ((width - SIDE_PANEL - own) / 2).max(0);
+    dialog.move_(x + left, y + 90);
+}
+
 /// A label showing `text` as it is (no markup, no mnemonic), wrapped, left-aligned.
 fn label(text: &str) -> gtk::Label {
     let l = gtk::Label::new(None);
@@ -93,7 +107,7 @@ fn label(text: &str) -> gtk::Label {
     l.set_xalign(0.0);
     l.set_line_wrap(true);
     l.set_line_wrap_mode(pango::WrapMode::WordChar);
-    l.set_max_width_chars(76);
+    l.set_max_width_chars(64);
     l
 }
 
@@ -153,12 +167,11 @@ fn build<R: Runtime>(
     window.set_focus_on_map(false);
     window.set_accept_focus(false);
     window.set_urgency_hint(true);
-    window.set_default_size(640, -1);
+    window.set_default_size(DIALOG_WIDTH, -1);
     window.set_border_width(16);
     if let Some(main) = main {
         window.set_transient_for(Some(main));
         window.set_destroy_with_parent(true);
-        window.set_position(gtk::WindowPosition::CenterOnParent);
         if !main.is_active() {
             main.set_urgency_hint(true);
         }
@@ -273,7 +286,7 @@ fn build<R: Runtime>(
             name.set_max_width_chars(20);
             grid.attach(&name, 0, row, 1, 1);
             let value = styled(&field.value, &[mono()]);
-            value.set_max_width_chars(60);
+            value.set_max_width_chars(52);
             value.set_hexpand(true);
             grid.attach(&value, 1, row, 1, 1);
             row += 1;
@@ -376,6 +389,14 @@ fn build<R: Runtime>(
         });
     }
     window.show_all();
+    // As tall as its content, up to BODY_HEIGHT, then scrolling; and no taller (wrapped
+    // labels first ask for more height than they take at the dialog's width).
+    let (_, natural) = body.preferred_height_for_width(DIALOG_WIDTH - 32);
+    scroll.set_min_content_height(natural.min(BODY_HEIGHT));
+    window.resize(DIALOG_WIDTH, 1);
+    if let Some(main) = main {
+        place(&window, main);
+    }
     Open {
         window,
         more: more_label,
