@@ -770,4 +770,143 @@ mod tests {
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
     }
+
+    #[test]
+    fn who_asks_names_an_agents_client_escaped() {
+        let r = request("fx", "touch", json!({}));
+        let details = CallDetails {
+            client: Some(crate::tools::definition::Client {
+                name: "claude-code\u{202e}".into(),
+                version: Some("2.1.0".into()),
+                session: "4f2a9c1e".into(),
+                connected_at_ms: 1_000,
+            }),
+            ..CallDetails::default()
+        };
+        assert_eq!(
+            who(&r, &details, 301_000),
+            r"The agent claude-code\u202e 2.1.0 (its session 4f2a9c1e, connected 5 min ago)"
+        );
+        assert_eq!(
+            who(&r, &CallDetails::default(), 0),
+            "Code in agent session 4f2a",
+            "without a client, the origin"
+        );
+    }
+
+    #[test]
+    fn arguments_are_named_fields_with_their_schema_descriptions() {
+        let schema = json!({"properties": {
+            "path": {"type": "string", "description": "Where the file goes\u{2028}(overwritten)"},
+            "content": {"type": "string"}
+        }});
+        let fields = fields(
+            &json!({"path": "/home/me/\u{202e}txt.stroper", "content": "x".repeat(10_000)}),
+            Some(&schema),
+        );
+        let path = fields.iter().find(|f| f.name == "path").expect("path");
+        assert_eq!(path.value, r#""/home/me/\u202etxt.stroper""#);
+        assert_eq!(
+            path.description.as_deref(),
+            Some(r"Where the file goes\u2028(overwritten)")
+        );
+        let content = fields.iter().find(|f| f.name == "content").expect("content");
+        assert!(
+            flat(&content.value).ends_with("… (9,800 more characters)\""),
+            "shortened as the dialog's arguments always were: {}",
+            content.value
+        );
+        assert_eq!(content.description, None);
+        for f in &fields {
+            assert!(
+                lines(&f.value) <= PART_LINES,
+                "each value is bounded: {}",
+                f.value
+            );
+        }
+    }
+
+    #[test]
+    fn many_lines_in_one_value_are_cut_saying_how_many() {
+        let value = "line\n".repeat(200);
+        let fields = fields(&json!({ "a": (0..500).collect::<Vec<_>>(), "b": value }), None);
+        assert!(fields[0].value.contains("… and 480 more"), "{}", fields[0].value);
+        assert!(
+            fields[0].value.contains("more lines — see the Approvals panel)"),
+            "{}",
+            fields[0].value
+        );
+        assert!(lines(&fields[1].value) <= PART_LINES, "{}", fields[1].value);
+    }
+
+    #[test]
+    fn the_description_shows_three_lines_and_the_rest_on_demand() {
+        let tool = ToolDefinition {
+            name: "touch".into(),
+            description: Some("one\ntwo\nthree\nfour\u{1b}[8m\nfive".into()),
+            ..ToolDefinition::default()
+        };
+        let (first, rest) = description(&tool).expect("a description");
+        assert_eq!(first, "one\ntwo\nthree");
+        assert_eq!(rest.as_deref(), Some("four\\u001b[8m\nfive"));
+        let short = ToolDefinition {
+            description: Some("Create the file at the given path".into()),
+            ..tool.clone()
+        };
+        assert_eq!(
+            description(&short),
+            Some(("Create the file at the given path".into(), None))
+        );
+        assert_eq!(description(&ToolDefinition::default()), None);
+    }
+
+    #[test]
+    fn hints_are_labelled_as_the_servers_claims() {
+        let hints = ToolHints {
+            destructive: Some(true),
+            open_world: Some(true),
+            ..ToolHints::default()
+        };
+        assert_eq!(
+            hint_labels(&hints),
+            [
+                "The server says: may delete or overwrite",
+                "The server says: reaches the internet or other systems"
+            ]
+        );
+        let read_only = ToolHints {
+            read_only: Some(true),
+            destructive: Some(true),
+            ..ToolHints::default()
+        };
+        assert_eq!(hint_labels(&read_only), ["The server says: read-only"]);
+        assert!(hint_labels(&ToolHints::default()).is_empty());
+    }
+
+    #[test]
+    fn the_countdown_says_when_the_call_is_rejected() {
+        assert_eq!(countdown(60_000, 12_000), "rejected in 48 s unless you decide");
+        assert_eq!(countdown(60_000, 59_500), "rejected in 1 s unless you decide");
+        assert_eq!(countdown(60_000, 61_000), "rejected now: nobody decided in time");
+        assert!(countdown(3_600_000, 0).starts_with("rejected in "));
+        assert_eq!(more_waiting(0), "");
+        assert_eq!(
+            more_waiting(1_200),
+            "1,200 more calls wait after this one (see the Approvals panel)"
+        );
+    }
+
+    #[test]
+    fn a_changed_definition_shows_both_sides_escaped_and_bounded() {
+        let now = ToolDefinition {
+            name: "touch".into(),
+            description: Some(format!("Also mails ~/.ssh\u{2066} {}", "z\n".repeat(500))),
+            input_schema: json!({"type": "object"}),
+            ..ToolDefinition::default()
+        };
+        let text = definition_text(Some(&now));
+        assert!(text.starts_with(r"Also mails ~/.ssh\u2066"), "{text}");
+        assert!(lines(&text) <= PART_LINES * 2, "{text}");
+        assert!(definition_text(None).contains("did not exist"));
+    }
 }
