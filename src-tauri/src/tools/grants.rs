@@ -259,22 +259,39 @@ mod tests {
         assert_eq!(grant.scope, GrantScope::Agent);
         assert_eq!(grant.session, "4f2a9c1e");
         assert_eq!(grants.grant(&touch).id, grant.id, "granted once");
-        assert!(grants.covering(&request(&approvals, "touch", "agent session 4f2a9c1e")).is_some());
         assert!(
-            grants.covering(&request(&approvals, "echo", "agent session 4f2a9c1e")).is_none(),
+            grants
+                .covering(&request(&approvals, "touch", "agent session 4f2a9c1e"))
+                .is_some()
+        );
+        assert!(
+            grants
+                .covering(&request(&approvals, "echo", "agent session 4f2a9c1e"))
+                .is_none(),
             "another tool asks"
         );
         assert!(
-            grants.covering(&request(&approvals, "touch", "agent session 77777777")).is_none(),
+            grants
+                .covering(&request(&approvals, "touch", "agent session 77777777"))
+                .is_none(),
             "another agent asks"
         );
         assert!(
-            grants.covering(&request(&approvals, "touch", "cell 1 of a.ipynb")).is_none(),
+            grants
+                .covering(&request(&approvals, "touch", "cell 1 of a.ipynb"))
+                .is_none(),
             "the notebook asks"
         );
         grants.agent_session_ended("4f2a9c1e");
-        assert!(grants.list().is_empty(), "the session's end ends its grants");
-        assert_eq!(*heard.lock().expect("lock"), vec![1, 0], "each change is told");
+        assert!(
+            grants.list().is_empty(),
+            "the session's end ends its grants"
+        );
+        assert_eq!(
+            *heard.lock().expect("lock"),
+            vec![1, 0],
+            "each change is told"
+        );
     }
 
     #[test]
@@ -284,10 +301,16 @@ mod tests {
         let cell = request(&approvals, "touch", "cell 2 of a.ipynb");
         let grant = grants.grant(&cell);
         assert_eq!(grant.scope, GrantScope::Notebook);
-        assert!(grants.covering(&request(&approvals, "touch", "cell 5 of a.ipynb")).is_some());
+        assert!(
+            grants
+                .covering(&request(&approvals, "touch", "cell 5 of a.ipynb"))
+                .is_some()
+        );
         grants.kernel_ended();
         assert!(
-            grants.covering(&request(&approvals, "touch", "cell 5 of a.ipynb")).is_none(),
+            grants
+                .covering(&request(&approvals, "touch", "cell 5 of a.ipynb"))
+                .is_none(),
             "a restarted kernel asks again"
         );
         let again = grants.grant(&cell);

@@ -189,10 +189,7 @@ fn build<R: Runtime>(
         )
     };
     outer.pack_start(
-        &styled(
-            &heading,
-            &[bold(), pango::AttrFloat::new_scale(1.2).into()],
-        ),
+        &styled(&heading, &[bold(), pango::AttrFloat::new_scale(1.2).into()]),
         false,
         false,
         0,
@@ -216,7 +213,10 @@ fn build<R: Runtime>(
         body.pack_start(
             &styled(
                 "This tool changed since you accepted it",
-                &[bold(), pango::AttrColor::new_foreground(0xa000, 0x2000, 0).into()],
+                &[
+                    bold(),
+                    pango::AttrColor::new_foreground(0xa000, 0x2000, 0).into(),
+                ],
             ),
             false,
             false,
@@ -228,8 +228,14 @@ fn build<R: Runtime>(
         grid.set_column_homogeneous(true);
         grid.attach(&styled("Before", &[bold()]), 0, 0, 1, 1);
         grid.attach(&styled("Now", &[bold()]), 1, 0, 1, 1);
-        let before = styled(&text::definition_text(change.accepted.as_ref()), &[small(), mono()]);
-        let after = styled(&text::definition_text(Some(&change.now)), &[small(), mono()]);
+        let before = styled(
+            &text::definition_text(change.accepted.as_ref()),
+            &[small(), mono()],
+        );
+        let after = styled(
+            &text::definition_text(Some(&change.now)),
+            &[small(), mono()],
+        );
         before.set_max_width_chars(38);
         after.set_max_width_chars(38);
         before.set_yalign(0.0);
@@ -240,7 +246,12 @@ fn build<R: Runtime>(
     }
     if let Some(tool) = &details.tool {
         if let Some((first, rest)) = text::description(tool) {
-            body.pack_start(&styled("What the server says the tool does", &[bold()]), false, false, 0);
+            body.pack_start(
+                &styled("What the server says the tool does", &[bold()]),
+                false,
+                false,
+                0,
+            );
             body.pack_start(&label(&first), false, false, 0);
             if let Some(rest) = rest {
                 let expander = gtk::Expander::new(Some("More of the description"));
@@ -253,7 +264,12 @@ fn build<R: Runtime>(
             for hint in hints {
                 body.pack_start(&label(hint), false, false, 0);
             }
-            body.pack_start(&styled(text::HINTS_NOTE, &[small(), grey()]), false, false, 0);
+            body.pack_start(
+                &styled(text::HINTS_NOTE, &[small(), grey()]),
+                false,
+                false,
+                0,
+            );
         }
     }
     body.pack_start(
@@ -449,7 +465,11 @@ fn choose<R: Runtime>(
 
 /// "Always allow this tool…": a rule for every call to the tool, once the person confirms
 /// it in a dialog that says what the rule covers.
-fn confirm_rule<R: Runtime>(shared: &Arc<Shared<R>>, request: &ApprovalRequest, dialog: &gtk::Window) {
+fn confirm_rule<R: Runtime>(
+    shared: &Arc<Shared<R>>,
+    request: &ApprovalRequest,
+    dialog: &gtk::Window,
+) {
     let name = format!(
         "{}.{}",
         crate::display::escape(request.server_name()),

@@ -19,9 +19,9 @@ use futures_util::future::BoxFuture;
 use tauri::{AppHandle, Runtime};
 
 use super::settings::LiveSettings;
+use crate::events::DecidedBy;
 use crate::tools::grants::Grants;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
-use crate::events::DecidedBy;
 
 pub(super) use text::{for_dialog, wrap};
 
@@ -79,9 +79,7 @@ impl<R: Runtime> Shared<R> {
     fn head(&self) -> (Option<ApprovalRequest>, usize) {
         let mut q = lock(&self.queue);
         q.retain(|r| {
-            if !r.is_decided()
-                && r.details().change.is_none()
-                && self.grants.covering(r).is_some()
+            if !r.is_decided() && r.details().change.is_none() && self.grants.covering(r).is_some()
             {
                 r.decide_as(Decision::Accept, DecidedBy::Grant, None);
             }

@@ -16,10 +16,16 @@ const ARGS_SHOWN: usize = 2500;
 /// `MESSAGE_LINES - ARGS_LINES` lines) the dialog stays short enough for an 800-pixel-high
 /// screen to show all of it: the end of the arguments and the buttons below them. Text that
 /// is taller pushes them off the screen, and Return approves what nobody could read.
-#[cfg_attr(target_os = "linux", allow(dead_code, reason = "the fallback dialog of other platforms"))]
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 const ARGS_LINES: usize = 20;
 /// How many lines the whole message takes at most, as [`ARGS_LINES`] counts them.
-#[cfg_attr(target_os = "linux", allow(dead_code, reason = "the fallback dialog of other platforms"))]
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 const MESSAGE_LINES: usize = 32;
 /// How wide a line of the dialog's text is at most, in tenths of an average character (see
 /// [`width`]): the text is wrapped to it before GTK sees it. GtkMessageDialog's labels are 60
@@ -51,7 +57,10 @@ pub fn title(request: &ApprovalRequest) -> String {
 /// with what, and how long it waits (`timeout`, the approval timeout in force). Every part
 /// kernel code, a notebook or a server chose is escaped ([`crate::display::escape`]), and the
 /// whole is at most [`MESSAGE_LINES`] lines high.
-#[cfg_attr(target_os = "linux", allow(dead_code, reason = "the fallback dialog of other platforms"))]
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
     let waits = format!(
         "if nobody decides within {}, the call is rejected",
@@ -86,7 +95,10 @@ pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
 
 /// The message wrapped to the dialog's width, and cut to [`MESSAGE_LINES`] should its parts,
 /// each bounded, together be taller.
-#[cfg_attr(target_os = "linux", allow(dead_code, reason = "the fallback dialog of other platforms"))]
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 fn bounded(message: &str) -> String {
     fit(&wrap(message), MESSAGE_LINES, usize::MAX)
 }
@@ -141,7 +153,10 @@ pub(in crate::desktop) fn for_dialog(message: String) -> String {
 /// its first characters and how many more there are, a list or nested object to its first
 /// elements and how many more. Shortened further while the whole is taller than
 /// [`ARGS_LINES`] or longer than [`ARGS_SHOWN`], and only then cut.
-#[cfg_attr(target_os = "linux", allow(dead_code, reason = "the fallback dialog of other platforms"))]
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 fn arguments_text(args: &serde_json::Value) -> String {
     let mut text = String::new();
     for (chars, items) in SHORTENINGS {
@@ -323,7 +338,6 @@ fn thousands(n: usize) -> String {
     out
 }
 
-
 /// How many lines of the tool's description show before "More"; the rest is behind it.
 const DESCRIPTION_LINES: usize = 3;
 /// How many lines each shown part (a description's rest, one argument's value, one side of
@@ -487,7 +501,9 @@ pub fn definition_text(tool: Option<&ToolDefinition>) -> String {
     let description = tool.description.as_deref().unwrap_or("(no description)");
     let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
     fit(
-        &wrap(&escape_lines(&format!("{description}\n\nArguments:\n{schema}"))),
+        &wrap(&escape_lines(&format!(
+            "{description}\n\nArguments:\n{schema}"
+        ))),
         PART_LINES * 2,
         ARGS_SHOWN,
     )
@@ -819,7 +835,10 @@ mod tests {
             path.description.as_deref(),
             Some(r"Where the file goes\u2028(overwritten)")
         );
-        let content = fields.iter().find(|f| f.name == "content").expect("content");
+        let content = fields
+            .iter()
+            .find(|f| f.name == "content")
+            .expect("content");
         assert!(
             flat(&content.value).ends_with("… (9,800 more characters)\""),
             "shortened as the dialog's arguments always were: {}",
@@ -838,7 +857,10 @@ mod tests {
     #[test]
     fn many_lines_in_one_value_are_cut_saying_how_many() {
         let value = "line\n".repeat(200);
-        let fields = fields(&json!({ "a": (0..500).collect::<Vec<_>>(), "b": value }), None);
+        let fields = fields(
+            &json!({ "a": (0..500).collect::<Vec<_>>(), "b": value }),
+            None,
+        );
         assert!(
             fields[0].value.contains("    7,\n    … and 492 more\n  ]"),
             "shortened to its first elements: {}",
@@ -893,9 +915,18 @@ mod tests {
 
     #[test]
     fn the_countdown_says_when_the_call_is_rejected() {
-        assert_eq!(countdown(60_000, 12_000), "rejected in 48 s unless you decide");
-        assert_eq!(countdown(60_000, 59_500), "rejected in 1 s unless you decide");
-        assert_eq!(countdown(60_000, 61_000), "rejected now: nobody decided in time");
+        assert_eq!(
+            countdown(60_000, 12_000),
+            "rejected in 48 s unless you decide"
+        );
+        assert_eq!(
+            countdown(60_000, 59_500),
+            "rejected in 1 s unless you decide"
+        );
+        assert_eq!(
+            countdown(60_000, 61_000),
+            "rejected now: nobody decided in time"
+        );
         assert!(countdown(3_600_000, 0).starts_with("rejected in "));
         assert_eq!(more_waiting(0), "");
         assert_eq!(
