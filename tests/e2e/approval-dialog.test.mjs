@@ -207,3 +207,32 @@ test('a screenshot of the dialog over the notebook, for the docs', async () => {
   pressInDialog('Escape');
   await settled(app, 0);
 });
+
+test('a call that waits while the window is not in use raises a desktop notification', async () => {
+  // A session bus of the test's own, watched: the app's Notify call on it is what a
+  // notification service would show.
+  const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const address = await new Promise((resolve) => daemon.stdout.once('data', (d) => resolve(String(d).trim())));
+  const monitor = spawn('dbus-monitor', ['--address', address, "interface='org.freedesktop.Notifications'"], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let seen = '';
+  monitor.stdout.on('data', (d) => { seen += String(d); });
+  try {
+    const ws = fixtureWorkspace(tryCall('import time; time.sleep(2)', echo('while away')));
+    const app = await App.launch(['open', join(ws, 'test.ipynb')], { env: { DBUS_SESSION_BUS_ADDRESS: address } });
+    apps.push(app);
+    await app.ready();
+    await app.press(Keys.Shift, Keys.Enter);
+    // The person turns to another program: the window is minimized.
+    const main = spawnSync('xdotool', ['search', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+    spawnSync('xdotool', ['windowminimize', '--sync', main]);
+    dialogId();
+    await app.until('the Notify call', () => /member=Notify/.test(seen), 5000);
+    assert.match(seen, /string "fx\.echo waits for your approval"/);
+    assert.match(seen, /string "Asked by: Code in cell 1 of test\.ipynb"/);
+    pressInDialog('Escape');
+    await settled(app, 0);
+  } finally {
+    monitor.kill();
+    daemon.kill();
+  }
+});

@@ -55,16 +55,21 @@ struct Open {
 pub(super) fn refresh<R: Runtime>(shared: &Arc<Shared<R>>) {
     let (head, more) = shared.head();
     let head_id = head.as_ref().map(ApprovalRequest::id);
-    let stale: Vec<Open> = OPEN.with(|open| {
+    let stale: Vec<(u64, Open)> = OPEN.with(|open| {
         let mut open = open.borrow_mut();
         let ids: Vec<u64> = open
             .keys()
             .copied()
             .filter(|id| Some(*id) != head_id)
             .collect();
-        ids.into_iter().filter_map(|id| open.remove(&id)).collect()
+        ids.into_iter()
+            .filter_map(|id| open.remove(&id).map(|o| (id, o)))
+            .collect()
     });
-    for gone in stale {
+    for (id, _) in &stale {
+        super::notify::settled(*id);
+    }
+    for (_, gone) in stale {
         // SAFETY: the window is ours, no other code holds a borrow into it, and destroying
         // a toplevel is how GTK 3 closes one without emitting delete-event (which rejects).
         unsafe { gone.window.destroy() };
@@ -175,6 +180,12 @@ fn build<R: Runtime>(
         if !main.is_active() {
             main.set_urgency_hint(true);
         }
+        super::notify::waiting(
+            &shared.app,
+            request,
+            &text::who(request, details, now_ms()),
+            main,
+        );
     }
 
     let outer = gtk::Box::new(gtk::Orientation::Vertical, 10);

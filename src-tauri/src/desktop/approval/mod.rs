@@ -10,6 +10,8 @@
 
 #[cfg(target_os = "linux")]
 mod gtk_dialog;
+#[cfg(target_os = "linux")]
+mod notify;
 mod text;
 
 use std::collections::VecDeque;
