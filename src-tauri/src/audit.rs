@@ -287,6 +287,7 @@ pub fn describe(entry: &AuditEntry) -> String {
             }
             None => "by a rule",
         },
+        DecidedBy::Grant => "by a grant for this session",
         DecidedBy::Timeout => "nobody decided in time",
         DecidedBy::Policy => "by the session's policy",
         DecidedBy::Nobody => "nobody decided",

@@ -129,6 +129,8 @@ pub fn run(
             commands::approval_rules,
             commands::set_approval_rules,
             commands::add_approval_rule,
+            commands::approval_grants,
+            commands::revoke_grant,
             commands::audit_log,
             commands::export_audit_log,
             commands::app_settings,

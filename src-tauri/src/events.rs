@@ -152,6 +152,9 @@ pub enum DecidedBy {
     Batch,
     /// An approval rule.
     Rule,
+    /// A person's "Allow for this session" in the approval dialog: a grant for the tool in
+    /// the caller's session (the call the person answered, and later ones the grant covers).
+    Grant,
     /// Nobody decided within the approval timeout.
     Timeout,
     /// The session's fixed policy (`--approval auto`/`reject`, or no execution running to

@@ -4,6 +4,7 @@
 //! started, reused MCP session.
 
 pub mod definition;
+pub mod grants;
 pub mod pins;
 pub mod rules;
 pub mod server;

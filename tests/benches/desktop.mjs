@@ -4,12 +4,13 @@
 //   100,000 printed lines: longest main-thread stall while streaming, time to final render;
 //   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots;
 //   a tool call to its native approval dialog on screen (median of 10), and an agent's call
-//   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint).
+//   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint); a decision in the
+//   dialog to the tool started, and fifty queued calls decided with one batch choice.
 // Run: bash scripts/bench-desktop.sh
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, ROOT, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
+import { APP, App, ROOT, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 10) / 10;
@@ -178,6 +179,79 @@ if (!only || only === 'dialog') {
     await app.until('the cell', () => app.execute('return document.querySelector(".cell").dataset.state === "done";'), 30000);
   }
   results.tool_call_to_dialog_visible_ms = { median: median(latencies), min: Math.min(...latencies), max: Math.max(...latencies), n: latencies.length };
+  await app.quit();
+}
+
+if (!only || only === 'dialog') {
+  // A decision in the dialog (the key that chooses "Allow once" sent) to the call's answer
+  // back in the cell, less the tool's own time (the audit log's duration): an upper bound on
+  // decision → tool started. Then fifty calls from one cell, all waiting, decided with one
+  // batch choice (the panel's "Approve all 50", confirmed; and the dialog's "Allow for this
+  // session" where there is one): from the choosing key to the cell's last call answered.
+  const title = 'Approve tool call — fx.echo';
+  const one = 'import time\nfrom mcptools.fx.echo import Params, run\nrun(Params(text="x"))\nprint("T", time.time())';
+  const fifty = [
+    'import time',
+    'from concurrent.futures import ThreadPoolExecutor',
+    'from mcptools.fx.echo import Params, run',
+    'with ThreadPoolExecutor(50) as pool:',
+    '    results = list(pool.map(lambda i: run(Params(text=str(i))), range(50)))',
+    'print("T", time.time(), len(results))',
+  ].join('\n');
+  const dir = fixtureWorkspace(one, fifty);
+  const app = await App.launch(['open', join(dir, 'test.ipynb')], { env });
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const invoke = (command, args = {}) => app.execute('return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]);', command, args);
+  const grants = await invoke('approval_grants').then(() => true, () => false);
+  const windowOf = (t) => spawnSync('timeout', ['15', 'xdotool', 'search', '--sync', '--name', `^${t}$`], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  const stamp = async (i) => {
+    const c = await app.until('the cell', () => app.execute('const c = document.querySelectorAll(".cell")[arguments[0]]; return c.dataset.state === "done" ? c.querySelector(".outputs").textContent : null;', i), 60000);
+    return Number(/T ([0-9.]+)/.exec(c)[1]) * 1000;
+  };
+  const runCell = (i) => app.execute('const c = document.querySelectorAll(".cell")[arguments[0]]; c.click(); window.dispatchEvent(new KeyboardEvent("keydown", {key: "Escape", bubbles: true})); window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", ctrlKey: true, bubbles: true})); return true;', i);
+  const toStarted = [];
+  for (let k = 0; k < 11; k++) {
+    await runCell(0);
+    const id = windowOf(title);
+    await new Promise((r) => setTimeout(r, 1000));
+    spawnSync('xdotool', ['windowfocus', '--sync', id]);
+    const t0 = Date.now();
+    spawnSync('xdotool', ['key', grants ? 'alt+a' : 'Return']);
+    const end = await stamp(0);
+    const log = spawnSync(APP, ['audit', '--workspace', dir, '--json'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    const ran = JSON.parse(log[log.length - 1]).duration_ms;
+    if (k > 0) toStarted.push(round(end - t0 - ran));
+  }
+  results.decision_to_tool_started_ms = { upper_bound_median: median(toStarted), min: Math.min(...toStarted), max: Math.max(...toStarted), n: toStarted.length };
+  const batch = async (choose) => {
+    await runCell(1);
+    windowOf(title);
+    await app.until('fifty pending requests', async () => (await invoke('approvals_pending')).length === 50, 30000);
+    const t0 = await choose();
+    return Date.now() - t0 < 0 ? null : (await stamp(1)) - t0;
+  };
+  results.fifty_calls_one_batch_choice_ms = {
+    panel_approve_all: round(await batch(async () => {
+      await app.click('#toggle-approvals').catch(() => undefined);
+      await app.click('.approve-group[data-server="fx"][data-tool="echo"]');
+      const id = windowOf('Approve 50 tool calls?');
+      spawnSync('xdotool', ['windowfocus', '--sync', id]);
+      const t0 = Date.now();
+      spawnSync('xdotool', ['key', 'Return']);
+      return t0;
+    })),
+  };
+  if (grants) {
+    results.fifty_calls_one_batch_choice_ms.dialog_allow_for_session = round(await batch(async () => {
+      const id = windowOf(title);
+      await new Promise((r) => setTimeout(r, 1000));
+      spawnSync('xdotool', ['windowfocus', '--sync', id]);
+      const t0 = Date.now();
+      spawnSync('xdotool', ['key', 'alt+s']);
+      return t0;
+    }));
+  }
   await app.quit();
 }
 

@@ -239,12 +239,24 @@ export function python(code, ...args) {
 /** Answer the native dialog titled `title` (a GTK window) with a key: Return takes the
  *  first button (Approve, Restart, …), Escape the other. Returns the dialog's text-free
  *  window id, or throws when no such dialog appears. */
+/** The approval dialog ("Approve tool call — …") has no default button and takes no key in
+ *  its first 0.7 s: there a test's Return stands for "Allow once", pressed as a person
+ *  would, with its mnemonic (Alt+A) once the buttons take input. */
+export function dialogKey(title, key) {
+  return title.startsWith('Approve tool call — ') && key === 'Return' ? 'alt+a' : key;
+}
+
+/** How long to wait before a key reaches a dialog just found: the approval dialog's
+ *  buttons take no input for their first 0.7 s. */
+export const ARMING_MS = 900;
+
 export function answerDialog(title, key = 'Return', timeoutSec = 15) {
   const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], { encoding: 'utf8' });
   const id = found.stdout.trim().split('\n')[0];
   if (!id) throw new Error(`no dialog titled ${title} appeared`);
-  const answered = spawnSync('xdotool', ['windowfocus', '--sync', id, 'key', key], { encoding: 'utf8' });
+  if (title.startsWith('Approve tool call — ')) spawnSync('sleep', [String(ARMING_MS / 1000)]);
+  const answered = spawnSync('xdotool', ['windowfocus', '--sync', id, 'key', dialogKey(title, key)], { encoding: 'utf8' });
   if (answered.status !== 0) throw new Error(`could not answer the dialog: ${answered.stderr}`);
   // Without a window manager nothing gives the focus back: the app's window takes it again,
   // as it would on a desktop, so keys reach the notebook.
@@ -260,10 +272,11 @@ function answerDialogSoon(title, key = 'Return', timeoutSec = 60) {
     execFile('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], (err, stdout) => {
       const id = stdout.trim().split('\n')[0];
       if (!id) return reject(new Error(`no dialog titled ${title} appeared${err ? `: ${err.message}` : ''}`));
-      execFile('xdotool', ['windowfocus', '--sync', id, 'key', key], (e) => {
+      const armed = title.startsWith('Approve tool call — ') ? ARMING_MS : 0;
+      setTimeout(() => execFile('xdotool', ['windowfocus', '--sync', id, 'key', dialogKey(title, key)], (e) => {
         if (e) return reject(e);
         execFile('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], () => resolve(id));
-      });
+      }), armed);
     });
   });
 }

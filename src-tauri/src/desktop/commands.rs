@@ -398,6 +398,20 @@ pub fn add_approval_rule(
     Ok(())
 }
 
+/// The session grants in force ("Allow for this session" in the approval dialog): `[{id,
+/// server, tool, scope: "notebook"|"agent", session, granted_at}]`, oldest first. The
+/// window hears of changes as `approval-grants` events with the same list.
+#[tauri::command]
+pub fn approval_grants(state: State<'_, Desktop>) -> Reply<Vec<crate::tools::grants::Grant>> {
+    Ok(state.grants()?.list())
+}
+
+/// Take back the grant `id`: calls it covered ask again. `false` when it is gone already.
+#[tauri::command]
+pub fn revoke_grant(state: State<'_, Desktop>, id: u64) -> Reply<bool> {
+    Ok(state.grants()?.revoke(id))
+}
+
 /// Every entry of the workspace's audit log, oldest first.
 #[tauri::command]
 pub async fn audit_log(state: State<'_, Desktop>) -> Reply<Vec<AuditEntry>> {

@@ -232,6 +232,7 @@ async fn bind_any() -> Result<tokio::net::TcpListener> {
 /// Agents' activity, to the window as `agent` events, a frame's worth at a time.
 fn activity_to<R: Runtime>(app: AppHandle<R>) -> ActivityListener {
     let (tx, mut rx) = mpsc::unbounded_channel::<AgentActivity>();
+    let grants_app = app.clone();
     tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
             let mut batch = vec![first];
@@ -242,7 +243,27 @@ fn activity_to<R: Runtime>(app: AppHandle<R>) -> ActivityListener {
             let _ = app.emit("agent", &batch);
         }
     });
+    // The names of the sessions seen, so that a session's end ends its grants ("Allow for
+    // this session" in the approval dialog).
+    let names = std::sync::Mutex::new(std::collections::HashMap::<u64, String>::new());
     ActivityListener(Arc::new(move |activity| {
+        match &activity {
+            AgentActivity::CellQueued { session, name, .. } => {
+                if let Ok(mut names) = names.lock() {
+                    names.insert(*session, name.clone());
+                }
+            }
+            AgentActivity::SessionEnded { session, .. } => {
+                let name = names.lock().ok().and_then(|mut n| n.remove(session));
+                let grants = tauri::Manager::try_state::<super::session::Desktop>(&grants_app)
+                    .and_then(|d| d.grants().ok());
+                if let (Some(name), Some(grants)) = (name, grants) {
+                    let id = name.strip_prefix("agent session ").unwrap_or(&name);
+                    grants.agent_session_ended(id);
+                }
+            }
+            _ => {}
+        }
         let _ = tx.send(activity);
     }))
 }

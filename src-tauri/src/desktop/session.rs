@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::events::SessionEvent;
 use crate::executor::CodeExecutor;
 use crate::executor::{CancelHandle, InputRequest};
+use crate::tools::grants::{Grants, GrantsHandler};
 use crate::tools::{Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
 
@@ -42,6 +43,8 @@ struct Session {
     rules: Arc<RulesHandler>,
     /// Where its rules and audit log are kept.
     state: Option<WorkspaceState>,
+    /// What the person allowed for a session ("Allow for this session").
+    grants: Arc<Grants>,
     /// Where agents on this workspace (`ipybox mcp --approval desktop`) ask for approval,
     /// once the kernel runs; dropping the session closes it.
     #[allow(dead_code, reason = "held for its lifetime, never read")]
@@ -166,8 +169,20 @@ impl Desktop {
                 })
             })
             .unwrap_or_default();
-        let asker = Asker::new(app.clone(), self.settings.clone());
-        let rules = Arc::new(RulesHandler::new(rules).then(asker.clone()));
+        // Rules first, then the grants the person gave for a session, then the person.
+        let grants = Grants::new();
+        {
+            let app = app.clone();
+            grants.listen(Arc::new(move |list| {
+                let _ = app.emit("approval-grants", &list);
+            }));
+        }
+        let asker = Asker::new(app.clone(), self.settings.clone(), grants.clone());
+        let rules = Arc::new(
+            RulesHandler::new(rules)
+                .then(Arc::new(GrantsHandler::new(grants.clone(), asker.clone()))),
+        );
+        let kernel_grants = grants.clone();
         // The command line's server or sandbox, else the workspace's choice (kept out of its
         // reach). A server whose token cannot be read is an error shown in the window, never a
         // kernel started elsewhere than chosen.
@@ -264,6 +279,13 @@ impl Desktop {
                         {
                             asker.settled(*id);
                         }
+                        // A grant for the notebook lasts as long as its kernel.
+                        if matches!(
+                            event,
+                            SessionEvent::KernelReplaced { .. } | SessionEvent::Stopped
+                        ) {
+                            kernel_grants.kernel_ended();
+                        }
                         let _ = emit_app.emit("session", &event);
                         if matches!(event, SessionEvent::Stopped) {
                             break;
@@ -341,6 +363,7 @@ impl Desktop {
             status,
             rules,
             state,
+            grants,
             link,
             endpoint,
             place: Place { sandbox, remote },
@@ -541,6 +564,15 @@ impl Desktop {
             .as_ref()
             .ok_or(Error::NotRunning)?
             .executor
+            .clone())
+    }
+
+    /// The session grants in force.
+    pub fn grants(&self) -> Result<Arc<Grants>, DesktopError> {
+        Ok(lock(&self.session)
+            .as_ref()
+            .ok_or(Error::NotRunning)?
+            .grants
             .clone())
     }
 

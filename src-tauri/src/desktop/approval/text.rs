@@ -1,20 +1,12 @@
-//! A tool call waits for the person: a native Approve/Reject dialog, one at a time. Requests
-//! that arrive while a dialog is open wait in a queue (the window's approval panel lists
-//! them and can decide them in a batch); a dialog whose request was decided elsewhere or
-//! withdrawn closes itself. Nothing is approved without a person or a rule they made (a
-//! closed dialog rejects).
+//! What the approval dialog says, as text: every part kernel code, a notebook, an agent or
+//! a server chose is escaped ([`crate::display::escape`]) and bounded, so that the dialog
+//! fits an 800-pixel-high screen with its buttons whatever the call carries.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-use tauri::{AppHandle, Manager, Runtime};
-use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
-
-use super::settings::LiveSettings;
 use crate::display::{escape, escape_lines};
-use crate::tools::{ApprovalHandler, ApprovalRequest};
+use crate::tools::ApprovalRequest;
+use crate::tools::definition::{CallDetails, ToolDefinition, ToolHints};
 
 /// How much of the arguments the dialog shows at most, in characters; the panel shows them
 /// whole.
@@ -24,8 +16,16 @@ const ARGS_SHOWN: usize = 2500;
 /// `MESSAGE_LINES - ARGS_LINES` lines) the dialog stays short enough for an 800-pixel-high
 /// screen to show all of it: the end of the arguments and the buttons below them. Text that
 /// is taller pushes them off the screen, and Return approves what nobody could read.
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 const ARGS_LINES: usize = 20;
 /// How many lines the whole message takes at most, as [`ARGS_LINES`] counts them.
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 const MESSAGE_LINES: usize = 32;
 /// How wide a line of the dialog's text is at most, in tenths of an average character (see
 /// [`width`]): the text is wrapped to it before GTK sees it. GtkMessageDialog's labels are 60
@@ -57,10 +57,14 @@ pub fn title(request: &ApprovalRequest) -> String {
 /// with what, and how long it waits (`timeout`, the approval timeout in force). Every part
 /// kernel code, a notebook or a server chose is escaped ([`crate::display::escape`]), and the
 /// whole is at most [`MESSAGE_LINES`] lines high.
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
     let waits = format!(
         "if nobody decides within {}, the call is rejected",
-        super::settings::describe_secs(timeout.as_secs())
+        crate::desktop::settings::describe_secs(timeout.as_secs())
     );
     let from = request.origin().map_or_else(
         || "Code in this notebook".to_owned(),
@@ -91,13 +95,17 @@ pub fn message(request: &ApprovalRequest, timeout: Duration) -> String {
 
 /// The message wrapped to the dialog's width, and cut to [`MESSAGE_LINES`] should its parts,
 /// each bounded, together be taller.
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 fn bounded(message: &str) -> String {
     fit(&wrap(message), MESSAGE_LINES, usize::MAX)
 }
 
 /// `text` with every line wider than [`WRAP`] broken into lines that are not: after its last
 /// space when there is one in the second half of the line, else within a word.
-pub(super) fn wrap(text: &str) -> String {
+pub(in crate::desktop) fn wrap(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / WRAP);
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
@@ -133,7 +141,7 @@ pub(super) fn wrap(text: &str) -> String {
 /// passes its text to `gtk_message_dialog_format_secondary_text` as a printf format: a `%`
 /// in an argument would be read as a conversion (`%s`, `%n` read and write memory that is
 /// not there). Doubled, it is a `%` again.
-pub(super) fn for_dialog(message: String) -> String {
+pub(in crate::desktop) fn for_dialog(message: String) -> String {
     if cfg!(target_os = "linux") {
         message.replace('%', "%%")
     } else {
@@ -145,6 +153,10 @@ pub(super) fn for_dialog(message: String) -> String {
 /// its first characters and how many more there are, a list or nested object to its first
 /// elements and how many more. Shortened further while the whole is taller than
 /// [`ARGS_LINES`] or longer than [`ARGS_SHOWN`], and only then cut.
+#[cfg_attr(
+    target_os = "linux",
+    allow(dead_code, reason = "the fallback dialog of other platforms")
+)]
 fn arguments_text(args: &serde_json::Value) -> String {
     let mut text = String::new();
     for (chars, items) in SHORTENINGS {
@@ -301,7 +313,7 @@ fn more(out: &mut String, len: usize, shown: usize, depth: usize) {
 }
 
 /// `text`, or its first `limit` characters and how many more there are.
-fn shorten(text: &str, limit: usize) -> String {
+pub(super) fn shorten(text: &str, limit: usize) -> String {
     let count = text.chars().count();
     if count <= limit {
         return text.to_owned();
@@ -326,128 +338,193 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// Asks the person about each request, one dialog at a time.
-#[derive(Debug)]
-pub struct Asker<R: Runtime> {
-    app: AppHandle<R>,
-    queue: Arc<Mutex<Queue>>,
-    /// The app's settings: the dialog says the approval timeout in force when it opens.
-    settings: LiveSettings,
-}
+/// How many lines of the tool's description show before "More"; the rest is behind it.
+const DESCRIPTION_LINES: usize = 3;
+/// How many lines each shown part (a description's rest, one argument's value, one side of
+/// a changed definition) takes at most.
+const PART_LINES: usize = 12;
+/// How many characters of a schema property's description show under its argument.
+const FIELD_DESCRIPTION_SHOWN: usize = 200;
 
-#[derive(Debug, Default)]
-struct Queue {
-    waiting: VecDeque<ApprovalRequest>,
-    showing: Option<ApprovalRequest>,
-}
-
-impl<R: Runtime> Asker<R> {
-    /// Ask in `app`'s window; `settings` tell how long a request waits.
-    pub fn new(app: AppHandle<R>, settings: LiveSettings) -> Arc<Self> {
-        Arc::new(Asker {
-            app,
-            queue: Arc::default(),
-            settings,
-        })
-    }
-
-    /// The request `id` no longer waits (decided in the panel, by a batch, withdrawn): close
-    /// its dialog if it is open.
-    pub fn settled(&self, id: u64) {
-        let showing = lock(&self.queue)
-            .showing
-            .as_ref()
-            .filter(|r| r.id() == id)
-            .map(title);
-        if let Some(title) = showing {
-            close_dialog(&self.app, title);
-        }
-    }
-
-    /// Show the next undecided request, unless a dialog is open.
-    fn pump(app: &AppHandle<R>, queue: &Arc<Mutex<Queue>>, settings: &LiveSettings) {
-        let next = {
-            let mut q = lock(queue);
-            if q.showing.is_some() {
-                return;
-            }
-            let mut next = None;
-            while let Some(request) = q.waiting.pop_front() {
-                if !request.is_decided() {
-                    next = Some(request);
-                    break;
-                }
-            }
-            q.showing = next.clone();
-            next
+/// Who asks, in words: an agent's MCP client as it declared itself ("claude-code 2.1.0,
+/// agent session 4f2a9c1e, connected 5 min ago"), else where the code came from ("Code in
+/// cell 3 of analysis.ipynb"). Escaped and bounded; `now_ms` is the time now.
+pub fn who(request: &ApprovalRequest, details: &CallDetails, now_ms: u64) -> String {
+    if let Some(client) = &details.client {
+        let name = match &client.version {
+            Some(v) => format!("{} {}", escape(&client.name), escape(v)),
+            None => escape(&client.name).into_owned(),
         };
-        let Some(request) = next else { return };
-        let mut dialog = app
-            .dialog()
-            .message(for_dialog(message(
-                &request,
-                settings.get().approval_timeout(),
-            )))
-            .title(title(&request))
-            .kind(MessageDialogKind::Warning)
-            .buttons(MessageDialogButtons::OkCancelCustom(
-                "Approve".into(),
-                "Reject".into(),
-            ));
-        if let Some(window) = app.get_webview_window("main") {
-            dialog = dialog.parent(&window);
+        let since = if client.connected_at_ms > 0 {
+            format!(
+                ", connected {}",
+                ago(now_ms.saturating_sub(client.connected_at_ms) / 1000)
+            )
+        } else {
+            String::new()
+        };
+        return shorten(
+            &format!(
+                "The agent {name} (its session {}{since})",
+                escape(&client.session)
+            ),
+            ORIGIN_SHOWN * 2,
+        );
+    }
+    request.origin().map_or_else(
+        || "Code in this notebook".to_owned(),
+        |o| format!("Code in {}", shorten(&escape(o), ORIGIN_SHOWN)),
+    )
+}
+
+/// "just now", "40 s ago", "5 min ago", "2 h ago".
+pub fn ago(secs: u64) -> String {
+    match secs {
+        0..5 => "just now".to_owned(),
+        5..60 => format!("{secs} s ago"),
+        60..3600 => format!("{} min ago", secs / 60),
+        _ => format!("{} h ago", secs / 3600),
+    }
+}
+
+/// The line of code that made the call ("cell 3, line 2: fx.touch(path=p)"), escaped and
+/// bounded.
+pub fn call_site(details: &CallDetails) -> Option<String> {
+    details
+        .call_site
+        .as_deref()
+        .map(|s| shorten(&escape(s), DESCRIPTION_SHOWN))
+}
+
+/// The tool's description: its first [`DESCRIPTION_LINES`] lines, and the rest (shown on
+/// demand), each escaped, wrapped and bounded. `None` when the server gives none.
+pub fn description(tool: &ToolDefinition) -> Option<(String, Option<String>)> {
+    let text = tool.description.as_deref()?.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let wrapped = wrap(&escape_lines(text));
+    let all: Vec<&str> = wrapped.split('\n').collect();
+    let first = all[..all.len().min(DESCRIPTION_LINES)].join("\n");
+    let rest = (all.len() > DESCRIPTION_LINES)
+        .then(|| fit(&all[DESCRIPTION_LINES..].join("\n"), PART_LINES, ARGS_SHOWN));
+    Some((fit(&first, DESCRIPTION_LINES + 1, ARGS_SHOWN), rest))
+}
+
+/// What the server claims about the tool, as plain labels.
+pub fn hint_labels(hints: &ToolHints) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if hints.read_only == Some(true) {
+        out.push("The server says: read-only");
+    }
+    if hints.destructive == Some(true) && hints.read_only != Some(true) {
+        out.push("The server says: may delete or overwrite");
+    }
+    if hints.open_world == Some(true) {
+        out.push("The server says: reaches the internet or other systems");
+    }
+    out
+}
+
+/// The note under the hints: they are the server's word.
+pub const HINTS_NOTE: &str = "These are the server's own claims, not checked by ipybox.";
+
+/// One argument as the dialog shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// Its name, escaped.
+    pub name: String,
+    /// Its value as JSON, shortened as the arguments are (each value on its own), escaped.
+    pub value: String,
+    /// The schema's description of it, escaped and bounded.
+    pub description: Option<String>,
+}
+
+/// The arguments as named fields, in the order the call gives them, each value shortened on
+/// its own as [`arguments_text`] shortens values, and with the schema property's
+/// description (`schema`: the tool's input schema, when known). Arguments that are not an
+/// object are one field, "arguments".
+pub fn fields(args: &serde_json::Value, schema: Option<&serde_json::Value>) -> Vec<Field> {
+    // Shortened further while taller than PART_LINES, as the whole arguments block is.
+    let value_text = |v: &serde_json::Value| {
+        let mut text = String::new();
+        for (chars, items) in SHORTENINGS {
+            let mut raw = String::new();
+            pretty(&mut raw, v, 1, chars, items);
+            text = wrap(&escape_lines(&raw));
+            if lines(&text) <= PART_LINES && text.chars().count() <= ARGS_SHOWN {
+                return text;
+            }
         }
-        let (app, queue, settings) = (app.clone(), queue.clone(), settings.clone());
-        dialog.show(move |approved| {
-            // A request settled elsewhere closed its dialog; deciding it again does nothing.
-            if approved {
-                request.accept();
-            } else {
-                request.reject_with("the person rejected it in the approval dialog");
-            }
-            lock(&queue).showing = None;
-            Self::pump(&app, &queue, &settings);
-        });
+        fit(&text, PART_LINES, ARGS_SHOWN)
+    };
+    let Some(map) = args.as_object() else {
+        return vec![Field {
+            name: "arguments".into(),
+            value: value_text(args),
+            description: None,
+        }];
+    };
+    map.iter()
+        .map(|(name, value)| Field {
+            name: shorten(&escape(name), ORIGIN_SHOWN),
+            value: value_text(value),
+            description: schema
+                .and_then(|s| s.pointer("/properties"))
+                .and_then(|p| p.get(name))
+                .and_then(|p| p.get("description"))
+                .and_then(|d| d.as_str())
+                .map(|d| shorten(&escape(d), FIELD_DESCRIPTION_SHOWN)),
+        })
+        .collect()
+}
+
+/// "rejected in 48 s unless you decide", from the request's deadline and the time now.
+pub fn countdown(deadline_ms: u64, now_ms: u64) -> String {
+    let left = deadline_ms.saturating_sub(now_ms).div_ceil(1000);
+    match left {
+        0 => "rejected now: nobody decided in time".to_owned(),
+        1..=120 => format!("rejected in {left} s unless you decide"),
+        _ => format!(
+            "rejected in {} unless you decide",
+            crate::desktop::settings::describe_secs(left)
+        ),
     }
 }
 
-impl<R: Runtime> ApprovalHandler for Asker<R> {
-    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        lock(&self.queue).waiting.push_back(request);
-        Self::pump(&self.app, &self.queue, &self.settings);
-        Box::pin(std::future::ready(()))
-    }
+/// One side of a changed definition: its description and its input schema, escaped and
+/// bounded; "(the tool did not exist)" for a tool that appeared since.
+pub fn definition_text(tool: Option<&ToolDefinition>) -> String {
+    let Some(tool) = tool else {
+        return "(the tool did not exist when you accepted this server)".to_owned();
+    };
+    let description = tool.description.as_deref().unwrap_or("(no description)");
+    let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
+    fit(
+        &wrap(&escape_lines(&format!(
+            "{description}\n\nArguments:\n{schema}"
+        ))),
+        PART_LINES * 2,
+        ARGS_SHOWN,
+    )
 }
 
-/// Close the open dialog titled `title` as if it were dismissed.
-fn close_dialog<R: Runtime>(app: &AppHandle<R>, title: String) {
-    #[cfg(target_os = "linux")]
-    {
-        let _ = app.run_on_main_thread(move || {
-            use gtk::prelude::{Cast, DialogExt, GtkWindowExt};
-            for window in gtk::Window::list_toplevels() {
-                if let Ok(dialog) = window.downcast::<gtk::Dialog>()
-                    && dialog.title().is_some_and(|t| t == title)
-                {
-                    dialog.response(gtk::ResponseType::DeleteEvent);
-                }
-            }
-        });
+/// "2 more calls wait" under the dialog's heading; empty when none does.
+pub fn more_waiting(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "1 more call waits after this one (see the Approvals panel)".to_owned(),
+        n => format!(
+            "{} more calls wait after this one (see the Approvals panel)",
+            thousands(n)
+        ),
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        // macOS and Windows dialogs cannot be closed from outside; the person's answer to
-        // a withdrawn request is ignored.
-        let _ = (app, title);
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use serde_json::json;
 
     use super::*;
@@ -717,5 +794,158 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn who_asks_names_an_agents_client_escaped() {
+        let r = request("fx", "touch", json!({}));
+        let details = CallDetails {
+            client: Some(crate::tools::definition::Client {
+                name: "claude-code\u{202e}".into(),
+                version: Some("2.1.0".into()),
+                session: "4f2a9c1e".into(),
+                connected_at_ms: 1_000,
+            }),
+            ..CallDetails::default()
+        };
+        assert_eq!(
+            who(&r, &details, 301_000),
+            r"The agent claude-code\u202e 2.1.0 (its session 4f2a9c1e, connected 5 min ago)"
+        );
+        assert_eq!(
+            who(&r, &CallDetails::default(), 0),
+            "Code in agent session 4f2a",
+            "without a client, the origin"
+        );
+    }
+
+    #[test]
+    fn arguments_are_named_fields_with_their_schema_descriptions() {
+        let schema = json!({"properties": {
+            "path": {"type": "string", "description": "Where the file goes\u{2028}(overwritten)"},
+            "content": {"type": "string"}
+        }});
+        let fields = fields(
+            &json!({"path": "/home/me/\u{202e}txt.stroper", "content": "x".repeat(10_000)}),
+            Some(&schema),
+        );
+        let path = fields.iter().find(|f| f.name == "path").expect("path");
+        assert_eq!(path.value, r#""/home/me/\u202etxt.stroper""#);
+        assert_eq!(
+            path.description.as_deref(),
+            Some(r"Where the file goes\u2028(overwritten)")
+        );
+        let content = fields
+            .iter()
+            .find(|f| f.name == "content")
+            .expect("content");
+        assert!(
+            flat(&content.value).ends_with("… (9,800 more characters)\""),
+            "shortened as the dialog's arguments always were: {}",
+            content.value
+        );
+        assert_eq!(content.description, None);
+        for f in &fields {
+            assert!(
+                lines(&f.value) <= PART_LINES,
+                "each value is bounded: {}",
+                f.value
+            );
+        }
+    }
+
+    #[test]
+    fn many_lines_in_one_value_are_cut_saying_how_many() {
+        let value = "line\n".repeat(200);
+        let fields = fields(
+            &json!({ "a": (0..500).collect::<Vec<_>>(), "b": value }),
+            None,
+        );
+        assert!(
+            fields[0].value.contains("    7,\n    … and 492 more\n  ]"),
+            "shortened to its first elements: {}",
+            fields[0].value
+        );
+        assert!(lines(&fields[1].value) <= PART_LINES, "{}", fields[1].value);
+    }
+
+    #[test]
+    fn the_description_shows_three_lines_and_the_rest_on_demand() {
+        let tool = ToolDefinition {
+            name: "touch".into(),
+            description: Some("one\ntwo\nthree\nfour\u{1b}[8m\nfive".into()),
+            ..ToolDefinition::default()
+        };
+        let (first, rest) = description(&tool).expect("a description");
+        assert_eq!(first, "one\ntwo\nthree");
+        assert_eq!(rest.as_deref(), Some("four\\u001b[8m\nfive"));
+        let short = ToolDefinition {
+            description: Some("Create the file at the given path".into()),
+            ..tool.clone()
+        };
+        assert_eq!(
+            description(&short),
+            Some(("Create the file at the given path".into(), None))
+        );
+        assert_eq!(description(&ToolDefinition::default()), None);
+    }
+
+    #[test]
+    fn hints_are_labelled_as_the_servers_claims() {
+        let hints = ToolHints {
+            destructive: Some(true),
+            open_world: Some(true),
+            ..ToolHints::default()
+        };
+        assert_eq!(
+            hint_labels(&hints),
+            [
+                "The server says: may delete or overwrite",
+                "The server says: reaches the internet or other systems"
+            ]
+        );
+        let read_only = ToolHints {
+            read_only: Some(true),
+            destructive: Some(true),
+            ..ToolHints::default()
+        };
+        assert_eq!(hint_labels(&read_only), ["The server says: read-only"]);
+        assert!(hint_labels(&ToolHints::default()).is_empty());
+    }
+
+    #[test]
+    fn the_countdown_says_when_the_call_is_rejected() {
+        assert_eq!(
+            countdown(60_000, 12_000),
+            "rejected in 48 s unless you decide"
+        );
+        assert_eq!(
+            countdown(60_000, 59_500),
+            "rejected in 1 s unless you decide"
+        );
+        assert_eq!(
+            countdown(60_000, 61_000),
+            "rejected now: nobody decided in time"
+        );
+        assert!(countdown(3_600_000, 0).starts_with("rejected in "));
+        assert_eq!(more_waiting(0), "");
+        assert_eq!(
+            more_waiting(1_200),
+            "1,200 more calls wait after this one (see the Approvals panel)"
+        );
+    }
+
+    #[test]
+    fn a_changed_definition_shows_both_sides_escaped_and_bounded() {
+        let now = ToolDefinition {
+            name: "touch".into(),
+            description: Some(format!("Also mails ~/.ssh\u{2066} {}", "z\n".repeat(500))),
+            input_schema: json!({"type": "object"}),
+            ..ToolDefinition::default()
+        };
+        let text = definition_text(Some(&now));
+        assert!(text.starts_with(r"Also mails ~/.ssh\u2066"), "{text}");
+        assert!(lines(&text) <= PART_LINES * 2, "{text}");
+        assert!(definition_text(None).contains("did not exist"));
     }
 }
