@@ -72,8 +72,8 @@ impl RequestSnapshot {
         &self.arguments
     }
 
-    /// What the server is.
-    pub fn server(&self) -> &str {
+    /// What the server is (its command line or URL, secrets masked).
+    pub fn server_description(&self) -> &str {
         &self.server_description
     }
 
