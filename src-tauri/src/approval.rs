@@ -16,18 +16,17 @@ use tokio::sync::{mpsc, oneshot};
 use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
 use crate::tools::definition::{CallDetails, Client};
 
-/// The answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// Run the call.
-    Accept,
-    /// Do not run it; the kernel code raises `ApprovalRejected`.
-    Reject,
-}
+pub use crate::events::Decision;
+use crate::events::RequestSnapshot;
+
+/// Numbers requests uniquely in the process (ids are unique per session only), so that a
+/// snapshot in an event can be matched with its request.
+static KEYS: AtomicU64 = AtomicU64::new(1);
 
 #[derive(Debug)]
 struct Inner {
+    /// Unique in the process (see [`KEYS`]).
+    key: u64,
     id: u64,
     server_name: String,
     tool_name: String,
@@ -206,10 +205,29 @@ impl ApprovalRequest {
         }
     }
 
-    /// Is `other` this very request (not merely one with the same id, which another
-    /// session may also use)?
-    pub fn same(&self, other: &ApprovalRequest) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+    /// Is `other` a snapshot of this very request (not merely of one with the same id,
+    /// which another session may also use)?
+    pub fn same(&self, other: &RequestSnapshot) -> bool {
+        self.0.key == other.key
+    }
+
+    /// The request as it is now, as data: what events carry (not this handle, which can
+    /// decide the request).
+    pub fn snapshot(&self) -> RequestSnapshot {
+        RequestSnapshot {
+            key: self.0.key,
+            id: self.0.id,
+            server: self.0.server_name.clone(),
+            tool: self.0.tool_name.clone(),
+            arguments: self.0.tool_args.clone(),
+            server_description: self.0.server.clone(),
+            execution_id: self.0.execution_id.clone(),
+            origin: self.0.origin.clone(),
+            asked_at: self.0.asked_at_ms,
+            deadline: self.0.asked_at_ms.saturating_add(self.0.timeout_ms),
+            details: self.0.details.clone(),
+            rule: self.0.rule.get().cloned(),
+        }
     }
 
     /// Has a decision been made (or the request been withdrawn)?
@@ -518,6 +536,7 @@ impl Approvals {
             .map(|(_, e, o, _)| (e.clone(), o.clone()))
             .unwrap_or_default();
         let request = ApprovalRequest(Arc::new(Inner {
+            key: KEYS.fetch_add(1, Ordering::Relaxed),
             id,
             server_name: server_name.to_owned(),
             tool_name: tool_name.to_owned(),
@@ -579,7 +598,7 @@ impl Approvals {
             reason: Some(ENDED),
         };
         self.events.send(SessionEvent::ApprovalRequested {
-            request: request.clone(),
+            request: request.snapshot(),
         });
         if listener
             .send(ToolEvent::Requested(request.clone()))
@@ -686,6 +705,7 @@ impl Approvals {
         let (tx, rx) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let request = ApprovalRequest(Arc::new(Inner {
+            key: KEYS.fetch_add(1, Ordering::Relaxed),
             id,
             server_name: call.server,
             tool_name: call.tool,
@@ -709,7 +729,7 @@ impl Approvals {
                 p.insert(id, Arc::downgrade(&request.0));
             }
             self.events.send(SessionEvent::ApprovalRequested {
-                request: request.clone(),
+                request: request.snapshot(),
             });
             if let Some(handler) = handler {
                 tokio::spawn(handler.handle(request.clone()));
@@ -739,7 +759,7 @@ impl Approvals {
         duration_ms: u64,
     ) {
         self.events.send(SessionEvent::ToolCall {
-            request: approved.request,
+            request: approved.request.snapshot(),
             decision: CallDecision::Approved,
             decided_by: approved.by,
             reason: None,
@@ -768,6 +788,7 @@ impl Approvals {
             })
             .unwrap_or_default();
         let request = ApprovalRequest(Arc::new(Inner {
+            key: KEYS.fetch_add(1, Ordering::Relaxed),
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             server_name: server_name.to_owned(),
             tool_name: tool_name.to_owned(),
@@ -794,7 +815,7 @@ impl Approvals {
             ),
         };
         self.events.send(SessionEvent::ToolCall {
-            request,
+            request: request.snapshot(),
             decision,
             decided_by: by,
             reason: Some(reason),

@@ -9,7 +9,7 @@ mod commands;
 mod confirm;
 pub mod dto;
 mod endpoint;
-mod matching;
+mod panel;
 mod policy;
 mod remote;
 mod servers;
@@ -137,8 +137,8 @@ pub fn run(
             commands::set_app_settings,
             commands::mcp_endpoint,
             commands::set_mcp_endpoint,
-            endpoint::end_agent_session,
-            matching::rule_matches,
+            panel::end_agent_session,
+            panel::rule_matches,
             commands::preview_code_action,
             commands::save_code_action,
             commands::code_actions,

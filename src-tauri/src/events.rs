@@ -5,7 +5,109 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::approval::{ApprovalRequest, Decision};
+use crate::tools::definition::CallDetails;
+
+/// The answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run the call.
+    Accept,
+    /// Do not run it; the kernel code raises `ApprovalRejected`.
+    Reject,
+}
+
+/// An approval request as it was when an event was sent: data a listener reads, not the
+/// request itself (decide one by its id: [`CodeExecutor::decide`](crate::CodeExecutor::decide)).
+/// Serializes as the request does: `{id, server, tool, arguments, server_description,
+/// execution_id, origin, asked_at, deadline, details, rule}` (times in milliseconds since the
+/// Unix epoch).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestSnapshot {
+    /// Tells the request from one of another session with the same id.
+    #[serde(skip)]
+    pub(crate) key: u64,
+    /// Unique within the session.
+    pub id: u64,
+    /// The registered server's name.
+    pub server: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments, as they will be sent.
+    pub arguments: serde_json::Value,
+    /// What the server is (its command line or URL, secrets masked).
+    pub server_description: String,
+    /// The execution whose code made the call.
+    pub execution_id: Option<String>,
+    /// Where the code came from, in words.
+    pub origin: Option<String>,
+    /// When it was asked.
+    pub asked_at: u64,
+    /// Until when it waits for a decision.
+    pub deadline: u64,
+    /// The tool's definition, a change of it, the agent's client, the calling line.
+    pub details: CallDetails,
+    /// The rule that decided it, once one did.
+    pub rule: Option<String>,
+}
+
+impl RequestSnapshot {
+    /// Its id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The registered server's name.
+    pub fn server_name(&self) -> &str {
+        &self.server
+    }
+
+    /// The tool's name.
+    pub fn tool_name(&self) -> &str {
+        &self.tool
+    }
+
+    /// The arguments.
+    pub fn tool_args(&self) -> &serde_json::Value {
+        &self.arguments
+    }
+
+    /// What the server is (its command line or URL, secrets masked).
+    pub fn server_description(&self) -> &str {
+        &self.server_description
+    }
+
+    /// The execution whose code made the call.
+    pub fn execution_id(&self) -> Option<&str> {
+        self.execution_id.as_deref()
+    }
+
+    /// Where the code came from.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
+    }
+
+    /// The tool's definition, the agent's client, the calling line.
+    pub fn details(&self) -> &CallDetails {
+        &self.details
+    }
+
+    /// The rule that decided it.
+    pub fn rule(&self) -> Option<&str> {
+        self.rule.as_deref()
+    }
+
+    /// When it was asked, in milliseconds since the Unix epoch.
+    pub fn asked_at_ms(&self) -> u64 {
+        self.asked_at
+    }
+}
+
+impl std::fmt::Display for RequestSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}({})", self.server, self.tool, self.arguments)
+    }
+}
 
 /// One thing that happened to the session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -49,8 +151,8 @@ pub enum SessionEvent {
     /// A tool call waits for a decision (answer it with
     /// [`CodeExecutor::decide`](crate::CodeExecutor::decide)).
     ApprovalRequested {
-        /// The request.
-        request: ApprovalRequest,
+        /// The request, as data.
+        request: RequestSnapshot,
     },
     /// A request was decided.
     ApprovalDecided {
@@ -72,9 +174,9 @@ pub enum SessionEvent {
     /// `arguments`, `execution_id`, `origin`, …), how it was decided and what came of it.
     /// An audit log is made of these.
     ToolCall {
-        /// The request.
+        /// The request, as data.
         #[serde(flatten)]
-        request: ApprovalRequest,
+        request: RequestSnapshot,
         /// `approved`, `rejected` or `timed_out`.
         decision: CallDecision,
         /// Who or what decided.

@@ -74,7 +74,9 @@ mod workspace;
 
 // The engine: a session of stateful kernels and what it reports.
 pub use error::{Error, ErrorCode, ErrorReport, PartialOutput, PythonError, Result};
-pub use events::{CallDecision, CallOutcome, DecidedBy, ProcessExit, SessionEvent};
+pub use events::{
+    CallDecision, CallOutcome, DecidedBy, ProcessExit, RequestSnapshot, SessionEvent,
+};
 pub use executor::{
     CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
     ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,

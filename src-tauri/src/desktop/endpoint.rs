@@ -267,20 +267,3 @@ fn activity_to<R: Runtime>(app: AppHandle<R>) -> ActivityListener {
         let _ = tx.send(activity);
     }))
 }
-
-/// End an agent's session and its kernel (the window's tab close button; the window asks
-/// the person first). `session` is the session's number as the `agent` events give it;
-/// `false` when no such session runs.
-#[tauri::command]
-pub async fn end_agent_session(
-    state: tauri::State<'_, super::session::Desktop>,
-    session: String,
-) -> std::result::Result<bool, super::dto::DesktopError> {
-    let serial: u64 = session.trim().parse().map_err(|_| {
-        Error::config(format!(
-            "\"{}\" is not an agent session's number",
-            crate::display::escape(&session)
-        ))
-    })?;
-    state.end_agent_session(serial).await
-}

@@ -205,7 +205,7 @@ impl ToolServer {
         let started = std::time::Instant::now();
         let (response, outcome) = self.call(req, &params, args).await;
         self.approvals.events().send(SessionEvent::ToolCall {
-            request: approved.request,
+            request: approved.request.snapshot(),
             decision: CallDecision::Approved,
             decided_by: approved.by,
             reason: None,
@@ -311,7 +311,7 @@ impl ToolServer {
         {
             Ok(approved) => {
                 self.approvals.events().send(SessionEvent::ToolCall {
-                    request: approved.request,
+                    request: approved.request.snapshot(),
                     decision: CallDecision::Approved,
                     decided_by: approved.by,
                     reason: None,

@@ -1,6 +1,6 @@
-//! Which of the last audited calls a rule being written in the approval panel would have
-//! matched: the panel shows them beside the rule, so a person sees what it allows before
-//! saving it.
+//! Commands of the approval panel and the agents' tabs: which of the last audited calls a
+//! rule being written would have matched (shown beside the rule, so a person sees what it
+//! allows before saving it), and ending an agent's session when its tab is closed.
 
 use tauri::State;
 
@@ -27,4 +27,21 @@ pub async fn rule_matches(
         .map_err(|e| Error::config("reading the audit log").because(e))??;
     let last = &entries[entries.len().saturating_sub(LAST)..];
     Ok(rule_would_match(&rule, last, Scope::Notebook))
+}
+
+/// End an agent's session and its kernel (the window's tab close button; the window asks
+/// the person first). `session` is the session's number as the `agent` events give it;
+/// `false` when no such session runs.
+#[tauri::command]
+pub async fn end_agent_session(
+    state: State<'_, Desktop>,
+    session: String,
+) -> Result<bool, DesktopError> {
+    let serial: u64 = session.trim().parse().map_err(|_| {
+        Error::config(format!(
+            "\"{}\" is not an agent session's number",
+            crate::display::escape(&session)
+        ))
+    })?;
+    state.end_agent_session(serial).await
 }
