@@ -505,9 +505,9 @@ export function onApprovalGrants(handler: () => void): Promise<UnlistenFn> {
   return listen<unknown>('approval-grants', () => handler());
 }
 
-/** Which of the last audited calls `rule` would have matched (their audit ids). Rejects when the backend cannot say. */
+/** Which of the last 100 audited calls `rule` would have matched (their indices among those 100, oldest first). Rejects when the backend cannot say. */
 export function ruleWouldMatch(rule: Rule): Promise<number[]> {
-  return call<number[]>('rule_would_match', { rule });
+  return call<number[]>('rule_matches', { rule });
 }
 
 export function approvalRules(): Promise<ApprovalRules> {

@@ -250,7 +250,7 @@ describe('a rule being written', () => {
       'Rule 2, Always allow weather.forecast: would have decided 17 of the last 100 calls',
       'Rule 3, Always reject nothing.here: would have decided none of the last 100 calls',
     ]);
-    const asked = await calls(page, 'rule_would_match');
+    const asked = await calls(page, 'rule_matches');
     assert.deepEqual(asked.at(-1), { rule: { server: 'nothing', tool: 'here', decision: 'reject' } });
     // Half-typed JSON keeps the last answer; a rule without a tool says so.
     await page.fill('#rules-json', '{"version": 1, "rules": [{"server": "github"}]}');
@@ -264,7 +264,7 @@ describe('a rule being written', () => {
     await page.click('#toggle-approvals');
     await page.click('#edit-rules-json');
     await page.fill('#rules-json', JSON.stringify({ version: 1, rules: [{ server: 'github', tool: '*', decision: 'allow' }] }));
-    await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'rule_would_match'));
+    await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'rule_matches'));
     await page.waitForTimeout(100);
     assert.equal(await page.locator('#rules-json-matches').isHidden(), true);
     assert.deepEqual(errors, []);

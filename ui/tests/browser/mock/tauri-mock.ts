@@ -622,7 +622,7 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'audit_log':
       return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
-    case 'rule_would_match': {
+    case 'rule_matches': {
       if (config.ruleWouldMatch === false) return { handled: false };
       const rule = args.rule;
       if (!isRecord(rule) || typeof rule.server !== 'string' || typeof rule.tool !== 'string') throw { code: 'InvalidConfig', message: 'a rule needs "server" and "tool"' };
