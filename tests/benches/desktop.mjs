@@ -210,7 +210,7 @@ if (!only || only === 'dialog') {
     const c = await app.until('the cell', () => app.execute('const c = document.querySelectorAll(".cell")[arguments[0]]; return c.dataset.state === "done" ? c.querySelector(".outputs").textContent : null;', i), 60000);
     return Number(/T ([0-9.]+)/.exec(c)[1]) * 1000;
   };
-  const key = (shiftKey) => app.execute('window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", shiftKey: arguments[0], ctrlKey: !arguments[0], bubbles: true})); return true;', shiftKey);
+  const key = (shiftKey) => app.execute('document.activeElement?.blur(); window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", shiftKey: arguments[0], ctrlKey: !arguments[0], bubbles: true})); return true;', shiftKey);
   const allowOnce = async () => {
     const id = windowOf(title);
     await new Promise((r) => setTimeout(r, 1000));
@@ -248,7 +248,10 @@ if (!only || only === 'dialog') {
   for (let k = 0; k < 11; k++) {
     await key(false);
     const t0 = await allowOnce();
-    const end = await stamp(1);
+    const end = await stamp(1).catch(async (e) => {
+      spawnSync('import', ['-window', 'root', '/tmp/bench-fail.png']);
+      throw e;
+    });
     const log = spawnSync(APP, ['audit', '--workspace', dir, '--json'], { encoding: 'utf8' }).stdout.trim().split('\n');
     const ran = JSON.parse(log[log.length - 1]).duration_ms;
     if (k > 0) toStarted.push(round(end - t0 - ran));
