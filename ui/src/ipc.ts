@@ -115,7 +115,7 @@ export interface ApprovalRequest {
 export type ApprovalDecision = 'accept' | 'reject';
 
 /** Who or what decided a tool call. */
-export type DecidedBy = 'person' | 'batch' | 'rule' | 'timeout' | 'policy' | 'nobody';
+export type DecidedBy = 'person' | 'batch' | 'rule' | 'grant' | 'timeout' | 'policy' | 'nobody';
 
 /** What a call that ran returned. */
 export type CallOutcome = { kind: 'ok' } | { kind: 'tool_error' } | { kind: 'failed'; message: string };

@@ -84,6 +84,8 @@ export function verdictWords(call: CellToolCall): string {
         return approved ? 'approved by you (all pending at once)' : 'rejected by you (all pending at once)';
       case 'rule':
         return approved ? 'allowed by a rule' : 'rejected by a rule';
+      case 'grant':
+        return 'allowed by you for this session';
       case 'policy':
         return approved ? 'approved by the session’s policy' : 'rejected by the session’s policy';
       case 'nobody':
