@@ -140,6 +140,23 @@ test('Return pressed again and again while typing in a cell as the dialog appear
   assert.match(c.output, /rejected:/);
 });
 
+test('in its first 0.7 s on screen the dialog takes no key, even with the focus; Return never approves', async () => {
+  const ws = fixtureWorkspace(tryCall(echo('too soon')));
+  const app = await open(ws);
+  await app.press(Keys.Shift, Keys.Enter);
+  // The moment it is found, the pointer on it, the focus given: Return, Alt+A, Space.
+  const id = dialogId();
+  spawnSync('xdotool', ['mousemove', '--window', id, '--sync', '20', '20', 'windowactivate', '--sync', id, 'key', 'Return', 'alt+a', 'space'], { encoding: 'utf8' });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await invoke(app, 'approvals_pending')).length, 1, 'nothing decided by keys pressed too soon');
+  // Armed, Return still decides nothing.
+  spawnSync('xdotool', ['windowactivate', '--sync', id, 'key', 'Return', 'KP_Enter', 'space']);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await invoke(app, 'approvals_pending')).length, 1, 'Return, Enter and Space decide nothing');
+  pressInDialog('Escape');
+  assert.match((await settled(app, 0)).output, /rejected:/);
+});
+
 test('each choice in the dialog: once, for this session (revocable), always (confirmed), reject', async () => {
   const ws = fixtureWorkspace(
     tryCall(echo('once')),
