@@ -4,6 +4,8 @@
 //! started, reused MCP session.
 
 pub mod definition;
+// Session grants are the desktop app's (its dialog's "Allow for this session").
+#[cfg(feature = "desktop")]
 pub mod grants;
 pub mod pins;
 pub mod rules;

@@ -198,7 +198,8 @@ if (!only || only === 'dialog') {
     '    results = list(pool.map(lambda i: run(Params(text=str(i))), range(50)))',
     'print("T", time.time(), len(results))',
   ].join('\n');
-  const dir = fixtureWorkspace(one, fifty);
+  // Cells: fifty calls, one call, fifty calls again (run-and-advance goes from one to the next).
+  const dir = fixtureWorkspace(fifty, one, fifty);
   const app = await App.launch(['open', join(dir, 'test.ipynb')], { env });
   await app.ready();
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
@@ -209,41 +210,60 @@ if (!only || only === 'dialog') {
     const c = await app.until('the cell', () => app.execute('const c = document.querySelectorAll(".cell")[arguments[0]]; return c.dataset.state === "done" ? c.querySelector(".outputs").textContent : null;', i), 60000);
     return Number(/T ([0-9.]+)/.exec(c)[1]) * 1000;
   };
-  const runCell = (i) => app.execute('const c = document.querySelectorAll(".cell")[arguments[0]]; c.click(); window.dispatchEvent(new KeyboardEvent("keydown", {key: "Escape", bubbles: true})); window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", ctrlKey: true, bubbles: true})); return true;', i);
-  const toStarted = [];
-  for (let k = 0; k < 11; k++) {
-    await runCell(0);
+  const key = (shiftKey) => app.execute('document.activeElement?.blur(); window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", shiftKey: arguments[0], ctrlKey: !arguments[0], bubbles: true})); return true;', shiftKey);
+  const allowOnce = async () => {
     const id = windowOf(title);
     await new Promise((r) => setTimeout(r, 1000));
     spawnSync('xdotool', ['windowfocus', '--sync', id]);
     const t0 = Date.now();
     spawnSync('xdotool', ['key', grants ? 'alt+a' : 'Return']);
-    const end = await stamp(0);
-    const log = spawnSync(APP, ['audit', '--workspace', dir, '--json'], { encoding: 'utf8' }).stdout.trim().split('\n');
-    const ran = JSON.parse(log[log.length - 1]).duration_ms;
-    if (k > 0) toStarted.push(round(end - t0 - ran));
-  }
-  results.decision_to_tool_started_ms = { upper_bound_median: median(toStarted), min: Math.min(...toStarted), max: Math.max(...toStarted), n: toStarted.length };
-  const batch = async (choose) => {
-    await runCell(1);
+    return t0;
+  };
+  const batch = async (i, choose) => {
+    await key(true);
     windowOf(title);
     await app.until('fifty pending requests', async () => (await invoke('approvals_pending')).length === 50, 30000);
     const t0 = await choose();
-    return Date.now() - t0 < 0 ? null : (await stamp(1)) - t0;
+    try {
+      return (await stamp(i)) - t0;
+    } catch (e) {
+      spawnSync('import', ['-window', 'root', '/tmp/bench-fail.png']);
+      console.log(await app.execute('return document.querySelectorAll(".cell")[arguments[0]].textContent;', i));
+      throw e;
+    }
   };
   results.fifty_calls_one_batch_choice_ms = {
-    panel_approve_all: round(await batch(async () => {
-      await app.click('#toggle-approvals').catch(() => undefined);
+    panel_approve_all: round(await batch(0, async () => {
+      const shown = await app.execute('const p = document.querySelector("#side-panel-approvals"); return !!p && !p.hidden && p.offsetParent !== null;');
+      if (!shown) await app.click('#toggle-approvals');
+      await app.until('the panel to list all fifty', () => app.execute('return document.querySelector(".approve-group")?.textContent.includes("50");'), 10000);
       await app.click('.approve-group[data-server="fx"][data-tool="echo"]');
-      const id = windowOf('Approve 50 tool calls?');
-      spawnSync('xdotool', ['windowfocus', '--sync', id]);
+      windowOf('Approve 50 tool calls?');
       const t0 = Date.now();
-      spawnSync('xdotool', ['key', 'Return']);
+      answerDialog('Approve 50 tool calls?', 'Return');
       return t0;
     })),
   };
+  const toStarted = [];
+  for (let k = 0; k < 11; k++) {
+    await key(false);
+    const t0 = await allowOnce();
+    const end = await stamp(1).catch(async (e) => {
+      spawnSync('import', ['-window', 'root', '/tmp/bench-fail.png']);
+      throw e;
+    });
+    const log = spawnSync(APP, ['audit', '--workspace', dir, '--json'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    const ran = JSON.parse(log[log.length - 1]).duration_ms;
+    if (k > 0) toStarted.push(round(end - t0 - ran));
+    await app.until('the cell to be ready again', () => app.execute('return document.querySelectorAll(".cell")[1].dataset.state === "done";'));
+  }
+  results.decision_to_tool_started_ms = { upper_bound_median: median(toStarted), min: Math.min(...toStarted), max: Math.max(...toStarted), n: toStarted.length };
+  // On to the last cell: cell 1 once more, answered, then run-and-advance.
+  await key(true);
+  await allowOnce();
+  await stamp(1);
   if (grants) {
-    results.fifty_calls_one_batch_choice_ms.dialog_allow_for_session = round(await batch(async () => {
+    results.fifty_calls_one_batch_choice_ms.dialog_allow_for_session = round(await batch(2, async () => {
       const id = windowOf(title);
       await new Promise((r) => setTimeout(r, 1000));
       spawnSync('xdotool', ['windowfocus', '--sync', id]);

@@ -140,6 +140,23 @@ test('Return pressed again and again while typing in a cell as the dialog appear
   assert.match(c.output, /rejected:/);
 });
 
+test('in its first 0.7 s on screen the dialog takes no key, even with the focus; Return never approves', async () => {
+  const ws = fixtureWorkspace(tryCall(echo('too soon')));
+  const app = await open(ws);
+  await app.press(Keys.Shift, Keys.Enter);
+  // The moment it is found, the pointer on it, the focus given: Return, Alt+A, Space.
+  const id = dialogId();
+  spawnSync('xdotool', ['mousemove', '--window', id, '--sync', '20', '20', 'windowactivate', '--sync', id, 'key', 'Return', 'alt+a', 'space'], { encoding: 'utf8' });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await invoke(app, 'approvals_pending')).length, 1, 'nothing decided by keys pressed too soon');
+  // Armed, Return still decides nothing.
+  spawnSync('xdotool', ['windowactivate', '--sync', id, 'key', 'Return', 'KP_Enter', 'space']);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await invoke(app, 'approvals_pending')).length, 1, 'Return, Enter and Space decide nothing');
+  pressInDialog('Escape');
+  assert.match((await settled(app, 0)).output, /rejected:/);
+});
+
 test('each choice in the dialog: once, for this session (revocable), always (confirmed), reject', async () => {
   const ws = fixtureWorkspace(
     tryCall(echo('once')),
@@ -193,19 +210,24 @@ test('each choice in the dialog: once, for this session (revocable), always (con
 });
 
 test('a screenshot of the dialog over the notebook, for the docs', async () => {
-  const ws = fixtureWorkspace(tryCall(echo('hello'), echo('again')));
+  const ws = fixtureWorkspace(tryCall(
+    'from concurrent.futures import ThreadPoolExecutor; from mcptools.fx.echo import Params, run; ' +
+      'print(list(ThreadPoolExecutor(3).map(lambda t: run(Params(text=t)), ["hello", "from", "ipybox"])))',
+  ));
   const app = await open(ws);
   await openPanel(app);
   await app.press(Keys.Shift, Keys.Enter);
   dialogId();
+  await app.until('three waiting calls', async () => (await invoke(app, 'approvals_pending')).length === 3);
   spawnSync('xdotool', ['mousemove', '5', '795']);
   await new Promise((r) => setTimeout(r, 1000));
   const shot = join(SHOTS, 'approval-dialog-and-panel.png');
   spawnSync('import', ['-window', 'root', shot]);
   if (process.env.IPYBOX_UPDATE_SCREENSHOTS === '1') copyFileSync(shot, join(ROOT, 'docs/images/approval-dialog-and-panel.png'));
-  pressInDialog('Escape');
+  // Rejecting the first rejects the cell's map; the others are withdrawn with it.
   pressInDialog('Escape');
   await settled(app, 0);
+  await app.until('the dialogs to close', () => !windowOpen(TITLE), 10000);
 });
 
 test('a call that waits while the window is not in use raises a desktop notification', async () => {

@@ -318,4 +318,44 @@ mod tests {
         assert!(!grants.revoke(again.id), "revoked once");
         assert!(grants.covering(&cell).is_none());
     }
+
+    /// Records who decided, and how.
+    #[derive(Debug, Default)]
+    struct Person(Mutex<Vec<u64>>);
+
+    impl ApprovalHandler for Person {
+        fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+            self.0.lock().expect("lock").push(request.id());
+            Box::pin(std::future::ready(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_granted_call_is_decided_without_asking_the_person() {
+        let approvals = Arc::new(Approvals::new(Duration::from_secs(60)));
+        let grants = Grants::new();
+        let person = Arc::new(Person::default());
+        let handler = GrantsHandler::new(grants.clone(), person.clone());
+        let call = |tool: &str| ExternalCall {
+            server: "fx".into(),
+            tool: tool.into(),
+            arguments: serde_json::json!({}),
+            server_description: "fx".into(),
+            origin: "cell 1 of a.ipynb".into(),
+        };
+        let (first, _) = approvals.request_external(call("touch"), None);
+        grants.grant(&first);
+        let (granted, wait) = approvals.request_external(call("touch"), None);
+        handler.handle(granted.clone()).await;
+        let approved = wait.await.expect("approved");
+        assert_eq!(approved.by, DecidedBy::Grant);
+        let (other, _wait) = approvals.request_external(call("echo"), None);
+        handler.handle(other.clone()).await;
+        assert_eq!(
+            *person.0.lock().expect("lock"),
+            vec![other.id()],
+            "only the call no grant covers reaches the person"
+        );
+        assert!(!other.is_decided());
+    }
 }

@@ -368,6 +368,14 @@ fn build<R: Runtime>(
                 choose(&shared, &request, choice, &dialog);
             }
         });
+        // A mnemonic decides at once: GTK's own activation of a button holds it pressed for
+        // a quarter of a second before it counts as clicked.
+        b.connect_mnemonic_activate(|b, _| {
+            if b.is_sensitive() {
+                b.clicked();
+            }
+            glib::Propagation::Stop
+        });
         buttons.add(&b);
         all.push(b);
     }
