@@ -91,7 +91,7 @@ export function verdictWords(call: CellToolCall): string {
         return approved ? 'allowed by a rule' : 'rejected by a rule';
       }
       case 'grant':
-        return approved ? 'allowed by you for this session' : 'rejected';
+        return approved ? 'allowed for this session' : 'rejected';
       case 'policy':
         return approved ? 'approved by the session’s policy' : 'rejected by the session’s policy';
       case 'nobody':
