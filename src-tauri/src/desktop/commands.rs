@@ -389,6 +389,10 @@ pub fn add_approval_rule(
         RuleDecision::Allow => Decision::Accept,
         RuleDecision::Reject => Decision::Reject,
     };
+    let mut rule = rule;
+    if let Some(id) = decide_id {
+        rule = scoped_to_caller(rule, &state.executor()?.pending_approvals(), id);
+    }
     let mut rules = vec![rule];
     rules.extend(state.rules()?.rules().iter().cloned());
     state.set_rules(Rules::new(rules)?)?;
@@ -396,6 +400,19 @@ pub fn add_approval_rule(
         state.executor()?.decide_as(id, decision, DecidedBy::Rule);
     }
     Ok(())
+}
+
+/// `rule`, made from the waiting request `id`, decides the calls of whoever made that one: a
+/// rule without a scope decides notebooks' calls only, so one made from an agent's call is
+/// scoped to agents (else it would never decide the next such call).
+pub(crate) fn scoped_to_caller(mut rule: Rule, pending: &[ApprovalRequest], id: u64) -> Rule {
+    let agents = pending
+        .iter()
+        .any(|r| r.id() == id && r.details().client.is_some());
+    if rule.scope.is_none() && agents {
+        rule.scope = Some(crate::tools::rules::Scope::Agents);
+    }
+    rule
 }
 
 /// The session grants in force ("Allow for this session" in the approval dialog): `[{id,

@@ -195,8 +195,13 @@ impl ToolServer {
             Err(refusal) => return refused(refusal),
         };
         // A person approved a call to a tool whose definition changed: they accepted the
-        // definition it has now (a rule, a batch or a policy never does).
-        if approved.by == DecidedBy::Person
+        // definition it has now — once, for the session or with a rule they made from this
+        // very request (rules in force and grants never decide a changed tool, so a `Rule`
+        // or `Grant` decision on one is the person's); a batch or a policy never accepts it.
+        if matches!(
+            approved.by,
+            DecidedBy::Person | DecidedBy::Grant | DecidedBy::Rule
+        )
             && let (Some(pins), Some(change)) = (&self.pins, &approved.request.details().change)
             && let Err(e) = pins.accept(&req.server, &change.now)
         {

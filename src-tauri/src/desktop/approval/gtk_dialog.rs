@@ -502,10 +502,14 @@ fn confirm_rule<R: Runtime>(
         .title(format!("Always allow {name}?"))
         .text(format!("Always allow every call to {name}?"))
         .secondary_text(format!(
-            "The rule allows {name} with any arguments, from this notebook's code and from \
-             agents working in this workspace, without asking, until you remove it in the \
-             Approvals panel. It is saved with this workspace's approval rules, and it \
-             allows this call too."
+            "The rule allows {name} with any arguments, from {whose} in this workspace, \
+             without asking, until you remove it in the Approvals panel. It is saved with \
+             this workspace's approval rules, and it allows this call too.",
+            whose = if request.details().client.is_some() {
+                "agents' code"
+            } else {
+                "this notebook's code"
+            }
         ))
         .build();
     confirm.add_button("_Cancel", gtk::ResponseType::Cancel);
@@ -551,7 +555,11 @@ fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result
         decision: RuleDecision::Allow,
         reason: None,
         comment: Some("added from the approval dialog".into()),
+        read_only: false,
+        scope: None,
+        expires_at: None,
     };
+    let rule = crate::desktop::commands::scoped_to_caller(rule, std::slice::from_ref(request), request.id());
     let mut rules = vec![rule];
     rules.extend(
         desktop
