@@ -144,9 +144,16 @@ test('in its first 0.7 s on screen the dialog takes no key, even with the focus;
   const ws = fixtureWorkspace(tryCall(echo('too soon')));
   const app = await open(ws);
   await app.press(Keys.Shift, Keys.Enter);
-  // The moment it is found, the pointer on it, the focus given: Return, Alt+A, Space.
-  const id = dialogId();
+  // The moment it is on screen (looked for every few ms: `xdotool search --sync` looks every
+  // half second), the pointer on it, the focus given: Return, Alt+A, Space.
+  let id = '';
+  for (const deadline = Date.now() + 15000; !id && Date.now() < deadline;) {
+    id = spawnSync('xdotool', ['search', '--onlyvisible', '--name', `^${TITLE}$`], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  }
+  const t0 = Date.now();
   spawnSync('xdotool', ['mousemove', '--window', id, '--sync', '20', '20', 'windowactivate', '--sync', id, 'key', 'Return', 'alt+a', 'space'], { encoding: 'utf8' });
+  const took = Date.now() - t0;
+  assert.ok(took < 600, `the keys went out within 0.6 s of the dialog appearing (${took} ms): else this test cannot tell`);
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal((await invoke(app, 'approvals_pending')).length, 1, 'nothing decided by keys pressed too soon');
   // Armed, Return still decides nothing.
