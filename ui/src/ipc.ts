@@ -500,6 +500,11 @@ export function revokeGrant(id: number): Promise<boolean> {
   return call<boolean>('revoke_grant', { id });
 }
 
+/** The person clicked the desktop notification of the waiting request `id`: show it. */
+export function onApprovalFocus(handler: (id: number) => void): Promise<UnlistenFn> {
+  return listen<number>('approval-focus', (event) => handler(event.payload));
+}
+
 /** The grants changed (one was given, revoked, or ended with its session). */
 export function onApprovalGrants(handler: () => void): Promise<UnlistenFn> {
   return listen<unknown>('approval-grants', () => handler());

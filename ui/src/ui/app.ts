@@ -327,6 +327,7 @@ export class App implements CellViewHost {
       await ipc.onAgentActivity((batch) => this.agents.apply(batch));
       await ipc.onMcpEndpoint((state) => this.endpointDialog.update(state));
       await ipc.onApprovalGrants(() => void this.approvalsView.refreshGrants());
+      await ipc.onApprovalFocus((id) => this.focusApproval(id));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
       const state = await ipc.appState();
       this.load(state, await this.trustOf(state));
@@ -1050,6 +1051,16 @@ export class App implements CellViewHost {
     const ok = await this.saver.save();
     if (ok && !existed) void this.refreshNotebooks();
     return ok;
+  }
+
+  /** Bring the waiting request `id` into view in the approval panel (its notification was clicked). */
+  private focusApproval(id: number): void {
+    this.sidePanel.open('approvals');
+    requestAnimationFrame(() => {
+      const item = document.querySelector<HTMLElement>(`.approval-request[data-request-id="${Number(id)}"]`);
+      item?.scrollIntoView({ block: 'nearest' });
+      item?.focus({ preventScroll: true });
+    });
   }
 
   private async confirmClose(): Promise<boolean> {
