@@ -215,10 +215,17 @@ impl GrantsHandler {
 }
 
 impl ApprovalHandler for GrantsHandler {
-    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
         // A changed tool definition is for a person to look at, whatever was granted.
-        if request.details().change.is_none() && self.grants.covering(&request).is_some() {
+        if request.details().change.is_none() && self.grants.covering(request).is_some() {
             request.decide_as(Decision::Accept, DecidedBy::Grant, None);
+            return true;
+        }
+        self.next.decide_now(request)
+    }
+
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        if self.decide_now(&request) {
             return Box::pin(std::future::ready(()));
         }
         self.next.handle(request)
@@ -328,6 +335,31 @@ mod tests {
             self.0.lock().expect("lock").push(request.id());
             Box::pin(std::future::ready(()))
         }
+    }
+
+    /// Behind the rules, as the app chains them: a granted call is decided before it is
+    /// announced (no dialog or panel entry flashes for it).
+    #[test]
+    fn a_granted_call_is_decided_before_it_is_announced() {
+        use crate::tools::{Rules, RulesHandler};
+        let approvals = Arc::new(Approvals::new(Duration::from_secs(60)));
+        let grants = Grants::new();
+        let person = Arc::new(Person::default());
+        let chain = RulesHandler::new(Rules::new(Vec::new()).expect("no rules"))
+            .then(Arc::new(GrantsHandler::new(grants.clone(), person.clone())));
+        let first = request(&approvals, "touch", "cell 2 of a.ipynb");
+        assert!(
+            !chain.decide_now(&first),
+            "no rule and no grant: the call waits for the person"
+        );
+        grants.grant(&first);
+        let next = request(&approvals, "touch", "cell 3 of a.ipynb");
+        assert!(chain.decide_now(&next), "decided before it is announced");
+        assert!(next.is_decided());
+        assert!(
+            person.0.lock().expect("lock").is_empty(),
+            "nobody was asked"
+        );
     }
 
     #[tokio::test]

@@ -755,7 +755,11 @@ impl ApprovalHandler for RulesHandler {
                 &CallFacts::of(request),
             );
             if outcome.rule.is_none() {
-                return false;
+                // No rule: whatever comes after the rules (a grant) may still decide now.
+                return self
+                    .fallback
+                    .as_ref()
+                    .is_some_and(|fallback| fallback.decide_now(request));
             }
         }
         drop(self.handle(request.clone()));

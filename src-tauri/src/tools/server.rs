@@ -201,8 +201,7 @@ impl ToolServer {
         if matches!(
             approved.by,
             DecidedBy::Person | DecidedBy::Grant | DecidedBy::Rule
-        )
-            && let (Some(pins), Some(change)) = (&self.pins, &approved.request.details().change)
+        ) && let (Some(pins), Some(change)) = (&self.pins, &approved.request.details().change)
             && let Err(e) = pins.accept(&req.server, &change.now)
         {
             tracing::warn!(error = %e, "could not keep the accepted tool definition");

@@ -559,7 +559,11 @@ fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result
         scope: None,
         expires_at: None,
     };
-    let rule = crate::desktop::commands::scoped_to_caller(rule, std::slice::from_ref(request), request.id());
+    let rule = crate::desktop::commands::scoped_to_caller(
+        rule,
+        std::slice::from_ref(request),
+        request.id(),
+    );
     let mut rules = vec![rule];
     rules.extend(
         desktop
