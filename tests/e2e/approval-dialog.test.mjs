@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, ARMING_MS, Keys, ROOT, SHOTS, answerDialog, auditLog, fixtureWorkspace, personClick, quitAll, settled, windowOpen, workspace } from './webdriver.mjs';
+import { App, ARMING_MS, Keys, ROOT, SHOTS, answerDialog, auditLog, fixtureWorkspace, invoke, personClick, quitAll, settled, windowOpen, workspace } from './webdriver.mjs';
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -27,11 +27,6 @@ async function open(dir) {
   apps.push(app);
   await app.ready();
   return app;
-}
-
-/** Call a backend command from the page, as the window does. */
-function invoke(app, command, args = {}) {
-  return app.execute('return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]);', command, args);
 }
 
 const tryCall = (...body) => [

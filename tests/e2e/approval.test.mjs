@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Keys, ROOT, SHOTS, workspace, answerDialog, auditLog, fixtureWorkspace, settled, quitAll, windowOpen } from './webdriver.mjs';
+import { App, Keys, ROOT, SHOTS, workspace, answerDialog, auditLog, fixtureWorkspace, invoke, settled, quitAll, windowOpen } from './webdriver.mjs';
 
 /** Keep a screenshot for the docs with IPYBOX_UPDATE_SCREENSHOTS=1. */
 function forDocs(shot, name) {
@@ -24,11 +24,6 @@ async function open(dir) {
   apps.push(app);
   await app.ready();
   return app;
-}
-
-/** Call a backend command from the page, as the window does. */
-function invoke(app, command, args = {}) {
-  return app.execute('return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]);', command, args);
 }
 
 const tryCall = (body) => [

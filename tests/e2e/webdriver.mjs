@@ -281,6 +281,11 @@ function answerDialogSoon(title, key = 'Return', timeoutSec = 60) {
   });
 }
 
+/** Call a backend command from the page, as the window does. */
+export function invoke(app, command, args = {}) {
+  return app.execute('return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]);', command, args);
+}
+
 /** The state, prompt, selection and output text of cell `i`, or null. */
 export async function cell(app, i) {
   return app.execute(
