@@ -50,8 +50,8 @@ async function serve(app) {
   return { url, token, config };
 }
 
-async function connect(url, token) {
-  const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
+async function connect(url, token, name = 'e2e-agent', version = '1.0.0') {
+  const client = new Client({ name, version });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
   await client.connect(transport);
   clients.push(client);
@@ -164,4 +164,60 @@ test('the endpoint comes back on the same URL and token when the workspace opens
   const r = await run(client, 'print(6 * 7)');
   assert.equal(r.error, false, r.text);
   assert.equal(r.text, '42');
+});
+
+test("three agents at 1024 px: each call names its client, the toolbar stays on screen, and each tab closes, ending its session", async () => {
+  const ws = fixtureWorkspace('1 + 1');
+  const app = await App.launch(['open', join(ws, 'test.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.until('the kernel to be ready', async () => (await app.kernelStatus()) === 'idle', 90000);
+  const { url, token } = await serve(app);
+  await app.click('#close-agents');
+
+  const agents = [];
+  for (const [name, version] of [['Claude Code', '2.1.3'], ['agent-two', '0.1.0'], ['agent-three', '3.0.0']]) {
+    const client = await connect(url, token, name, version);
+    const r = await run(client, `print(${JSON.stringify(`${name} is here`)})`);
+    assert.equal(r.error, false, r.text);
+    agents.push(client);
+  }
+  await app.until('three agent tabs', () => app.execute('return document.querySelectorAll(".doc-tab-agent").length === 3;'), 10000);
+
+  // A 1024-pixel-wide window: every toolbar control stays within it.
+  spawnSync('xdotool', ['search', '--name', '^ipybox — ', 'windowsize', '1024', '768']);
+  await app.until('the window at 1024 px', () => app.execute('return window.innerWidth === 1024;'), 10000);
+  const off = await app.execute(`return [...document.querySelectorAll('header.toolbar button, header.toolbar select, #kernel-status')]
+    .filter((el) => el.checkVisibility())
+    .map((el) => ({ id: el.id || el.className, r: el.getBoundingClientRect() }))
+    .filter(({ r }) => r.left < 0 || r.right > window.innerWidth)
+    .map(({ id }) => id);`);
+  assert.deepEqual(off, [], 'every toolbar control within the 1024 px window');
+  assert.equal(await app.execute('return document.documentElement.scrollWidth;'), 1024, 'nothing widens the page');
+
+  // The first agent's tool call: the panel says who asks, by the client's declared name.
+  const asking = run(agents[0], ECHO('from Claude Code'));
+  await app.until('the panel to name the client', () => app.execute(
+    'return [...document.querySelectorAll(".approval-who")].some((p) => p.textContent.includes("Claude Code 2.1.3"));'), 30000);
+  screen('agent-call-names-its-client');
+  answerDialog(TITLE, 'Return', 30);
+  const asked = await asking;
+  assert.equal(asked.error, false, asked.text);
+  const entry = auditLog(ws).find((e) => e.server === 'fx');
+  assert.deepEqual([entry?.client?.name, entry?.client?.version], ['Claude Code', '2.1.3'], JSON.stringify(entry));
+
+  // Each tab closes, after the window asks; its session ends, and the agent can no longer run code.
+  for (let i = 0; i < 3; i++) {
+    const id = await app.execute('const c = [...document.querySelectorAll(".doc-tab-close")].find((e) => e.checkVisibility()); return c ? c.dataset.session : null;');
+    assert.ok(id, `a visible close button for the ${i + 1}. tab`);
+    await app.click(`.doc-tab-close[data-session="${id}"]`);
+    await app.until('the question', () => app.execute('return !document.querySelector("#agent-end-confirm").hidden;'), 5000);
+    await app.click('#agent-end-yes');
+    await app.until(`tab ${id} to close`, () => app.execute(`return !document.querySelector("#doc-tab-agent-${id}");`), 20000);
+  }
+  assert.equal(await app.execute('return document.querySelectorAll(".doc-tab-agent").length;'), 0);
+  for (const client of agents) {
+    const after = await run(client, '1 + 1').catch((e) => ({ error: true, text: String(e) }));
+    assert.equal(after.error, true, `an ended session runs nothing: ${after.text}`);
+  }
 });
