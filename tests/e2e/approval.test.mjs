@@ -233,7 +233,7 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
   assert.deepEqual((await invoke(app, 'approval_rules')).rules, [
     { server: 'ipybox', tool: 'shell', args: { command: { equals: 'echo one' } }, exact_args: true, decision: 'allow', comment: 'added from the approval panel' },
   ]);
-  assert.match(await app.until('cell 1\'s row', () => row(0)), /ipybox\.shell echo one.*allowed by a rule/);
+  assert.match(await app.until('cell 1\'s row', () => row(0)), /ipybox\.shell echo one.*allowed by the rule “ipybox\.shell when command is "echo one"”/);
 
   await app.click('.cell[data-cell-id="cell-1"] .prompt');
   await app.press(Keys.Shift, Keys.Enter);
@@ -246,7 +246,7 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
   await app.press(Keys.Shift, Keys.Enter);
   assert.match((await settled(app, 2)).output, /^one$/m);
   assert.ok(!windowOpen(title), 'the rule decided it: no dialog');
-  assert.match(await app.until('cell 3\'s row', () => row(2)), /ipybox\.shell echo one.*allowed by a rule/);
+  assert.match(await app.until('cell 3\'s row', () => row(2)), /ipybox\.shell echo one.*allowed by the rule “ipybox\.shell when command is "echo one"”/);
 
   const entries = await app.until('three audit entries', async () => {
     const e = auditLog(ws);

@@ -99,7 +99,40 @@ export function howWithRule(decidedBy: DecidedBy, decision: CallDecision | Appro
 /** Which rule decided a call, as the backend decided, when the backend says; escaped and bounded. */
 export function ruleWords(rule: string | null | undefined): string | null {
   const text = (rule ?? '').replace(/\s+/g, ' ').trim();
-  return text ? clipEscaped(escapeUntrusted(text), 160) : null;
+  if (!text) return null;
+  return clipEscaped(escapeUntrusted(ruleSummary(text) ?? text), 160);
+}
+
+/**
+ * A rule as the rules file writes it (JSON), in words: which calls it covers — `fx.touch`,
+ * "every tool of fx", "read-only tools of fx (as the server says)" — with its conditions
+ * (`when path is "/tmp/x"`) and whose calls it decides when that is agents' or anyone's.
+ * Null when the text is not such a rule (then it is shown as it is).
+ */
+export function ruleSummary(text: string): string | null {
+  let rule: unknown;
+  try {
+    rule = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!rule || typeof rule !== 'object' || Array.isArray(rule)) return null;
+  const r = rule as { server?: unknown; tool?: unknown; args?: unknown; read_only?: unknown; scope?: unknown };
+  if (typeof r.server !== 'string') return null;
+  const tool = typeof r.tool === 'string' ? r.tool : '*';
+  let what = tool === '*' ? `every tool of ${r.server}` : `${r.server}.${tool}`;
+  if (r.read_only === true) what = `read-only tools of ${r.server} (as the server says)${tool === '*' ? '' : ` named ${tool}`}`;
+  const conditions: string[] = [];
+  if (r.args && typeof r.args === 'object' && !Array.isArray(r.args)) {
+    for (const [name, matcher] of Object.entries(r.args as Record<string, unknown>)) {
+      const m = (matcher && typeof matcher === 'object' ? matcher : {}) as Record<string, unknown>;
+      if ('equals' in m) conditions.push(`${name} is ${JSON.stringify(m.equals)}`);
+      else if (m.absent === true) conditions.push(`without ${name}`);
+      else conditions.push(`${name} matches a condition`);
+    }
+  }
+  const whose = r.scope === 'agents' ? ', for agents' : r.scope === 'any' ? ', for notebooks and agents' : '';
+  return `${what}${conditions.length ? ` when ${conditions.join(' and ')}` : ''}${whose}`;
 }
 
 /** "OK", "Tool error", "Failed: …", or "Did not run" (no outcome). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalGrant, ApprovalRequest, AuditEntry, ToolCallEvent } from '../../src/ipc';
-import { ApprovalsModel, howWithRule, ruleWords } from '../../src/model/approvals';
+import { ApprovalsModel, howWithRule, ruleSummary, ruleWords } from '../../src/model/approvals';
 import { indexEntry, whoWords } from '../../src/model/audit';
 import {
   argumentFields,
@@ -269,5 +269,21 @@ describe('a server name that cannot be used as typed', () => {
 
   it('says what a name may hold in words, not as a package error', () => {
     expect(checkName('Echo tools')).toBe('A server’s name is letters, digits and underscores, starting with a letter (code uses its tools as mcptools.NAME): “a space” cannot be in it.');
+  });
+});
+
+describe('a rule in words', () => {
+  it('says which calls the rule covers, not its JSON', () => {
+    const shell = JSON.stringify({ server: 'ipybox', tool: 'shell', args: { command: { equals: 'echo one' } }, exact_args: true, decision: 'allow' });
+    expect(ruleWords(shell)).toBe('ipybox.shell when command is "echo one"');
+    expect(ruleSummary(JSON.stringify({ server: 'fx', decision: 'allow' }))).toBe('every tool of fx');
+    expect(ruleSummary(JSON.stringify({ server: 'fx', tool: '*', read_only: true, decision: 'allow', scope: 'agents' }))).toBe('read-only tools of fx (as the server says), for agents');
+    expect(ruleSummary(JSON.stringify({ server: 'fx', tool: 'touch', args: { force: { absent: true }, path: { glob: '/tmp/*' } }, decision: 'allow', scope: 'any' })))
+      .toBe('fx.touch when without force and path matches a condition, for notebooks and agents');
+  });
+
+  it('shows what is not a rule as it is, and escapes both', () => {
+    expect(ruleWords('rule 3')).toBe('rule 3');
+    expect(ruleWords(JSON.stringify({ server: `f${RLO}x`, tool: 'echo', decision: 'allow' }))).toBe('f\\u202ex.echo');
   });
 });
