@@ -389,15 +389,24 @@ pub fn add_approval_rule(
         RuleDecision::Allow => Decision::Accept,
         RuleDecision::Reject => Decision::Reject,
     };
+    let pending = match decide_id {
+        Some(_) => state.executor()?.pending_approvals(),
+        None => Vec::new(),
+    };
     let mut rule = rule;
     if let Some(id) = decide_id {
-        rule = scoped_to_caller(rule, &state.executor()?.pending_approvals(), id);
+        rule = scoped_to_caller(rule, &pending, id);
     }
+    let text = rule.text();
     let mut rules = vec![rule];
     rules.extend(state.rules()?.rules().iter().cloned());
     state.set_rules(Rules::new(rules)?)?;
-    if let Some(id) = decide_id {
-        state.executor()?.decide_as(id, decision, DecidedBy::Rule);
+    // The request the rule was made from is decided by it, naming it (the audit log and
+    // the cell's list say which rule decided).
+    if let Some(request) = decide_id.and_then(|id| pending.into_iter().find(|r| r.id() == id)) {
+        let reason =
+            (decision == Decision::Reject).then(|| "rejected by a rule you made".to_owned());
+        request.decide_by_rule(decision, text, reason);
     }
     Ok(())
 }

@@ -540,7 +540,7 @@ fn confirm_rule<R: Runtime>(
             return;
         }
         match add_rule(&shared, &request) {
-            Ok(()) => request.decide_as(Decision::Accept, DecidedBy::Rule, None),
+            Ok(rule) => request.decide_by_rule(Decision::Accept, rule, None),
             Err(e) => {
                 let error = gtk::MessageDialog::builder()
                     .message_type(gtk::MessageType::Error)
@@ -558,7 +558,7 @@ fn confirm_rule<R: Runtime>(
 }
 
 /// The rule the panel's "Always allow this tool" adds, first among the workspace's rules.
-fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result<(), String> {
+fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result<String, String> {
     use crate::tools::{Rule, RuleDecision, Rules};
     let desktop = shared
         .app
@@ -581,6 +581,7 @@ fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result
         std::slice::from_ref(request),
         request.id(),
     );
+    let text = rule.text();
     let mut rules = vec![rule];
     rules.extend(
         desktop
@@ -591,5 +592,6 @@ fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result
             .cloned(),
     );
     let rules = Rules::new(rules).map_err(|e| e.to_string())?;
-    desktop.set_rules(rules).map_err(|e| e.message)
+    desktop.set_rules(rules).map_err(|e| e.message)?;
+    Ok(text)
 }
