@@ -52,6 +52,8 @@ function dialogId(title = TITLE, timeoutSec = 15) {
 function pressInDialog(key, title = TITLE) {
   const id = dialogId(title);
   spawnSync('sleep', [String(ARMING_MS / 1000)]);
+  // Away first: `mousemove --sync` to where the pointer already is waits 15 s for nothing.
+  spawnSync('xdotool', ['mousemove', '0', '0']);
   spawnSync('xdotool', ['mousemove', '--window', id, '--sync', '20', '20'], { encoding: 'utf8' });
   const done = spawnSync('xdotool', ['windowactivate', '--sync', id, 'key', key], { encoding: 'utf8' });
   if (done.status !== 0) throw new Error(`could not press ${key}: ${done.stderr}`);
@@ -152,7 +154,10 @@ test('until it is armed (0.7 s on screen, or longer when asked) the dialog takes
   }
   assert.ok(id, 'the dialog showed');
   const t0 = Date.now();
-  spawnSync('xdotool', ['mousemove', '--window', id, '--sync', '20', '20']);
+  // Away first: `mousemove --sync` to where the pointer already is (an earlier test left
+  // it there) waits 15 s for a movement that never comes.
+  spawnSync('xdotool', ['mousemove', '0', '0']);
+  spawnSync('xdotool', ['mousemove', '--window', id, '--sync', '20', '20'], { timeout: 3000 });
   // The pointer in it, it accepts the focus (until then it takes none).
   for (const deadline = Date.now() + 3000; Date.now() < deadline;) {
     const hints = spawnSync('xprop', ['-id', id, 'WM_HINTS'], { encoding: 'utf8' }).stdout;

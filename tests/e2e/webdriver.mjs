@@ -352,6 +352,9 @@ export function personClick(x, y) {
   const found = spawnSync('timeout', ['5', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' });
   const id = found.stdout.trim().split('\n')[0];
   if (!id) throw new Error('no app window to click');
+  // Away first: `mousemove --sync` to where the pointer already is (the same spot clicked
+  // twice) waits 15 s for a movement that never comes.
+  spawnSync('xdotool', ['mousemove', '0', '0']);
   const clicked = spawnSync('xdotool', ['mousemove', '--window', id, '--sync', String(x), String(y), 'click', '1'], { encoding: 'utf8' });
   if (clicked.status !== 0) throw new Error(`could not click: ${clicked.stderr}`);
 }
