@@ -152,7 +152,7 @@ export interface CallDetails {
   tool?: ToolDefinition;
   change?: DefinitionChange;
   client?: ClientInfo;
-  /** The line of code that made the call ("cell 3, line 2: fx.touch(path=p)"). */
+  /** The line of code that made the call ("line 2: fx.touch(path=p)"). */
   call_site?: string;
 }
 

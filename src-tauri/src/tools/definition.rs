@@ -79,7 +79,7 @@ pub struct CallDetails {
     /// The agent's MCP client, for a call an agent's code made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<Client>,
-    /// The line of code that made the call ("cell 3, line 2: fx.touch(path=p)").
+    /// The line of code that made the call ("line 2: fx.touch(path=p)").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_site: Option<String>,
 }

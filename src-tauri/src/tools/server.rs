@@ -410,7 +410,8 @@ impl ToolServer {
 const CALL_SITE_SHOWN: usize = 200;
 
 /// The line of code that made the call, as the generated module found it (`site`: the cell's
-/// number or the file, the line number, the line's text): "cell 3, line 2: fx.touch(p)". It
+/// number or the file, the line number, the line's text): "line 2: fx.touch(p)" in a cell,
+/// "helpers.py, line 7: fx.touch(p)" in a module. It
 /// is kernel code's claim, shortened, and escaped wherever a person reads it.
 fn call_site(req: &ChannelRequest) -> Option<String> {
     let site = req.extra.get("site")?.as_object()?;
@@ -421,20 +422,30 @@ fn call_site(req: &ChannelRequest) -> Option<String> {
         }
         out
     };
-    let place = match (site.get("cell"), site.get("file").and_then(Value::as_str)) {
-        (Some(Value::Number(n)), _) => format!("cell {n}"),
-        (_, Some(file)) => short(file, 80),
-        _ => "cell".to_owned(),
+    // A cell is named by the request's origin ("cell 1 of analysis.ipynb"); the kernel's
+    // own number for it counts executions, not the notebook's cells, and would contradict
+    // it. A module is named by its file.
+    let file = match (site.get("cell"), site.get("file").and_then(Value::as_str)) {
+        (Some(Value::Number(_)), _) => None,
+        (_, Some(file)) => Some(short(file, 80)),
+        _ => None,
     };
     let line = site.get("line").and_then(Value::as_u64);
     let text = site
         .get("text")
         .and_then(Value::as_str)
-        .map(|t| short(t.trim(), CALL_SITE_SHOWN));
-    Some(match (line, text) {
-        (Some(l), Some(t)) if !t.is_empty() => format!("{place}, line {l}: {t}"),
-        (Some(l), _) => format!("{place}, line {l}"),
-        (None, Some(t)) if !t.is_empty() => format!("{place}: {t}"),
-        _ => place,
+        .map(|t| short(t.trim(), CALL_SITE_SHOWN))
+        .filter(|t| !t.is_empty());
+    let place = match (file, line) {
+        (Some(f), Some(l)) => format!("{f}, line {l}"),
+        (Some(f), None) => f,
+        (None, Some(l)) => format!("line {l}"),
+        (None, None) => String::new(),
+    };
+    Some(match (place.is_empty(), text) {
+        (false, Some(t)) => format!("{place}: {t}"),
+        (true, Some(t)) => t,
+        (false, None) => place,
+        (true, None) => return None,
     })
 }

@@ -387,7 +387,7 @@ pub fn ago(secs: u64) -> String {
     }
 }
 
-/// The line of code that made the call ("cell 3, line 2: fx.touch(path=p)"), escaped and
+/// The line of code that made the call ("line 2: fx.touch(path=p)"), escaped and
 /// bounded.
 pub fn call_site(details: &CallDetails) -> Option<String> {
     details
