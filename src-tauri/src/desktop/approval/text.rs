@@ -158,16 +158,23 @@ pub(in crate::desktop) fn for_dialog(message: String) -> String {
     allow(dead_code, reason = "the fallback dialog of other platforms")
 )]
 fn arguments_text(args: &serde_json::Value) -> String {
+    shortened(args, 0, ARGS_LINES)
+}
+
+/// `value` written at `depth` as [`pretty`] writes it, escaped and wrapped, shortened by each
+/// of [`SHORTENINGS`] in turn until it is at most `max_lines` high and [`ARGS_SHOWN`] long,
+/// and only then cut.
+fn shortened(value: &serde_json::Value, depth: usize, max_lines: usize) -> String {
     let mut text = String::new();
     for (chars, items) in SHORTENINGS {
         let mut raw = String::new();
-        pretty(&mut raw, args, 0, chars, items);
+        pretty(&mut raw, value, depth, chars, items);
         text = wrap(&escape_lines(&raw));
-        if lines(&text) <= ARGS_LINES && text.chars().count() <= ARGS_SHOWN {
+        if lines(&text) <= max_lines && text.chars().count() <= ARGS_SHOWN {
             return text;
         }
     }
-    fit(&text, ARGS_LINES, ARGS_SHOWN)
+    fit(&text, max_lines, ARGS_SHOWN)
 }
 
 /// How many lines `text` takes in the dialog, each wrapped at [`WRAP`].
@@ -446,18 +453,7 @@ pub struct Field {
 /// object are one field, "arguments".
 pub fn fields(args: &serde_json::Value, schema: Option<&serde_json::Value>) -> Vec<Field> {
     // Shortened further while taller than PART_LINES, as the whole arguments block is.
-    let value_text = |v: &serde_json::Value| {
-        let mut text = String::new();
-        for (chars, items) in SHORTENINGS {
-            let mut raw = String::new();
-            pretty(&mut raw, v, 1, chars, items);
-            text = wrap(&escape_lines(&raw));
-            if lines(&text) <= PART_LINES && text.chars().count() <= ARGS_SHOWN {
-                return text;
-            }
-        }
-        fit(&text, PART_LINES, ARGS_SHOWN)
-    };
+    let value_text = |v: &serde_json::Value| shortened(v, 1, PART_LINES);
     let Some(map) = args.as_object() else {
         return vec![Field {
             name: "arguments".into(),
