@@ -783,14 +783,16 @@ impl ApprovalHandler for RulesHandler {
                 }
             }
         }
-        let outcome = self.rules().decide_with(
+        // One snapshot of the rules: the index a decision names is into these very rules,
+        // even when the person saves others meanwhile.
+        let rules = self.rules();
+        let outcome = rules.decide_with(
             request.server_name(),
             request.tool_name(),
             request.tool_args(),
             &CallFacts::of(&request),
         );
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
-        let rules = self.rules();
         let text = outcome
             .rule
             .and_then(|i| rules.rules().get(i))
