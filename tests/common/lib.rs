@@ -437,6 +437,7 @@ pub struct Outage {
     conns: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
     down_until: std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
     accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    failing: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Outage {
@@ -449,7 +450,13 @@ impl Outage {
         let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let down_until = std::sync::Arc::new(std::sync::Mutex::new(None));
         let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (c, d, a) = (conns.clone(), down_until.clone(), accepted.clone());
+        let failing = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (c, d, a, f) = (
+            conns.clone(),
+            down_until.clone(),
+            accepted.clone(),
+            failing.clone(),
+        );
         tokio::spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
                 let down = d
@@ -458,6 +465,20 @@ impl Outage {
                     .is_some_and(|t| tokio::time::Instant::now() < t);
                 if down {
                     drop(client);
+                    continue;
+                }
+                let fail = f
+                    .fetch_update(
+                        std::sync::atomic::Ordering::SeqCst,
+                        std::sync::atomic::Ordering::SeqCst,
+                        |n| n.checked_sub(1),
+                    )
+                    .is_ok();
+                if fail {
+                    use tokio::io::AsyncWriteExt;
+                    let _ = client
+                        .write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                        .await;
                     continue;
                 }
                 a.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -475,12 +496,19 @@ impl Outage {
             conns,
             down_until,
             accepted,
+            failing,
         }
     }
 
     /// Connections accepted so far.
     pub fn accepted(&self) -> usize {
         self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Answer the next `n` connections with `503 Service Unavailable` (a load balancer whose
+    /// backend is coming back).
+    pub fn fail_next(&self, n: usize) {
+        self.failing.store(n, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Cut every open connection and refuse new ones for `time`.

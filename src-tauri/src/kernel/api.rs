@@ -366,6 +366,31 @@ impl GatewayApi {
         }
     }
 
+    /// Connect a kernel's channels again in the framing the session already speaks. A
+    /// reconnection never negotiates: a v1 handshake that fails transiently (the network is
+    /// still coming back) must not turn a v1 session into a JSON one.
+    pub async fn reconnect_channels(
+        &self,
+        id: &str,
+        session_id: &str,
+        wire: Wire,
+    ) -> Result<KernelSocket> {
+        let token = match &self.endpoint.token {
+            Some(token) => Some(
+                HeaderValue::from_str(&format!("token {token}"))
+                    .map_err(|_| Error::config("the gateway token contains invalid characters"))?,
+            ),
+            None => None,
+        };
+        let (v1, within) = match wire {
+            Wire::V1 => (true, V1_HANDSHAKE),
+            Wire::Json => (false, REQUEST_TIMEOUT),
+        };
+        self.open_channels(id, session_id, token.as_ref(), v1, within)
+            .await
+            .map_err(|e| channels_error(e, &self.endpoint))
+    }
+
     async fn open_channels(
         &self,
         id: &str,

@@ -293,16 +293,12 @@ impl Link {
         loop {
             match self
                 .api
-                .connect_channels(&self.kernel_id, &self.session_id)
+                .reconnect_channels(&self.kernel_id, &self.session_id, self.wire)
                 .await
             {
-                Ok((socket, wire)) if wire == self.wire => {
+                Ok(socket) => {
                     tracing::info!(kernel = %self.kernel_id, %why, "reconnected to the kernel");
                     return Some(socket);
-                }
-                Ok(_) => {
-                    tracing::warn!(kernel = %self.kernel_id, "the server answered the reconnection in another protocol");
-                    return None;
                 }
                 Err(e) => {
                     tracing::debug!(kernel = %self.kernel_id, error = %e, "reconnecting failed");
