@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APP, App, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, auditLog, fixtureWorkspace, invoke, settled, quitAll, windowOpen } from './webdriver.mjs';
+import { APP, App, Keys, ROOT, SHOTS, workspace, notebook, answerDialog, answerDialogSoon, auditLog, fixtureWorkspace, invoke, settled, quitAll, windowOpen } from './webdriver.mjs';
 
 /** Keep a screenshot for the docs with IPYBOX_UPDATE_SCREENSHOTS=1. */
 function forDocs(shot, name) {
@@ -119,7 +119,19 @@ test('fifty pending calls: one dialog, approved all at once, fifty audit entries
 test('an "always allow" rule stops the dialogs; its file is out of the workspace', async () => {
   const ws = fixtureWorkspace(tryCall(['from mcptools.fx.echo import Params, run', 'print(run(Params(text="by rule")))']));
   const app = await open(ws);
-  await invoke(app, 'add_approval_rule', { rule: { server: 'fx', tool: 'echo', decision: 'allow' }, decideId: null });
+  // Code in the window asks for an allow rule: nothing changes until a person confirms it in
+  // a native dialog. Cancelled, no rule; through "Edit as JSON" alike.
+  const allowEcho = { server: 'fx', tool: 'echo', decision: 'allow' };
+  let asked = answerDialogSoon('Always allow?', 'Escape');
+  assert.equal(await invoke(app, 'add_approval_rule', { rule: allowEcho, decideId: null }), false, 'cancelled: not added');
+  await asked;
+  asked = answerDialogSoon('Save rules that allow more?', 'Escape');
+  assert.equal(await invoke(app, 'set_approval_rules', { rules: { version: 1, rules: [allowEcho] } }), false, 'cancelled: not saved');
+  await asked;
+  assert.deepEqual((await invoke(app, 'approval_rules')).rules, [], 'no rule without a person');
+  asked = answerDialogSoon('Always allow?', 'Return');
+  assert.equal(await invoke(app, 'add_approval_rule', { rule: allowEcho, decideId: null }), true, 'confirmed: added');
+  await asked;
   const rules = await invoke(app, 'approval_rules');
   assert.deepEqual(rules.rules, [{ server: 'fx', tool: 'echo', decision: 'allow' }]);
   await app.press(Keys.Shift, Keys.Enter);
@@ -228,6 +240,8 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
     await app.click(button);
     return true;
   }, 10000);
+  // The rule is made once the person confirms it natively.
+  answerDialog('Always allow?', 'Return');
   await app.until('its dialog to close itself', async () => !windowOpen(title), 10000);
   assert.match((await settled(app, 0)).output, /^one$/m);
   assert.deepEqual((await invoke(app, 'approval_rules')).rules, [

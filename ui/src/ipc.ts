@@ -519,14 +519,20 @@ export function approvalRules(): Promise<ApprovalRules> {
   return call<ApprovalRules>('approval_rules');
 }
 
-/** Replace the workspace's rules; rejects with InvalidConfig naming the bad rule. */
-export function setApprovalRules(rules: ApprovalRules): Promise<void> {
-  return call<void>('set_approval_rules', { rules });
+/**
+ * Replace the workspace's rules; rejects with InvalidConfig naming the bad rule. Rules that allow
+ * more are confirmed in a native dialog first: `false` when the person cancelled (nothing changed).
+ */
+export function setApprovalRules(rules: ApprovalRules): Promise<boolean> {
+  return call<boolean>('set_approval_rules', { rules });
 }
 
-/** Put `rule` before the existing rules; with `decideId`, that pending request is decided by it. */
-export function addApprovalRule(rule: Rule, decideId: number | null): Promise<void> {
-  return call<void>('add_approval_rule', { rule, decideId });
+/**
+ * Put `rule` before the existing rules; with `decideId`, that pending request is decided by it.
+ * An allow rule is confirmed in a native dialog first: `false` when the person cancelled.
+ */
+export function addApprovalRule(rule: Rule, decideId: number | null): Promise<boolean> {
+  return call<boolean>('add_approval_rule', { rule, decideId });
 }
 
 /** The app's settings, as saved and in force. */

@@ -371,20 +371,56 @@ pub fn approval_rules(state: State<'_, Desktop>) -> Reply<serde_json::Value> {
 }
 
 /// Replace the workspace's approval rules (checked first; a bad rule is named and nothing
-/// changes).
+/// changes). Rules that let more calls run without asking are saved only once the person
+/// confirms them in a native dialog that lists them: a click in the window alone never
+/// weakens the approvals. Whether they were saved.
 #[tauri::command]
-pub fn set_approval_rules(state: State<'_, Desktop>, rules: serde_json::Value) -> Reply<()> {
-    state.set_rules(Rules::from_json(&rules.to_string())?)
+pub async fn set_approval_rules<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, Desktop>,
+    rules: serde_json::Value,
+) -> Reply<bool> {
+    let rules = Rules::from_json(&rules.to_string())?;
+    let current = state.rules()?;
+    let widened: Vec<String> = rules
+        .widened_from(&current)
+        .iter()
+        .map(|r| format!("• {}", r.in_words(current.default_scope())))
+        .collect();
+    if !widened.is_empty() {
+        let n = widened.len();
+        let question = super::confirm::Question {
+            title: "Save rules that allow more?".into(),
+            message: format!(
+                "{} calls run without asking you, which the current rules did not:",
+                if n == 1 {
+                    "This rule lets"
+                } else {
+                    "These rules let"
+                }
+            ),
+            detail: widened.join("\n"),
+            yes: "Save rules".into(),
+            no: "Cancel".into(),
+        };
+        if !super::confirm::confirm(&app, question).await {
+            return Ok(false);
+        }
+    }
+    state.set_rules(rules)?;
+    Ok(true)
 }
 
 /// Put `rule` before the others (the first rule that matches decides); with `decide_id`,
-/// that pending request is decided by it at once.
+/// that pending request is decided by it at once. An allow rule is added only once the
+/// person confirms it in a native dialog that says what it lets run. Whether it was added.
 #[tauri::command]
-pub fn add_approval_rule(
+pub async fn add_approval_rule<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, Desktop>,
     rule: Rule,
     decide_id: Option<u64>,
-) -> Reply<()> {
+) -> Reply<bool> {
     let decision = match rule.decision {
         RuleDecision::Allow => Decision::Accept,
         RuleDecision::Reject => Decision::Reject,
@@ -397,6 +433,28 @@ pub fn add_approval_rule(
     if let Some(id) = decide_id {
         rule = scoped_to_caller(rule, &pending, id);
     }
+    // Checked before the person is asked: a rule that cannot be saved is not confirmed.
+    Rules::new(vec![rule.clone()])?;
+    if decision == Decision::Accept {
+        let waiting = decide_id.is_some_and(|id| pending.iter().any(|r| r.id() == id));
+        let question = super::confirm::Question {
+            title: "Always allow?".into(),
+            message: format!(
+                "This rule lets calls run without asking you, until you remove it in the Approvals panel. It is saved with this workspace's approval rules{}.",
+                if waiting {
+                    ", and it allows the waiting call too"
+                } else {
+                    ""
+                }
+            ),
+            detail: rule.in_words(state.rules()?.default_scope()),
+            yes: "Always allow".into(),
+            no: "Cancel".into(),
+        };
+        if !super::confirm::confirm(&app, question).await {
+            return Ok(false);
+        }
+    }
     let text = rule.text();
     let mut rules = vec![rule];
     rules.extend(state.rules()?.rules().iter().cloned());
@@ -408,7 +466,7 @@ pub fn add_approval_rule(
             (decision == Decision::Reject).then(|| "rejected by a rule you made".to_owned());
         request.decide_by_rule(decision, text, reason);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `rule`, made from the waiting request `id`, decides the calls of whoever made that one: a

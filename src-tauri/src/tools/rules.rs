@@ -244,6 +244,94 @@ impl Rule {
         serde_json::to_string(self).unwrap_or_default()
     }
 
+    /// The rule in words, for a person asked to confirm it: "Allow every call to fx.touch,
+    /// with any arguments, from the notebook's code, until you remove it". Names and values
+    /// are as written in the rule (escape them where a person reads them).
+    pub fn in_words(&self, default_scope: Scope) -> String {
+        let verb = match self.decision {
+            RuleDecision::Allow => "Allow",
+            RuleDecision::Reject => "Reject",
+        };
+        let server = if self.server == "*" {
+            "any server".to_owned()
+        } else {
+            self.server.clone()
+        };
+        let what = match (self.tool.as_str(), self.read_only) {
+            ("*", false) => format!("every call to every tool of {server}"),
+            ("*", true) => {
+                format!("every call to the tools of {server} that the server says are read-only")
+            }
+            (tool, false) => format!("every call to {server}.{tool}"),
+            (tool, true) => {
+                format!("every call to {server}.{tool}, if the server says the tool is read-only")
+            }
+        };
+        let mut conditions: Vec<String> = self
+            .args
+            .iter()
+            .map(|(name, m)| {
+                let mut parts = Vec::new();
+                if m.absent == Some(true) {
+                    parts.push(format!("{name} is not given"));
+                }
+                if m.absent == Some(false) {
+                    parts.push(format!("{name} is given"));
+                }
+                if let Some(v) = &m.equals {
+                    parts.push(format!("{name} is {v}"));
+                }
+                if let Some(vs) = &m.one_of {
+                    let vs: Vec<String> = vs.iter().map(Value::to_string).collect();
+                    parts.push(format!("{name} is one of {}", vs.join(", ")));
+                }
+                if let Some(g) = &m.glob {
+                    parts.push(format!("{name} matches {g:?}"));
+                }
+                if let Some(p) = &m.under {
+                    parts.push(format!("{name} is a path under {p}"));
+                }
+                parts.join(" and ")
+            })
+            .collect();
+        if self.exact_args {
+            conditions.push("no other argument is given".into());
+        }
+        let args = if conditions.is_empty() {
+            "with any arguments".to_owned()
+        } else {
+            format!("when {}", conditions.join(" and "))
+        };
+        let whose = match self.scope.unwrap_or(default_scope) {
+            Scope::Notebook => "from the notebook's code",
+            Scope::Agents => "from agents' code",
+            Scope::Any => "from the notebook's and agents' code",
+        };
+        let until = match self.expires_at {
+            None => "until you remove it".to_owned(),
+            Some(at) => {
+                let minutes = at.saturating_sub(now_ms()).div_ceil(60_000);
+                match minutes {
+                    0 => "(it has expired)".to_owned(),
+                    1 => "for the next minute".to_owned(),
+                    n => format!("for the next {n} minutes"),
+                }
+            }
+        };
+        format!("{verb} {what}, {args}, {whose}, {until}")
+    }
+
+    /// The same rule but for its comment (a note for people, which decides nothing).
+    fn decides_like(&self, other: &Rule) -> bool {
+        Rule {
+            comment: None,
+            ..self.clone()
+        } == Rule {
+            comment: None,
+            ..other.clone()
+        }
+    }
+
     fn validate(&self) -> std::result::Result<(), String> {
         if self.server.is_empty() {
             return Err("empty server name (use \"*\" for any server)".into());
@@ -382,6 +470,28 @@ impl Rules {
             path: None,
             default_scope: Scope::default(),
         })
+    }
+
+    /// The allow rules here that could let a call run without asking that `before` did not
+    /// let run: an allow rule `before` lacks, or one that a reject rule no longer precedes.
+    /// Empty when these rules allow nothing more (fewer allow rules, more reject rules, a
+    /// comment edited): such a change needs no confirmation.
+    pub fn widened_from(&self, before: &Rules) -> Vec<&Rule> {
+        self.rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.decision == RuleDecision::Allow)
+            .filter(|&(at, allow)| {
+                let Some(was) = before.rules.iter().position(|b| b.decides_like(allow)) else {
+                    return true;
+                };
+                before.rules[..was]
+                    .iter()
+                    .filter(|b| b.decision == RuleDecision::Reject)
+                    .any(|reject| !self.rules[..at].iter().any(|r| r.decides_like(reject)))
+            })
+            .map(|(_, r)| r)
+            .collect()
     }
 
     /// Let rules without `scope` decide `scope`'s calls: `Any` for a rules file given for
@@ -815,6 +925,84 @@ impl ApprovalHandler for RulesHandler {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_a_change_that_allows_more_is_a_widening() {
+        let before = rules(json!([
+            {"server": "fx", "tool": "rm", "decision": "reject"},
+            {"server": "fx", "decision": "allow", "comment": "the fixture"},
+        ]));
+        let widened = |after: Value| -> Vec<String> {
+            rules(after)
+                .widened_from(&before)
+                .iter()
+                .map(|r| r.text())
+                .collect()
+        };
+        // Removing the allow rule, adding a reject rule, editing a comment: nothing more runs.
+        assert!(widened(json!([{"server": "fx", "tool": "rm", "decision": "reject"}])).is_empty());
+        assert!(
+            widened(json!([
+                {"server": "gh", "decision": "reject"},
+                {"server": "fx", "tool": "rm", "decision": "reject"},
+                {"server": "fx", "decision": "allow", "comment": "edited"},
+            ]))
+            .is_empty()
+        );
+        // A new allow rule, a reject rule gone, the allow rule moved above the reject rule.
+        assert_eq!(
+            widened(json!([
+                {"server": "fx", "tool": "rm", "decision": "reject"},
+                {"server": "fx", "decision": "allow"},
+                {"server": "gh", "decision": "allow"},
+            ])),
+            [r#"{"server":"gh","tool":"*","decision":"allow"}"#]
+        );
+        assert_eq!(
+            widened(json!([{"server": "fx", "decision": "allow"}])).len(),
+            1
+        );
+        assert_eq!(
+            widened(json!([
+                {"server": "fx", "decision": "allow"},
+                {"server": "fx", "tool": "rm", "decision": "reject"},
+            ]))
+            .len(),
+            1
+        );
+        // An allow rule that now covers agents too is another rule.
+        assert_eq!(
+            widened(json!([
+                {"server": "fx", "tool": "rm", "decision": "reject"},
+                {"server": "fx", "decision": "allow", "scope": "any"},
+            ]))
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_rule_reads_as_what_it_lets_run() {
+        let r = rules(json!([
+            {"server": "fx", "tool": "touch", "decision": "allow"},
+            {"server": "fx", "decision": "allow", "read_only": true, "scope": "agents"},
+            {"server": "fs", "tool": "write", "decision": "allow", "exact_args": true,
+             "args": {"path": {"under": "/tmp"}, "mode": {"absent": true}}},
+        ]));
+        let words: Vec<String> = r
+            .rules()
+            .iter()
+            .map(|r| r.in_words(Scope::Notebook))
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "Allow every call to fx.touch, with any arguments, from the notebook's code, until you remove it",
+                "Allow every call to the tools of fx that the server says are read-only, with any arguments, from agents' code, until you remove it",
+                "Allow every call to fs.write, when mode is not given and path is a path under /tmp and no other argument is given, from the notebook's code, until you remove it",
+            ]
+        );
+    }
     use std::sync::Arc;
     use std::time::Duration;
 

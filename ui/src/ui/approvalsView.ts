@@ -36,9 +36,11 @@ export interface ApprovalsBackend {
   approvalsPending(): Promise<ApprovalRequest[]>;
   decideApproval(id: number, decision: ApprovalDecision): Promise<boolean>;
   decideAllPending(decision: ApprovalDecision, ids: number[]): Promise<number>;
-  addApprovalRule(rule: Rule, decideId: number | null): Promise<void>;
+  /** `false`: the person cancelled the native confirmation of an allow rule. */
+  addApprovalRule(rule: Rule, decideId: number | null): Promise<boolean>;
   approvalRules(): Promise<ApprovalRules>;
-  setApprovalRules(rules: ApprovalRules): Promise<void>;
+  /** `false`: the person cancelled the native confirmation of rules that allow more. */
+  setApprovalRules(rules: ApprovalRules): Promise<boolean>;
   /** Rejects when the backend has no grants: the panel then does not show them. */
   approvalGrants(): Promise<ApprovalGrant[]>;
   revokeGrant(id: number): Promise<boolean>;
@@ -642,7 +644,12 @@ export class ApprovalsView {
     const hadFocus = this.focusInRequests();
     this.model.setDeciding([request.id], true);
     try {
-      await this.backend.addApprovalRule(rule, request.id);
+      if (!(await this.backend.addApprovalRule(rule, request.id))) {
+        this.model.setDeciding([request.id], false);
+        this.say('No rule was added: the confirmation was cancelled. The call still waits.');
+        this.restoreFocus(hadFocus);
+        return;
+      }
       this.model.remove(request.id);
       this.say(scope === 'allow-tool' ? `From now on ${name} runs without asking.` : scope === 'reject-tool' ? `From now on ${name} is always rejected.` : `Rule added: ${describeRule(rule)}.`);
     } catch (err) {
@@ -664,8 +671,9 @@ export class ApprovalsView {
       if (current.rules.some((r) => sameRule(r, rule))) {
         this.ruled.set(call.id, 'A rule already allows these arguments.');
       } else {
-        await this.backend.addApprovalRule(rule, null);
-        this.ruled.set(call.id, `Rule added: ${describeRule(rule)}.`);
+        const added = await this.backend.addApprovalRule(rule, null);
+        if (added) this.ruled.set(call.id, `Rule added: ${describeRule(rule)}.`);
+        else this.say('No rule was added: the confirmation was cancelled.');
       }
     } catch (err) {
       this.ruled.delete(call.id);

@@ -12,7 +12,8 @@ import { h } from './dom';
 
 export interface RulesBackend {
   approvalRules(): Promise<ApprovalRules>;
-  setApprovalRules(rules: ApprovalRules): Promise<void>;
+  /** `false`: the person cancelled the native confirmation of rules that allow more. */
+  setApprovalRules(rules: ApprovalRules): Promise<boolean>;
   /** Which of the last audited calls a rule would have matched (audit ids); rejects on a backend that cannot say. */
   ruleWouldMatch?(rule: Rule): Promise<number[]>;
 }
@@ -158,8 +159,9 @@ export class RulesView {
     this.busy = true;
     this.render();
     try {
-      await this.backend.setApprovalRules({ ...rules, rules: rules.rules.filter((_, i) => i !== index) });
-      this.say(removed ? `Removed: ${describeRule(removed)}.` : 'Removed.');
+      const saved = await this.backend.setApprovalRules({ ...rules, rules: rules.rules.filter((_, i) => i !== index) });
+      if (!saved) this.say('Nothing was removed: the confirmation was cancelled.');
+      else this.say(removed ? `Removed: ${describeRule(removed)}.` : 'Removed.');
     } catch (err) {
       this.loadError.textContent = `The rule could not be removed: ${errorText(err)}`;
       this.loadError.hidden = false;
@@ -257,7 +259,10 @@ export class RulesView {
     }
     this.saveButton.disabled = true;
     try {
-      await this.backend.setApprovalRules(rules);
+      if (!(await this.backend.setApprovalRules(rules))) {
+        this.showEditorError('The rules were not saved: you cancelled the confirmation. Your text is kept.');
+        return;
+      }
     } catch (err) {
       this.showEditorError(`The rules were not saved: ${errorText(err)}`);
       return;
