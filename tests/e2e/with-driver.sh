@@ -13,23 +13,27 @@ command -v WebKitWebDriver >/dev/null || { echo "WebKitWebDriver is missing: apt
 [ $# -gt 0 ] || { echo "usage: $0 COMMAND..."; exit 2; }
 mkdir -p target/e2e-shots
 
-# A display of our own, and a driver on it; both end with this script.
-display=":$(( 90 + RANDOM % 100 ))"
+# A display of our own, and a driver on it; both end with this script. Runs side by side
+# (two checkouts at once) take IPYBOX_E2E_PORT apart: the driver listens there, WebKitWebDriver
+# one above, and each run stops only its own processes.
+port="${IPYBOX_E2E_PORT:-4444}"
+n=90
+while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
+display=":$n"
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp > target/e2e-xvfb.log 2>&1 &
 xvfb=$!
 tauri_driver=""
 cleanup() {
-  [ -z "$tauri_driver" ] || kill "$tauri_driver" 2>/dev/null || true
-  pkill -f WebKitWebDriver 2>/dev/null || true
+  # tauri-driver leads its own process group, with the WebKitWebDriver it started.
+  [ -z "$tauri_driver" ] || kill -- "-$tauri_driver" 2>/dev/null || true
   kill "$xvfb" 2>/dev/null || true
 }
 trap cleanup EXIT
 export DISPLAY="$display"
 for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 
-pkill -f WebKitWebDriver 2>/dev/null || true
-tauri-driver > target/e2e-tauri-driver.log 2>&1 &
+setsid tauri-driver --port "$port" --native-port "$((port + 1))" > target/e2e-tauri-driver.log 2>&1 &
 tauri_driver=$!
-for _ in $(seq 100); do curl -sf http://127.0.0.1:4444/status >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/status" >/dev/null && break; sleep 0.1; done
 
-IPYBOX_APP="$app" "$@"
+WEBDRIVER_URL="http://127.0.0.1:$port" IPYBOX_APP="$app" "$@"
