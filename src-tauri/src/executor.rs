@@ -498,6 +498,14 @@ struct Snapshot {
     approvals: Option<Arc<Approvals>>,
 }
 
+/// Who registers a server: what a person registers is what they accepted; an agent's
+/// registration accepts nothing a person had not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Registrant {
+    Person,
+    Agent,
+}
+
 impl CodeExecutor {
     /// A builder with defaults.
     pub fn builder() -> CodeExecutorBuilder {
@@ -687,6 +695,27 @@ impl CodeExecutor {
         name: &str,
         params: &ServerParams,
     ) -> Result<Generated> {
+        self.register(name, params, Registrant::Person).await
+    }
+
+    /// [`register_mcp_server`](Self::register_mcp_server) as an agent asks for it (`ipybox
+    /// mcp`'s `register_mcp_server` tool): it may add a server, or generate one again with
+    /// the configuration it has, but not change the configuration of one registered here,
+    /// and the tools a person accepted stay pinned — a changed tool stays held for a person.
+    pub async fn register_mcp_server_for_agent(
+        &self,
+        name: &str,
+        params: &ServerParams,
+    ) -> Result<Generated> {
+        self.register(name, params, Registrant::Agent).await
+    }
+
+    async fn register(
+        &self,
+        name: &str,
+        params: &ServerParams,
+        by: Registrant,
+    ) -> Result<Generated> {
         let c = &self.shared.config;
         let working_dir = match &c.working_dir {
             Some(d) => d.clone(),
@@ -695,6 +724,17 @@ impl CodeExecutor {
         };
         let home = crate::home::ipybox_home()?;
         let mut registry = Registry::load(&home, &working_dir)?;
+        if by == Registrant::Agent
+            && let Some(registered) = registry.servers.get(name)
+            && registered != params
+            && registry.params_to_regenerate(name).as_ref() != Some(params)
+        {
+            return Err(Error::config(format!(
+                "\"{name}\" is registered in this workspace already, with another configuration; \
+                 an agent cannot change it. Register it under another name, or ask the person to \
+                 change it in the ipybox app's MCP servers panel or with `ipybox register {name}`"
+            )));
+        }
         let working_dir = registry.workspace.clone();
         // Registered again with its own pinned copy: the policy it was first given stays its
         // name.
@@ -726,8 +766,11 @@ impl CodeExecutor {
         registry.set_tools(name, summaries(&generated))?;
         // What a person registered is what they accepted: each tool's definition is pinned,
         // and a call to a tool that differs later is held for a person.
-        crate::tools::pins::Pins::in_dir(registry.dir())
-            .pin_server(name, &generated.definitions)?;
+        let pins = crate::tools::pins::Pins::in_dir(registry.dir());
+        match by {
+            Registrant::Person => pins.pin_server(name, &generated.definitions)?,
+            Registrant::Agent => pins.pin_new(name, &generated.definitions)?,
+        }
         // Asked again now that the registry holds it: a session that started while this
         // generated has read the registry before, and is told here (one still starting reads
         // it once it has started).

@@ -959,7 +959,7 @@ impl IpyboxMcpServer {
     }
 
     #[tool(
-        description = "Register an MCP server and generate importable Python tool functions for it: a package mcptools/<server_name>/ with a typed module per tool, used in execute_ipython_cell as `from mcptools.<server_name> import <tool>` then `<tool>.run(<tool>.Params(...))` (read a module's source to see its parameters). `${VAR}` placeholders in server_params are replaced from the environment and the workspace's .env. Registering again overwrites the package (call reset to re-import it); mcptools/ persists across reset. Every tool call the code makes is subject to approval. Returns the names of the generated tool modules, importable from mcptools.<server_name>."
+        description = "Register an MCP server and generate importable Python tool functions for it: a package mcptools/<server_name>/ with a typed module per tool, used in execute_ipython_cell as `from mcptools.<server_name> import <tool>` then `<tool>.run(<tool>.Params(...))` (read a module's source to see its parameters). `${VAR}` placeholders in server_params are replaced from the environment and the workspace's .env. Registering again overwrites the package (call reset to re-import it); mcptools/ persists across reset. A server already registered in this workspace cannot be given another configuration here, and a tool whose definition changed since a person accepted it stays held for that person. Every tool call the code makes is subject to approval. Returns the names of the generated tool modules, importable from mcptools.<server_name>."
     )]
     async fn register_mcp_server(
         &self,
@@ -980,7 +980,7 @@ impl IpyboxMcpServer {
         };
         match session
             .executor
-            .register_mcp_server(&p.server_name, &params)
+            .register_mcp_server_for_agent(&p.server_name, &params)
             .await
         {
             Ok(generated) => {

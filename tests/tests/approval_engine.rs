@@ -157,6 +157,45 @@ async fn approval_auto_refuses_a_changed_tool_and_registering_again_accepts_it()
 }
 
 #[tokio::test]
+async fn an_agent_registering_again_accepts_no_changed_tool_and_changes_no_configuration() {
+    let ws = workspace();
+    let e = registered(ws.path(), Some(Arc::new(ipybox::AutoApprove))).await;
+    change_echo(ws.path());
+    // An agent (perhaps told to by the changed description) registers the server again:
+    // the package is generated anew, but `echo` stays held for a person.
+    e.register_mcp_server_for_agent("fx", &fixture(&ws.path().join("descriptions.json")))
+        .await
+        .unwrap();
+    e.start().await.unwrap();
+    let err = e.execute(CALL, None).await.expect_err("still held");
+    assert!(err.to_string().contains("ipybox register fx"), "{err}");
+    // Nor can it point the name a person trusted at another program.
+    let other = ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio", "--other"],
+    }))
+    .unwrap();
+    let refused = e
+        .register_mcp_server_for_agent("fx", &other)
+        .await
+        .expect_err("refused");
+    assert!(
+        refused.to_string().contains("an agent cannot change it"),
+        "{refused}"
+    );
+    // A new server is the agent's to add.
+    e.register_mcp_server_for_agent("fx2", &fixture(&ws.path().join("none.json")))
+        .await
+        .unwrap();
+    // The person registering it again accepts the tool as it is now.
+    e.register_mcp_server("fx", &fixture(&ws.path().join("descriptions.json")))
+        .await
+        .unwrap();
+    let r = e.execute(CALL, None).await.unwrap();
+    assert_eq!(r.text.as_deref(), Some("hi"));
+    e.stop().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_rejected_call_is_one_line_in_the_cell_and_try_except_still_works() {
     let ws = workspace();
     let e = registered(ws.path(), None).await;

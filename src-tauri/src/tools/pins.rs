@@ -208,6 +208,18 @@ impl Pins {
         })
     }
 
+    /// Pin those of `server`'s tools that have no pin yet, keeping every pin there is: an
+    /// agent registered the server again, and an agent cannot accept a changed tool for the
+    /// person (a server's tool description may be what told it to try).
+    pub fn pin_new(&self, server: &str, definitions: &[ToolDefinition]) -> Result<()> {
+        self.update(|servers| {
+            let pinned = servers.entry(server.to_owned()).or_default();
+            for t in definitions {
+                pinned.entry(t.name.clone()).or_insert_with(|| t.clone());
+            }
+        })
+    }
+
     /// A person accepted `definition` of `server`'s tool: pin it.
     pub fn accept(&self, server: &str, definition: &ToolDefinition) -> Result<()> {
         self.update(|servers| {
