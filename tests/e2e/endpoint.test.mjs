@@ -75,6 +75,10 @@ test("the app's own MCP endpoint: an agent's cells show live in a tab of their o
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   assert.match(token, /^[0-9a-f]{32}$/);
   assert.ok(config.includes(url) && config.includes(token), config);
+  // The notebook's own kernel is not sandboxed, but the sandbox works here: agents' code
+  // runs in it, and the dialog says so.
+  assert.equal(await app.execute('return document.querySelector("#mcp-endpoint-sandbox").dataset.sandboxed;'), 'true');
+  assert.match(await app.text('#mcp-endpoint-sandbox'), /runs in the sandbox/);
   screen('agents-dialog');
   await app.click('#close-agents');
 
@@ -87,6 +91,9 @@ test("the app's own MCP endpoint: an agent's cells show live in a tab of their o
   assert.equal(first.error, false, first.text);
   assert.match(first.text, /hello from the agent/);
   assert.ok(first.content.some((c) => c.type === 'image'), 'the agent gets the plot');
+  // srt marks what it runs; the person's own kernel has no such mark.
+  const where = await run(client, 'import os\nprint(os.environ.get("SANDBOX_RUNTIME"))');
+  assert.equal(where.text.trim(), '1', `the agent's kernel runs in the sandbox: ${where.text}`);
 
   // Its session appears as a tab; its cell, output and plot are there, read-only.
   await app.until('the agent tab', async () => (await app.find('.doc-tab-agent')).length === 1, 10000);
@@ -115,7 +122,7 @@ test("the app's own MCP endpoint: an agent's cells show live in a tab of their o
   assert.match(rejected.text, /ApprovalRejected/);
 
   // Live: the agent's tab grew by those cells, and shows the rejection.
-  await app.until('the agent cells', () => app.execute('return document.querySelectorAll("#agent-scroller .cell").length === 3 && document.querySelector("#agent-scroller").textContent.includes("ApprovalRejected");'), 10000);
+  await app.until('the agent cells', () => app.execute('return document.querySelectorAll("#agent-scroller .cell").length === 4 && document.querySelector("#agent-scroller").textContent.includes("ApprovalRejected");'), 10000);
   await app.until('the agent to be idle', () => app.execute('return !!document.querySelector(".doc-tab-agent .doc-tab-dot.idle");'), 10000);
   screen('agent-tab');
   forDocs('agents-dialog');

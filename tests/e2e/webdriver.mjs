@@ -252,11 +252,17 @@ export const ARMING_MS = 900;
 
 export function answerDialog(title, key = 'Return', timeoutSec = 15) {
   const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], { encoding: 'utf8' });
+  const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${escaped}$`], { encoding: 'utf8' });
   const id = found.stdout.trim().split('\n')[0];
   if (!id) throw new Error(`no dialog titled ${title} appeared`);
   if (title.startsWith('Approve tool call — ')) spawnSync('sleep', [String(ARMING_MS / 1000)]);
-  const answered = spawnSync('xdotool', ['windowfocus', '--sync', id, 'key', dialogKey(title, key)], { encoding: 'utf8' });
+  // A window just mapped may not take the focus yet (BadMatch): a moment later it does.
+  let answered;
+  for (let i = 0; i < 10; i++) {
+    answered = spawnSync('xdotool', ['windowfocus', '--sync', id, 'key', dialogKey(title, key)], { encoding: 'utf8' });
+    if (answered.status === 0 || !answered.stderr.includes('BadMatch')) break;
+    spawnSync('sleep', ['0.2']);
+  }
   if (answered.status !== 0) throw new Error(`could not answer the dialog: ${answered.stderr}`);
   // Without a window manager nothing gives the focus back: the app's window takes it again,
   // as it would on a desktop, so keys reach the notebook.
@@ -269,7 +275,7 @@ export /** Answer the dialog titled `title` once it shows, without blocking this
 function answerDialogSoon(title, key = 'Return', timeoutSec = 60) {
   const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new Promise((resolve, reject) => {
-    execFile('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--name', `^${escaped}$`], (err, stdout) => {
+    execFile('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${escaped}$`], (err, stdout) => {
       const id = stdout.trim().split('\n')[0];
       if (!id) return reject(new Error(`no dialog titled ${title} appeared${err ? `: ${err.message}` : ''}`));
       const armed = title.startsWith('Approve tool call — ') ? ARMING_MS : 0;

@@ -654,6 +654,8 @@ export interface McpEndpointState {
   token: string | null;
   /** Why it could not serve. */
   error: string | null;
+  /** Agents' code runs in the sandbox (true by default wherever the sandbox works). */
+  sandboxed: boolean;
 }
 
 /** One step of an agent's session, as the backend reports it (in batches, on `agent` events). */

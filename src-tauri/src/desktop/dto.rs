@@ -92,6 +92,9 @@ pub struct McpEndpointState {
     pub token: Option<String>,
     /// Why it could not serve, when it could not.
     pub error: Option<String>,
+    /// Agents' code runs in the sandbox (on this computer; a kernel server's kernels are
+    /// not).
+    pub sandboxed: bool,
 }
 
 /// A step of building the Python environment (first run), for the progress bar.

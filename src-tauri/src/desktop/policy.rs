@@ -128,6 +128,43 @@ pub fn sandbox_for(
     })
 }
 
+/// The sandbox for agents' kernels on `workspace`, whose notebook kernel runs under
+/// `notebook` (`None`: not sandboxed): the notebook's when it has one; else, when the
+/// sandbox works on this computer (srt and the tools it needs are installed), the
+/// workspace's policy — an agent's code is sandboxed by default even where the person runs
+/// their own cells unsandboxed. `None` only when the sandbox cannot run here (the window and
+/// the "Serve agents?" question then say plainly what the agents' code can do).
+pub fn agents_sandbox(
+    notebook: Option<&SandboxOptions>,
+    workspace: &Path,
+    state: Option<&WorkspaceState>,
+) -> Option<SandboxOptions> {
+    if let Some(notebook) = notebook {
+        return Some(notebook.clone());
+    }
+    let home = crate::home::ipybox_home().ok()?;
+    let works = crate::sandbox::locate_srt(None, &home)
+        .and_then(|srt| crate::sandbox::check_tools(&srt));
+    if let Err(e) = works {
+        tracing::info!("agents' kernels are not sandboxed: {e}");
+        return None;
+    }
+    let choice = Choice {
+        sandbox: true,
+        policy: state
+            .map(|s| Choice::load(s.dir()).policy)
+            .unwrap_or_default(),
+    };
+    Some(match state.map(|s| choice.options(workspace, s)) {
+        Some(Ok(Some(options))) => options,
+        Some(Err(e)) => {
+            tracing::warn!("{e}; agents' kernels run under ipybox's default policy");
+            SandboxOptions::default()
+        }
+        _ => SandboxOptions::default(),
+    })
+}
+
 /// A policy's words for the status bar: the workspace's file, a shipped profile, the
 /// default, or a file named on the command line.
 pub fn policy_label(options: &SandboxOptions, workspace: &Path, state: Option<&Path>) -> String {

@@ -51,8 +51,11 @@ struct Session {
     link: Arc<Mutex<Option<crate::link::LinkServer>>>,
     /// The app's own MCP endpoint for agents, when it serves one.
     endpoint: Arc<tokio::sync::Mutex<EndpointSlot>>,
-    /// Where its kernels run (agents' kernels run there too).
+    /// Where its kernels run.
     place: Place,
+    /// Where agents' kernels run: on the same server, or sandboxed here whenever the
+    /// sandbox works, even when the notebook's kernel is not.
+    agents: Place,
 }
 
 /// The endpoint as it is: serving, or why it could not.
@@ -60,6 +63,8 @@ struct Session {
 struct EndpointSlot {
     running: Option<Endpoint>,
     error: Option<String>,
+    /// The agents' kernels run in the sandbox.
+    sandboxed: bool,
 }
 
 /// The kernel as last seen, kept for a window that loads after the events were sent.
@@ -200,6 +205,17 @@ impl Desktop {
                 state.as_ref(),
             )
         };
+        let agents = Place {
+            sandbox: match &remote {
+                Some(_) => None,
+                None => super::policy::agents_sandbox(
+                    sandbox.as_ref(),
+                    &target.workspace,
+                    state.as_ref(),
+                ),
+            },
+            remote: remote.clone(),
+        };
         let mut builder = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(sandbox.clone())
@@ -304,10 +320,7 @@ impl Desktop {
         let serve_later = {
             let (app, slot) = (app.clone(), Arc::downgrade(&endpoint));
             let (workspace, approver) = (target.workspace.clone(), executor.clone());
-            let place = Place {
-                sandbox: sandbox.clone(),
-                remote: remote.clone(),
-            };
+            let place = agents.clone();
             let state = state.clone();
             async move {
                 let Some(state) = state else { return };
@@ -367,6 +380,7 @@ impl Desktop {
             link,
             endpoint,
             place: Place { sandbox, remote },
+            agents,
         }
     }
 
@@ -397,20 +411,22 @@ impl Desktop {
                 s.endpoint.clone(),
                 s.target.workspace.clone(),
                 s.executor.clone(),
-                s.place.clone(),
+                s.agents.clone(),
                 state,
             )
         };
         let mut slot = slot.lock().await;
         if enabled && slot.running.is_none() {
-            let sandboxed = self.session_sandbox()?.is_some();
+            let sandboxed = place.sandbox.is_some() || place.remote.is_some();
             let question = super::confirm::Question {
                 title: "Serve agents on this workspace?".into(),
                 message: format!(
                     "Any program on this computer that has the token shown in the window (an agent such as Claude Code) can then run code on {} and call this workspace's MCP tools. Each tool call still asks you, as the notebook's calls do.\n\n{}",
                     workspace.display(),
-                    if sandboxed {
-                        "The agents' code runs in the sandbox, under this workspace's policy."
+                    if place.remote.is_some() {
+                        "The agents' code runs on the kernel server this workspace uses, not on this computer."
+                    } else if sandboxed {
+                        "The agents' code runs in the sandbox, under this workspace's policy, even if your own cells do not."
                     } else {
                         "The kernel is NOT sandboxed: the agents' code runs with your own rights. It can read every file you can, change or delete them, start programs and reach the network."
                     }
@@ -700,6 +716,7 @@ async fn serve<R: Runtime>(
         place,
         audit: Some(state.audit_log()),
     };
+    slot.sandboxed = serve.place.sandbox.is_some();
     match Endpoint::start(serve, &saved).await {
         Ok((endpoint, kept)) => {
             if let Err(e) = kept.save(state.dir()) {
@@ -718,6 +735,7 @@ fn endpoint_state(slot: &EndpointSlot) -> McpEndpointState {
         url: slot.running.as_ref().map(|e| e.url.clone()),
         token: slot.running.as_ref().map(|e| e.token.clone()),
         error: slot.error.clone(),
+        sandboxed: slot.sandboxed,
     }
 }
 

@@ -69,6 +69,7 @@ export class EndpointDialog {
   private readonly snippetSelect: HTMLSelectElement;
   private readonly error: HTMLElement;
   private readonly status: HTMLElement;
+  private readonly sandboxNote: HTMLElement;
   private state: McpEndpointState | null = null;
   private revealed = false;
   private busy = false;
@@ -99,9 +100,11 @@ export class EndpointDialog {
       const st = this.state;
       return st?.url && st.token ? this.snippet().make(st.url, st.token) : '';
     });
+    this.sandboxNote = h('p', { id: 'mcp-endpoint-sandbox', class: 'endpoint-sandbox' });
     this.details = h(
       'div',
       { id: 'mcp-endpoint-details', class: 'endpoint-details', hidden: true },
+      this.sandboxNote,
       h('label', { class: 'field-label', for: 'mcp-endpoint-url', text: 'URL' }),
       h('div', { class: 'endpoint-row' }, this.urlInput, copyUrl),
       h('label', { class: 'field-label', for: 'mcp-endpoint-token', text: 'Bearer token' }),
@@ -214,6 +217,11 @@ export class EndpointDialog {
     this.toggle.checked = s?.enabled === true;
     this.details.hidden = !on;
     if (!on || !s?.url || !s.token) return;
+    this.sandboxNote.dataset.sandboxed = String(s.sandboxed);
+    this.sandboxNote.classList.toggle('banner-warning', !s.sandboxed);
+    this.sandboxNote.textContent = s.sandboxed
+      ? "Agents' code runs in the sandbox, under this workspace's policy, even when your own cells do not."
+      : "Agents' code is NOT sandboxed: it runs with your rights. It can read, change and delete every file you can, start programs and reach the network. Only the tool calls it makes ask you first.";
     this.urlInput.value = s.url;
     this.tokenInput.value = this.revealed ? s.token : maskToken(s.token);
     this.showToken.textContent = this.revealed ? 'Hide' : 'Show';
