@@ -271,6 +271,19 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
     ['echo two', 'rejected', 'person'],
     ['echo one', 'approved', 'rule'],
   ]);
+
+  // A rule being written names the audited calls it would have decided, before it is saved.
+  await app.click('#edit-rules-json');
+  await app.execute('const t = document.querySelector("#rules-json"); t.value = arguments[0]; t.dispatchEvent(new Event("input"));',
+    JSON.stringify({ version: 1, rules: [{ server: 'ipybox', tool: 'shell', decision: 'reject' }] }));
+  const preview = await app.until('the preview of the rule', () => app.execute(
+    'const m = document.querySelector("#rules-json-matches"); return m && !m.hidden && m.querySelectorAll(".rules-match-call").length === 3 ? [...m.querySelectorAll(".rules-match-call")].map((c) => c.textContent) : null;'), 10000);
+  assert.match(preview[0], /ipybox\.shell \{"command":"echo one"\} — .* — approved by the rule/);
+  assert.match(preview[1], /ipybox\.shell \{"command":"echo two"\} — .* — rejected by you/);
+  assert.match(await app.text('#rules-json-matches'), /would have decided 3 of the last 100 calls/);
+  await app.execute('document.querySelector("#rules-json-matches").scrollIntoView({ block: "center" });');
+  await app.screenshot('rule-preview');
+  await app.click('#cancel-rules-json');
 });
 
 test('a hostile argument cannot hide the real path or the dialog\'s buttons: U+2028 and U+202E are shown escaped, the dialog fits the screen', async () => {

@@ -511,8 +511,8 @@ export function onApprovalGrants(handler: () => void): Promise<UnlistenFn> {
 }
 
 /** Which of the last 100 audited calls `rule` would have matched (their indices among those 100, oldest first). Rejects when the backend cannot say. */
-export function ruleWouldMatch(rule: Rule): Promise<number[]> {
-  return call<number[]>('rule_matches', { rule });
+export function ruleWouldMatch(rule: Rule): Promise<AuditEntry[]> {
+  return call<AuditEntry[]>('rule_matches', { rule });
 }
 
 export function approvalRules(): Promise<ApprovalRules> {

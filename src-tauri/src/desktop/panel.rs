@@ -6,6 +6,7 @@ use tauri::State;
 
 use super::dto::DesktopError;
 use super::session::Desktop;
+use crate::audit::AuditEntry;
 use crate::error::Error;
 use crate::tools::Rule;
 use crate::tools::rules::{Scope, rule_would_match};
@@ -13,20 +14,27 @@ use crate::tools::rules::{Scope, rule_would_match};
 /// How many of the last audited calls a rule is tried on.
 const LAST: usize = 100;
 
-/// The calls of the last 100 in the audit log that `rule` would have matched, as indices
-/// into those 100 (oldest first). A rule without a scope is taken as the app takes it: for
-/// notebooks.
+/// The calls of the last 100 in the audit log that `rule` would have matched, oldest
+/// first, as the log keeps them (the panel names each: when, which tool with what, who
+/// asked, how it was decided then). A rule without a scope is taken as the app takes it:
+/// for notebooks.
 #[tauri::command]
 pub async fn rule_matches(
     state: State<'_, Desktop>,
     rule: Rule,
-) -> Result<Vec<usize>, DesktopError> {
+) -> Result<Vec<AuditEntry>, DesktopError> {
     let log = state.audit_log()?;
-    let (entries, _) = tauri::async_runtime::spawn_blocking(move || log.read())
+    let (mut entries, _) = tauri::async_runtime::spawn_blocking(move || log.read())
         .await
         .map_err(|e| Error::config("reading the audit log").because(e))??;
-    let last = &entries[entries.len().saturating_sub(LAST)..];
-    Ok(rule_would_match(&rule, last, Scope::Notebook))
+    let last = entries.split_off(entries.len().saturating_sub(LAST));
+    let matched = rule_would_match(&rule, &last, Scope::Notebook);
+    Ok(last
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| matched.contains(i))
+        .map(|(_, e)| e)
+        .collect())
 }
 
 /// End an agent's session and its kernel (the window's tab close button; the window asks

@@ -143,8 +143,8 @@ pub fn agents_sandbox(
         return Some(notebook.clone());
     }
     let home = crate::home::ipybox_home().ok()?;
-    let works = crate::sandbox::locate_srt(None, &home)
-        .and_then(|srt| crate::sandbox::check_tools(&srt));
+    let works =
+        crate::sandbox::locate_srt(None, &home).and_then(|srt| crate::sandbox::check_tools(&srt));
     if let Err(e) = works {
         tracing::info!("agents' kernels are not sandboxed: {e}");
         return None;

@@ -5,7 +5,7 @@
  * Owns its DOM; the state is an ApprovalsModel fed by the session events.
  */
 import * as ipc from '../ipc';
-import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ApprovalRules, DefinitionChange, Rule, ToolCallEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ApprovalRules, AuditEntry, DefinitionChange, Rule, ToolCallEvent } from '../ipc';
 import {
   allowArgumentsRule,
   allowToolRule,
@@ -45,7 +45,7 @@ export interface ApprovalsBackend {
   approvalGrants(): Promise<ApprovalGrant[]>;
   revokeGrant(id: number): Promise<boolean>;
   /** Which of the last audited calls a rule would have matched; rejects on a backend that cannot say. */
-  ruleWouldMatch?(rule: Rule): Promise<number[]>;
+  ruleWouldMatch?(rule: Rule): Promise<AuditEntry[]>;
 }
 
 const defaultBackend: ApprovalsBackend = {

@@ -4,8 +4,9 @@
  * is lost.
  */
 import * as ipc from '../ipc';
-import type { ApprovalRules, Rule } from '../ipc';
-import { describeRule } from '../model/approvals';
+import type { ApprovalRules, AuditEntry, Rule } from '../ipc';
+import { describeRule, shortenText } from '../model/approvals';
+import { formatAuditTime, indexEntry, whoWords } from '../model/audit';
 import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { isJsonObject, parseJson } from '../util/json';
 import { h } from './dom';
@@ -14,8 +15,8 @@ export interface RulesBackend {
   approvalRules(): Promise<ApprovalRules>;
   /** `false`: the person cancelled the native confirmation of rules that allow more. */
   setApprovalRules(rules: ApprovalRules): Promise<boolean>;
-  /** Which of the last audited calls a rule would have matched (audit ids); rejects on a backend that cannot say. */
-  ruleWouldMatch?(rule: Rule): Promise<number[]>;
+  /** The last audited calls a rule would have matched, oldest first; rejects on a backend that cannot say. */
+  ruleWouldMatch?(rule: Rule): Promise<AuditEntry[]>;
 }
 
 const defaultBackend: RulesBackend = {
@@ -28,6 +29,15 @@ const defaultBackend: RulesBackend = {
 const MATCHED_RULES = 20;
 /** Calls of the audit log a rule being written is checked against (the backend's window). */
 export const MATCH_WINDOW = 100;
+
+/** Matched calls listed under a rule being written (the most recent ones); the rest are counted. */
+export const LISTED_MATCHES = 5;
+
+/** One audited call a rule would have matched, in a line: "14:03:22 fx.echo {"text":"hi"} — cell 3 of a.ipynb — approved by you"; escaped. */
+export function matchedCallWords(entry: AuditEntry, now: number = Date.now()): string {
+  const row = indexEntry(entry);
+  return `${formatAuditTime(entry.time, now)} ${row.call} ${shortenText(row.argsJson, 80)} — ${whoWords(entry)} — ${row.decision.toLowerCase()} ${row.how}`;
+}
 
 /** "would have decided 12 of the last 100 calls", "would have decided none of the last 100 calls". */
 export function matchWords(count: number): string {
@@ -209,10 +219,12 @@ export class RulesView {
     const lines: HTMLElement[] = [];
     for (const [i, rule] of rules.slice(0, MATCHED_RULES).entries()) {
       let words: string;
+      let calls: AuditEntry[] = [];
       try {
-        const ids = await ask(rule);
+        const matched = await ask(rule);
         if (token !== this.matchToken) return;
-        words = matchWords(Array.isArray(ids) ? ids.length : 0);
+        calls = Array.isArray(matched) ? matched : [];
+        words = matchWords(calls.length);
       } catch (err) {
         if (ipc.toBackendError(err).code !== 'InvalidConfig') {
           // A backend without the command: the preview is not shown at all.
@@ -222,7 +234,18 @@ export class RulesView {
         }
         words = 'is not a valid rule yet';
       }
-      lines.push(h('li', { class: 'rules-match', 'data-rule': i }, h('span', { class: 'rules-match-rule', text: `Rule ${i + 1}, ${safeDescription(rule)}: ` }), h('span', { class: 'rules-match-count', text: words })));
+      const shown = calls.slice(-LISTED_MATCHES).reverse();
+      const listed = shown.map((e) => h('li', { class: 'rules-match-call mono', text: matchedCallWords(e) }));
+      if (calls.length > shown.length) listed.push(h('li', { class: 'rules-match-more', text: `and ${calls.length - shown.length} earlier` }));
+      lines.push(
+        h(
+          'li',
+          { class: 'rules-match', 'data-rule': i },
+          h('span', { class: 'rules-match-rule', text: `Rule ${i + 1}, ${safeDescription(rule)}: ` }),
+          h('span', { class: 'rules-match-count', text: words }),
+          ...(listed.length ? [h('ul', { class: 'rules-match-calls', 'aria-label': `Calls rule ${i + 1} would have decided, latest first` }, ...listed)] : []),
+        ),
+      );
     }
     if (token !== this.matchToken) return;
     this.matches.replaceChildren(h('p', { class: 'panel-hint', text: 'Checked against the audit log, as if each rule had been there:' }), h('ul', { class: 'rules-match-list' }, ...lines));

@@ -91,3 +91,16 @@ describe('audit words', () => {
     expect(whoWords({ origin: '', execution_id: null })).toBe('unknown');
   });
 });
+
+describe('a rule being written names the calls it would have decided', () => {
+  it('says when, which call with what, who asked and how it was decided; hostile text is escaped', async () => {
+    const { matchedCallWords } = await import('../../src/ui/rulesView');
+    const now = entry(1).time;
+    expect(matchedCallWords(entry(1), now)).toMatch(/^\d\d:\d\d:\d\d github\.get_issue \{"n":1\} — cell 1 of analysis\.ipynb — approved by you$/);
+    const hostile = entry(2, { origin: 'cell 2\u202e of x', arguments: { path: 'a\u2028b'.repeat(40) } });
+    const words = matchedCallWords(hostile, now);
+    expect(words).not.toMatch(/[\u202e\u2028]/);
+    expect(words).toContain('\\u202e');
+    expect(words).toMatch(/more characters\)/);
+  });
+});
