@@ -6,7 +6,7 @@
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, ARMING_MS, Keys, ROOT, SHOTS, answerDialog, auditLog, fixtureWorkspace, invoke, personClick, quitAll, settled, windowOpen, workspace } from './webdriver.mjs';
 
@@ -278,6 +278,44 @@ test('a call that waits while the window is not in use raises a desktop notifica
     await settled(app, 0);
   } finally {
     monitor.kill();
+    daemon.kill();
+  }
+});
+
+test('clicking the notification brings the window forward with the waiting call in view (a real notification service, dunst)', async () => {
+  const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const address = await new Promise((resolve) => daemon.stdout.once('data', (d) => resolve(String(d).trim())));
+  // A notification stays until clicked; a left click invokes its default action, as many
+  // desktops do.
+  const config = join(workspace(), 'dunstrc');
+  writeFileSync(config, '[global]\n    mouse_left_click = do_action, close_current\n    geometry = "400x5-30+40"\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n');
+  const dunst = spawn('dunst', ['-config', config], { stdio: 'ignore', env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: address } });
+  try {
+    const ws = fixtureWorkspace(tryCall('import time; time.sleep(2)', echo('while away')));
+    const app = await App.launch(['open', join(ws, 'test.ipynb')], { env: { DBUS_SESSION_BUS_ADDRESS: address } });
+    apps.push(app);
+    await app.ready();
+    await app.press(Keys.Shift, Keys.Enter);
+    const main = spawnSync('xdotool', ['search', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+    spawnSync('xdotool', ['windowminimize', '--sync', main]);
+    dialogId();
+    const found = spawnSync('timeout', ['10', 'xdotool', 'search', '--sync', '--onlyvisible', '--class', 'Dunst'], { encoding: 'utf8' });
+    const bubble = found.stdout.trim().split('\n')[0];
+    assert.ok(bubble, 'dunst shows the notification');
+    spawnSync('import', ['-window', 'root', join(SHOTS, 'approval-notification.png')]);
+    const [waiting] = await invoke(app, 'approvals_pending');
+    assert.equal(await app.execute('return document.activeElement?.dataset?.requestId ?? null;'), null, 'nothing had the call in focus');
+    // The person clicks the notification.
+    spawnSync('xdotool', ['mousemove', '0', '0']);
+    const clicked = spawnSync('xdotool', ['mousemove', '--window', bubble, '--sync', '40', '15', 'click', '1'], { encoding: 'utf8' });
+    assert.equal(clicked.status, 0, clicked.stderr);
+    await app.until('the window to come back', () => spawnSync('xdotool', ['search', '--onlyvisible', '--name', '^(• )?ipybox — ']).status === 0, 5000);
+    await app.until('the waiting call in view in the panel', () => app.execute(
+      'const p = document.querySelector("#side-panel-approvals"); const r = document.querySelector(`.approval-request[data-request-id="${arguments[0]}"]`); return !!p && !p.hidden && !!r && document.activeElement === r;', waiting.id), 5000);
+    pressInDialog('Escape');
+    await settled(app, 0);
+  } finally {
+    dunst.kill();
     daemon.kill();
   }
 });
