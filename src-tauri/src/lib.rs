@@ -134,7 +134,7 @@ pub mod server {
 /// The desktop app (feature `desktop`).
 #[cfg(feature = "desktop")]
 pub mod app {
-    pub use crate::desktop::{Launch, prepare_environment, run};
+    pub use crate::desktop::{Arrivals, Launch, prepare_environment, run};
     pub use crate::instance::{Claim, InstancePaths, Owner, Request, claim, send, send_to_any};
     pub use crate::workspace::{Recent, Target};
 }

@@ -1,0 +1,99 @@
+// One app per workspace, and `ipybox://add-server` links, in the real app under Xvfb: a
+// second `ipybox open` of the workspace reaches the running app (the notebook opens there,
+// no second process), a link's server is registered only once the person confirms it in
+// the native dialog, and a malformed link gets one clear error and changes nothing.
+import { test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { App, APP, ROOT, SHOTS, workspace, notebook, invoke, answerDialog, quitAll } from './webdriver.mjs';
+
+const apps = [];
+afterEach(async (t) => quitAll(apps, t));
+
+const CONFIRM = 'Add an MCP server from a link?';
+const REFUSED = 'This ipybox link cannot be used';
+const FIXTURE = join(ROOT, 'target', 'debug', 'ipybox-fixture-mcp');
+
+/** The processes of this build that run an app on `dir`. */
+function appsOn(dir) {
+  const out = spawnSync('pgrep', ['-f', `${APP} open ${dir}`], { encoding: 'utf8' });
+  return out.stdout.split('\n').filter(Boolean);
+}
+
+/** `ipybox open ARG` as a file manager or a browser would run it; its exit and output. */
+function openAgain(arg) {
+  const out = spawnSync(APP, ['open', arg], { encoding: 'utf8', timeout: 20000 });
+  return { status: out.status, stderr: out.stderr, error: out.error };
+}
+
+function link(name, config) {
+  return `ipybox://add-server?name=${name}&config=${Buffer.from(JSON.stringify(config)).toString('base64url')}`;
+}
+
+async function servers(app) {
+  return (await invoke(app, 'mcp_servers')).servers.map((s) => s.name);
+}
+
+test('a second ipybox open of another notebook in the workspace reaches the running app', async () => {
+  const dir = workspace({ 'a.ipynb': notebook('1'), 'b.ipynb': notebook('2') });
+  const app = await App.launch(['open', join(dir, 'a.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  assert.equal(appsOn(dir).length, 1, 'one app runs on the workspace');
+  const second = openAgain(join(dir, 'b.ipynb'));
+  assert.equal(second.status, 0, `the second open hands over and ends: ${second.stderr} ${second.error ?? ''}`);
+  assert.match(second.stderr, /already open/, 'it says where the notebook went');
+  await app.until('b.ipynb to open in the running app', async () => (await invoke(app, 'app_state')).notebookPath.endsWith('b.ipynb'));
+  assert.equal(appsOn(dir).length, 1, 'still one process on the workspace');
+  // The workspace itself, as a folder or a file:// URL: the window comes forward, nothing else.
+  for (const arg of [dir, `file://${join(dir, 'a.ipynb')}`]) {
+    const again = openAgain(arg);
+    assert.equal(again.status, 0, again.stderr);
+  }
+  await app.until('a.ipynb again (file:// URL)', async () => (await invoke(app, 'app_state')).notebookPath.endsWith('a.ipynb'));
+  assert.equal(appsOn(dir).length, 1, 'a folder or a file:// URL starts no second app either');
+});
+
+test('an ipybox link registers its server only after the native confirmation', async () => {
+  const dir = workspace({ 'a.ipynb': notebook('1') });
+  const app = await App.launch(['open', join(dir, 'a.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  const url = link('linked', { command: FIXTURE, args: ['stdio'], env: { API_TOKEN: 'hunter2-secret', MODE: 'demo' } });
+
+  // Escape: nothing registered.
+  assert.equal(openAgain(url).status, 0, 'the link goes to the running app');
+  answerDialog(CONFIRM, 'Escape', 20);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(await servers(app), [], 'a declined link registers nothing');
+
+  // Confirmed: registered and shown in the servers panel.
+  assert.equal(openAgain(url).status, 0);
+  const found = spawnSync('timeout', ['20', 'xdotool', 'search', '--sync', '--name', `^${CONFIRM.replace(/[?]/g, '\\?')}$`], { encoding: 'utf8' });
+  assert.ok(found.stdout.trim(), 'the confirmation shows');
+  await new Promise((r) => setTimeout(r, 500));
+  spawnSync('import', ['-window', 'root', join(SHOTS, 'link-confirmation.png')]);
+  answerDialog(CONFIRM, 'Return', 10);
+  await app.until('the server to be registered', async () => (await servers(app)).includes('linked'), 60000);
+  await app.until('the servers panel to list it', () => app.execute('return document.querySelector("#server-list")?.textContent ?? "";').then((t) => t.includes('linked')));
+  assert.equal(appsOn(dir).length, 1, 'the link started no second app');
+});
+
+test('a malformed or hostile link gets one clear error and changes nothing', async () => {
+  const dir = workspace({ 'a.ipynb': notebook('1') });
+  const app = await App.launch(['open', join(dir, 'a.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  for (const bad of [
+    'ipybox://add-server?name=x',
+    'ipybox://approve?id=1',
+    `${link('ok', { command: FIXTURE })}&approve=all`,
+    link('a\u202eb', { command: FIXTURE }),
+    link('huge', { command: FIXTURE, args: ['x'.repeat(20000)] }),
+  ]) {
+    assert.equal(openAgain(bad).status, 0, 'the running app takes it, and refuses it itself');
+    answerDialog(REFUSED, 'Return', 20);
+  }
+  assert.deepEqual(await servers(app), [], 'no malformed link registers anything');
+});
