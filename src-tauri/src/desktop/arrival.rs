@@ -145,9 +145,9 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
         escape(&workspace.display().to_string())
     );
     message.push_str(if link.runs_a_program() {
-        "Adding it RUNS THE PROGRAM BELOW ON THIS COMPUTER with your rights (it can read and change your files and reach the network): now, to list its tools, and whenever code calls them. Add it only if you trust where the link came from."
+        "Adding it RUNS THE PROGRAM BELOW ON THIS COMPUTER with your rights: it can read and change your files and reach the network. It runs now, to list its tools, and again whenever code calls them. Add it only if you trust where the link came from."
     } else {
-        "ipybox will connect to the address below and send it the headers shown: now, to list its tools, and whenever code calls them. Add it only if you trust where the link came from."
+        "ipybox will connect to the address below and send it the headers shown: now, to list its tools, and again whenever code calls them. Add it only if you trust where the link came from."
     });
     if let Some(old) = &existing {
         message.push_str(&format!(
@@ -156,7 +156,6 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
             escape(&old.params.summary())
         ));
     }
-    message.push_str("\n\nIts tool calls will still be approved as any other's.");
     let question = Question {
         title: "Add an MCP server from a link?".into(),
         message,
