@@ -130,8 +130,12 @@ pub fn claim(paths: &InstancePaths, requests: mpsc::UnboundedSender<Request>) ->
     secure_dir(&paths.dir).map_err(|e| io("securing", &paths.dir, e))?;
     let lock = open_lock(&paths.lock).map_err(|e| io("opening", &paths.lock, e))?;
     // SAFETY: flock on a descriptor this function owns; it touches no memory.
-    if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) }
-        != 0
+    if unsafe {
+        libc::flock(
+            std::os::fd::AsRawFd::as_raw_fd(&lock),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    } != 0
     {
         let e = std::io::Error::last_os_error();
         return match e.raw_os_error() {
@@ -240,13 +244,19 @@ async fn ask(mut stream: UnixStream, request: &Request) -> Result<()> {
     let reply = match tokio::time::timeout(ANSWER_TIMEOUT, exchange).await {
         Ok(Ok(reply)) => reply,
         Ok(Err(e)) => return Err(Error::io("asking the running ipybox app", e)),
-        Err(_) => return Err(Error::config("the running ipybox app did not answer in time")),
+        Err(_) => {
+            return Err(Error::config(
+                "the running ipybox app did not answer in time",
+            ));
+        }
     };
     let reply: Reply = serde_json::from_str(&reply)
         .map_err(|_| Error::config("the running ipybox app answered something else"))?;
     match reply.error {
         None => Ok(()),
-        Some(e) => Err(Error::config(format!("the running ipybox app refused: {e}"))),
+        Some(e) => Err(Error::config(format!(
+            "the running ipybox app refused: {e}"
+        ))),
     }
 }
 
@@ -352,7 +362,11 @@ mod tests {
             notebook: Some("/some/workspace/b.ipynb".into()),
         };
         send(&paths, &request).await.expect("sent");
-        assert_eq!(rx.recv().await, Some(request), "the running app receives it");
+        assert_eq!(
+            rx.recv().await,
+            Some(request),
+            "the running app receives it"
+        );
         drop(owner);
         assert!(
             matches!(claim(&paths, tx).expect("claim"), Claim::Owner(_)),
@@ -404,7 +418,10 @@ mod tests {
         assert!(reply.contains("error"), "{reply}");
         assert!(rx.try_recv().is_err(), "nothing reaches the app");
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&paths.socket).expect("socket").permissions().mode();
+        let mode = std::fs::metadata(&paths.socket)
+            .expect("socket")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "only the user can connect");
     }
 }

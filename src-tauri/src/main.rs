@@ -599,7 +599,10 @@ fn open(
                 }
             }
             // No app runs: one opens on the workspace used last, and asks there.
-            let workspace = match home.as_ref().and_then(|h| Recent::new(h).list().first().cloned()) {
+            let workspace = match home
+                .as_ref()
+                .and_then(|h| Recent::new(h).list().first().cloned())
+            {
                 Some(w) => w,
                 None => std::env::current_dir().context("the current folder")?,
             };

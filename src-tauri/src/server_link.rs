@@ -172,13 +172,21 @@ impl ServerLink {
         if !p.env.is_empty() {
             out.push("Environment variables it sets:".into());
             for (name, value) in &p.env {
-                out.push(format!("  {} = {}", escape(name), shown_value(name, value, false)));
+                out.push(format!(
+                    "  {} = {}",
+                    escape(name),
+                    shown_value(name, value, false)
+                ));
             }
         }
         if !p.headers.is_empty() {
             out.push("HTTP headers it sends:".into());
             for (name, value) in &p.headers {
-                out.push(format!("  {}: {}", escape(name), shown_value(name, value, true)));
+                out.push(format!(
+                    "  {}: {}",
+                    escape(name),
+                    shown_value(name, value, true)
+                ));
             }
         }
         let used = self.variables();
@@ -318,7 +326,10 @@ mod tests {
         );
         let http = serde_json::json!({"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}});
         let parsed = ServerLink::parse(&link("remote", &http)).expect("valid");
-        assert_eq!(parsed.params.url.as_deref(), Some("https://mcp.example.com/mcp"));
+        assert_eq!(
+            parsed.params.url.as_deref(),
+            Some("https://mcp.example.com/mcp")
+        );
         assert!(!parsed.runs_a_program());
     }
 
@@ -329,7 +340,10 @@ mod tests {
         let padded = base64::engine::general_purpose::URL_SAFE.encode(&json);
         for text in [
             format!("ipybox://add-server?name=a&config={padded}"),
-            format!("IPYBOX://Add-Server/?name=a&config={}", padded.replace('=', "%3D")),
+            format!(
+                "IPYBOX://Add-Server/?name=a&config={}",
+                padded.replace('=', "%3D")
+            ),
             format!("ipybox:add-server?config={padded}&name=a"),
         ] {
             assert!(ServerLink::parse(&text).is_ok(), "{text}");
@@ -341,23 +355,53 @@ mod tests {
         let ok = link("a", &serde_json::json!({"command": "x"}));
         let cases: Vec<(String, &str)> = vec![
             ("https://add-server?name=a".into(), "not an ipybox link"),
-            (ok.replace("add-server", "approve"), "can only add an MCP server"),
-            (ok.replace("add-server", "add-server/../approve"), "can only add"),
+            (
+                ok.replace("add-server", "approve"),
+                "can only add an MCP server",
+            ),
+            (
+                ok.replace("add-server", "add-server/../approve"),
+                "can only add",
+            ),
             (format!("{ok}&name=b"), "twice"),
             (format!("{ok}&approve=all"), "does not know"),
             (format!("{ok}&sandbox=off"), "does not know"),
             ("ipybox://add-server?name=a".into(), "no config"),
             ("ipybox://add-server?config=e30".into(), "no name"),
-            ("ipybox://add-server?name=a&config=%zz".into(), "percent-encoded"),
+            (
+                "ipybox://add-server?name=a&config=%zz".into(),
+                "percent-encoded",
+            ),
             ("ipybox://add-server?name=a&config=!!!!".into(), "base64url"),
-            ("ipybox://add-server?name=a&config=bm90IGpzb24".into(), "not JSON"),
+            (
+                "ipybox://add-server?name=a&config=bm90IGpzb24".into(),
+                "not JSON",
+            ),
             (link("a", &serde_json::json!({})), "need `command`"),
-            (link("a", &serde_json::json!({"command": "x", "approve": true})), "invalid MCP server parameters"),
-            (link("ipybox", &serde_json::json!({"command": "x"})), "shell commands"),
-            (link("a.b", &serde_json::json!({"command": "x"})), "valid identifier"),
-            (link("class", &serde_json::json!({"command": "x"})), "valid identifier"),
-            (link("_private", &serde_json::json!({"command": "x"})), "valid identifier"),
-            ("ipybox://add-server?name=a%ff&config=e30".into(), "percent-encoded"),
+            (
+                link("a", &serde_json::json!({"command": "x", "approve": true})),
+                "invalid MCP server parameters",
+            ),
+            (
+                link("ipybox", &serde_json::json!({"command": "x"})),
+                "shell commands",
+            ),
+            (
+                link("a.b", &serde_json::json!({"command": "x"})),
+                "valid identifier",
+            ),
+            (
+                link("class", &serde_json::json!({"command": "x"})),
+                "valid identifier",
+            ),
+            (
+                link("_private", &serde_json::json!({"command": "x"})),
+                "valid identifier",
+            ),
+            (
+                "ipybox://add-server?name=a%ff&config=e30".into(),
+                "percent-encoded",
+            ),
             ("".into(), "not an ipybox link"),
         ];
         for (text, expected) in cases {
@@ -368,8 +412,14 @@ mod tests {
 
     #[test]
     fn hostile_links_are_refused_before_anything_is_read() {
-        let huge = link("a", &serde_json::json!({"command": "x", "args": ["y".repeat(10_000)]}));
-        assert!(matches!(ServerLink::parse(&huge), Err(LinkError::TooLong(_))));
+        let huge = link(
+            "a",
+            &serde_json::json!({"command": "x", "args": ["y".repeat(10_000)]}),
+        );
+        assert!(matches!(
+            ServerLink::parse(&huge),
+            Err(LinkError::TooLong(_))
+        ));
         for raw in [
             "ipybox://add-server?name=a b&config=e30",
             "ipybox://add-server?name=a\n&config=e30",
@@ -419,9 +469,18 @@ mod tests {
             text.contains("“a\\u202etxt.exe\\u000asecond line”"),
             "a bidi override and a newline show as escapes, on the argument's own line: {text}"
         );
-        assert!(!text.contains('\u{202e}') && !text.contains('\u{1b}'), "{text}");
-        assert!(!text.contains("ghp_secretvalue"), "a secret's value is never shown: {text}");
-        assert!(text.contains("GITHUB_TOKEN = (secret, 15 characters, not shown)"), "{text}");
+        assert!(
+            !text.contains('\u{202e}') && !text.contains('\u{1b}'),
+            "{text}"
+        );
+        assert!(
+            !text.contains("ghp_secretvalue"),
+            "a secret's value is never shown: {text}"
+        );
+        assert!(
+            text.contains("GITHUB_TOKEN = (secret, 15 characters, not shown)"),
+            "{text}"
+        );
         assert!(text.contains("MODE = “fast\\u001b[2J”"), "{text}");
         assert!(text.contains("In folder: “/tmp”"), "{text}");
         assert!(
@@ -434,7 +493,9 @@ mod tests {
     #[test]
     fn secret_headers_are_hidden() {
         let config = serde_json::json!({"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer abcdef", "X-Team": "blue"}});
-        let text = ServerLink::parse(&link("x", &config)).expect("valid").describe();
+        let text = ServerLink::parse(&link("x", &config))
+            .expect("valid")
+            .describe();
         assert!(!text.contains("abcdef"), "{text}");
         assert!(text.contains("Authorization: (secret"), "{text}");
         assert!(text.contains("X-Team: “blue”"), "{text}");

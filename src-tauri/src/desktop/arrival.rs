@@ -121,8 +121,12 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
     };
     let desktop = app.state::<Desktop>();
     let (Ok(workspace), Ok(executor)) = (desktop.workspace(), desktop.executor()) else {
-        tell(app, REFUSED, "No workspace is open to add the server to.\n\nNothing was changed.")
-            .await;
+        tell(
+            app,
+            REFUSED,
+            "No workspace is open to add the server to.\n\nNothing was changed.",
+        )
+        .await;
         return;
     };
     let detail = link.describe();

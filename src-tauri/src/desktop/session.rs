@@ -21,10 +21,10 @@ use crate::events::SessionEvent;
 use crate::executor::CodeExecutor;
 use crate::executor::{CancelHandle, InputRequest};
 use crate::instance::{Claim, InstancePaths, Owner, Request};
-use tokio::sync::mpsc;
 use crate::tools::grants::{Grants, GrantsHandler};
 use crate::tools::{Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
+use tokio::sync::mpsc;
 
 /// How the app was asked to run.
 #[derive(Debug, Clone, Default)]
@@ -185,7 +185,11 @@ impl Desktop {
         let moving = lock(&self.session)
             .as_ref()
             .is_none_or(|s| s.target.workspace != target.workspace);
-        if moving && !self.move_instance(&target.workspace, &target.notebook).await {
+        if moving
+            && !self
+                .move_instance(&target.workspace, &target.notebook)
+                .await
+        {
             return Err(Error::config(format!(
                 "{} is open in another ipybox window; that window was brought forward",
                 target.workspace.display()
