@@ -497,8 +497,27 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     Ok((k.to_owned(), v.to_owned()))
 }
 
+/// The command line, as `ipybox open` when ipybox runs as `ipybox-desktop` (the desktop
+/// entry's `Exec=ipybox-desktop %U`) or is given a link or a `file://` URL alone.
+fn command_line() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let as_desktop = args.first().is_some_and(|a| {
+        std::path::Path::new(a)
+            .file_name()
+            .is_some_and(|n| n == "ipybox-desktop")
+    });
+    let a_url = args.get(1).and_then(|a| a.to_str()).is_some_and(|a| {
+        let lower = a.get(..7).map(str::to_ascii_lowercase);
+        matches!(lower.as_deref(), Some("ipybox:" | "file://"))
+    });
+    if (as_desktop && args.get(1).is_none_or(|a| a != "open")) || a_url {
+        args.insert(1, "open".into());
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(command_line());
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::setup::become_subreaper();
     // Installs from before ipybox wrote its files 0600 in a 0700 directory are fixed here.
