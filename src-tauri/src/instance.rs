@@ -400,6 +400,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn without_a_runtime_directory_the_claim_fails_at_once_instead_of_waiting() {
+        let home = tempfile::tempdir().expect("tempdir");
+        // Where the directory should be, a file: nothing can be created there.
+        std::fs::write(home.path().join("run"), "").expect("file");
+        let paths = InstancePaths {
+            dir: home.path().join("run"),
+            lock: home.path().join("run/app-x.lock"),
+            socket: home.path().join("run/app-x.sock"),
+        };
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let started = std::time::Instant::now();
+        assert!(
+            claim(&paths, tx).is_err(),
+            "an error the app logs before opening alone"
+        );
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[tokio::test]
     async fn garbage_on_the_socket_is_refused() {
         let home = tempfile::tempdir().expect("tempdir");
         let paths = InstancePaths::new(home.path(), Path::new("/w"));
