@@ -4,7 +4,7 @@
 // the native dialog, and a malformed link gets one clear error and changes nothing.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { App, APP, ROOT, SHOTS, workspace, notebook, invoke, answerDialog, quitAll, fixtureWorkspace } from './webdriver.mjs';
 
@@ -53,6 +53,30 @@ test('a second ipybox open of another notebook in the workspace reaches the runn
   }
   await app.until('a.ipynb again (file:// URL)', async () => (await invoke(app, 'app_state')).notebookPath.endsWith('a.ipynb'));
   assert.equal(appsOn(dir).length, 1, 'a folder or a file:// URL starts no second app either');
+});
+
+test('the window cannot switch to a workspace another app has open: that app comes forward', async () => {
+  const mine = workspace({ 'a.ipynb': notebook('1') });
+  const theirs = workspace({ 'b.ipynb': notebook('2') });
+  // Another app, started as a person would, on the second workspace.
+  const other = spawn(APP, ['open', join(theirs, 'b.ipynb')], { stdio: 'ignore', detached: true });
+  try {
+    const app = await App.launch(['open', join(mine, 'a.ipynb')]);
+    apps.push(app);
+    await app.ready();
+    // It takes its workspace's lock as it starts, before its window opens.
+    await app.until('the other app to start', async () => appsOn(theirs).length === 1, 30000);
+    await new Promise((r) => setTimeout(r, 2000));
+    const refused = await app.execute(
+      'return window.__TAURI_INTERNALS__.invoke("open_workspace", { path: arguments[0] }).then(() => null, (e) => e);',
+      theirs,
+    );
+    assert.match(refused?.message ?? '', /open in another ipybox window/, 'the switch is refused, saying why');
+    assert.ok((await invoke(app, 'app_state')).workspace.endsWith(mine.split('/').pop()), 'this window stays on its workspace');
+    assert.equal(appsOn(theirs).length, 1, 'still one app on the other workspace');
+  } finally {
+    process.kill(-other.pid, 'SIGTERM');
+  }
 });
 
 test('an ipybox link registers its server only after the native confirmation', async () => {
