@@ -27,6 +27,13 @@ function openAgain(arg) {
   return { status: out.status, stderr: out.stderr, error: out.error };
 }
 
+/** Wait until the dialog titled `title` is on screen (mapped, so it can take the focus). */
+function shown(title, timeoutSec = 30) {
+  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${escaped}$`], { encoding: 'utf8' });
+  assert.ok(found.stdout.trim(), `the dialog “${title}” shows`);
+}
+
 function link(name, config) {
   return `ipybox://add-server?name=${name}&config=${Buffer.from(JSON.stringify(config)).toString('base64url')}`;
 }
@@ -88,14 +95,14 @@ test('an ipybox link registers its server only after the native confirmation', a
 
   // Escape: nothing registered.
   assert.equal(openAgain(url).status, 0, 'the link goes to the running app');
+  shown(CONFIRM);
   answerDialog(CONFIRM, 'Escape', 20);
   await new Promise((r) => setTimeout(r, 1500));
   assert.deepEqual(await servers(app), [], 'a declined link registers nothing');
 
   // Confirmed: registered and shown in the servers panel.
   assert.equal(openAgain(url).status, 0);
-  const found = spawnSync('timeout', ['20', 'xdotool', 'search', '--sync', '--name', `^${CONFIRM.replace(/[?]/g, '\\?')}$`], { encoding: 'utf8' });
-  assert.ok(found.stdout.trim(), 'the confirmation shows');
+  shown(CONFIRM);
   await new Promise((r) => setTimeout(r, 500));
   spawnSync('import', ['-window', 'root', join(SHOTS, 'link-confirmation.png')]);
   answerDialog(CONFIRM, 'Return', 10);
@@ -117,6 +124,7 @@ test('a malformed or hostile link gets one clear error and changes nothing', asy
     link('huge', { command: FIXTURE, args: ['x'.repeat(20000)] }),
   ]) {
     assert.equal(openAgain(bad).status, 0, 'the running app takes it, and refuses it itself');
+    shown(REFUSED);
     answerDialog(REFUSED, 'Return', 20);
   }
   assert.deepEqual(await servers(app), [], 'no malformed link registers anything');
@@ -134,11 +142,27 @@ test('a hostile link shows verbatim what it runs and that it replaces a server; 
     env: { GITHUB_TOKEN: 'ghp_not_for_your_eyes', LANG: 'C' },
   });
   assert.equal(openAgain(url).status, 0);
-  const found = spawnSync('timeout', ['20', 'xdotool', 'search', '--sync', '--name', `^${CONFIRM.replace(/[?]/g, '\\?')}$`], { encoding: 'utf8' });
-  assert.ok(found.stdout.trim(), 'the confirmation shows');
+  shown(CONFIRM);
   await new Promise((r) => setTimeout(r, 500));
   spawnSync('import', ['-window', 'root', join(SHOTS, 'link-confirmation-hostile.png')]);
   answerDialog(CONFIRM, 'Escape', 10);
   await new Promise((r) => setTimeout(r, 1500));
   assert.deepEqual(await invoke(app, 'mcp_servers'), before, 'the registered server is untouched');
+});
+
+test('a link with no app running opens one on the workspace used last, and asks there', async () => {
+  const dir = workspace({ 'a.ipynb': notebook('1') });
+  const first = await App.launch(['open', join(dir, 'a.ipynb')]);
+  await first.ready();
+  await first.quit();
+  const app = await App.launch(['open', link('later', { command: FIXTURE, args: ['stdio'] })]);
+  apps.push(app);
+  shown(CONFIRM);
+  answerDialog(CONFIRM, 'Escape', 30);
+  await app.ready();
+  const state = await invoke(app, 'app_state');
+  // The list of recent workspaces is the user's: another app may have used one since.
+  if (state.workspace.endsWith(dir.split('/').pop())) {
+    assert.deepEqual(await servers(app), [], 'declined: nothing registered');
+  }
 });
