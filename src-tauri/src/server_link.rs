@@ -75,6 +75,11 @@ pub enum LinkError {
     /// `config` is not JSON.
     #[error("the link's config is not JSON: {0}")]
     Json(#[source] serde_json::Error),
+    /// Fields of two transports: what a person reads could differ from what runs.
+    #[error(
+        "the link's config mixes a program (command, args, env, cwd) with a remote server (url, headers); a link carries one or the other"
+    )]
+    Mixed,
     /// The name or the parameters are not what `ipybox register` accepts.
     #[error("{0}")]
     Invalid(#[source] crate::error::Error),
@@ -125,6 +130,14 @@ impl ServerLink {
             .map_err(|_| LinkError::Base64)?;
         let value: serde_json::Value = serde_json::from_slice(&json).map_err(LinkError::Json)?;
         let params = ServerParams::from_json(&value).map_err(LinkError::Invalid)?;
+        let program = params.command.is_some()
+            || !params.args.is_empty()
+            || !params.env.is_empty()
+            || params.cwd.is_some();
+        let remote = params.url.is_some() || !params.headers.is_empty();
+        if program && remote {
+            return Err(LinkError::Mixed);
+        }
         Ok(ServerLink { name, params })
     }
 
@@ -378,6 +391,27 @@ mod tests {
                 "not JSON",
             ),
             (link("a", &serde_json::json!({})), "need `command`"),
+            (
+                link(
+                    "a",
+                    &serde_json::json!({"type": "streamable_http", "command": "harmless", "url": "https://evil.example"}),
+                ),
+                "mixes a program",
+            ),
+            (
+                link(
+                    "a",
+                    &serde_json::json!({"command": "x", "headers": {"A": "b"}}),
+                ),
+                "mixes a program",
+            ),
+            (
+                link(
+                    "a",
+                    &serde_json::json!({"url": "https://x.example", "env": {"A": "b"}}),
+                ),
+                "mixes a program",
+            ),
             (
                 link("a", &serde_json::json!({"command": "x", "approve": true})),
                 "invalid MCP server parameters",
