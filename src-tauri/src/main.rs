@@ -1407,3 +1407,27 @@ fn for_terminal(text: &str) -> String {
     out.push_str(&filter.finish());
     out
 }
+
+#[cfg(all(test, feature = "desktop"))]
+mod tests {
+    use super::local_path;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_file_url_from_a_file_manager_is_a_local_path() {
+        let path = |s: &str| local_path(PathBuf::from(s)).map_err(|e| e.to_string());
+        assert_eq!(
+            path("file:///home/me/My%20Notes/a.ipynb"),
+            Ok(PathBuf::from("/home/me/My Notes/a.ipynb"))
+        );
+        assert_eq!(
+            path("file://localhost/tmp/x.ipynb"),
+            Ok(PathBuf::from("/tmp/x.ipynb"))
+        );
+        assert_eq!(path("/tmp/plain"), Ok(PathBuf::from("/tmp/plain")));
+        assert!(
+            path("file://server/share/a.ipynb").is_err(),
+            "a file of another computer is not opened as a local one"
+        );
+    }
+}
