@@ -125,6 +125,7 @@ test('a malformed or hostile link gets one clear error and changes nothing', asy
   ]) {
     assert.equal(openAgain(bad).status, 0, 'the running app takes it, and refuses it itself');
     shown(REFUSED);
+    if (bad.includes('approve=all')) spawnSync('import', ['-window', 'root', join(SHOTS, 'link-refused.png')]);
     answerDialog(REFUSED, 'Return', 20);
   }
   assert.deepEqual(await servers(app), [], 'no malformed link registers anything');

@@ -115,7 +115,13 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
         Ok(link) => link,
         Err(e) => {
             tracing::warn!("an ipybox link was refused: {e}");
-            tell(app, REFUSED, &format!("{e}.\n\nNothing was changed.")).await;
+            let why = e.to_string();
+            let mut chars = why.chars();
+            let why: String = chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect())
+                .unwrap_or_default();
+            tell(app, REFUSED, &format!("{why}.\n\nNothing was changed.")).await;
             return;
         }
     };
