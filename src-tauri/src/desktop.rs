@@ -5,6 +5,7 @@
 //! Closing the window stops the kernel, the gateway and the MCP servers.
 
 mod approval;
+mod arrival;
 mod commands;
 mod confirm;
 pub mod dto;
@@ -17,9 +18,10 @@ mod session;
 mod settings;
 mod trust;
 
+pub use arrival::Arrivals;
 pub use session::Launch;
 
-use tauri::{Manager, RunEvent, WebviewUrl, WebviewWindowBuilder};
+use tauri::{Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
 
 use crate::workspace::Target;
 use session::Desktop;
@@ -93,18 +95,26 @@ fn environment_defaults(
     settings
 }
 
-/// Open the window on `target` and run until it closes. Call on the main thread, inside
-/// the Tokio runtime given as `runtime` (the engine's tasks and Tauri's share it).
+/// Open the window on `target` and run until it closes, taking what other `ipybox open`s
+/// send through `arrivals`. Call on the main thread, inside the Tokio runtime given as
+/// `runtime` (the engine's tasks and Tauri's share it).
 pub fn run(
     target: Target,
     launch: Launch,
+    arrivals: Arrivals,
     runtime: tokio::runtime::Handle,
 ) -> Result<(), tauri::Error> {
     tauri::async_runtime::set(runtime);
     let title = target.title();
+    let Arrivals {
+        owner,
+        sender,
+        receiver,
+        first,
+    } = arrivals;
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
-        .manage(Desktop::new(launch))
+        .manage(Desktop::new(launch, owner, sender))
         .manage(policy::PolicyWatch::default())
         .invoke_handler(tauri::generate_handler![
             commands::app_state,
@@ -158,9 +168,16 @@ pub fn run(
             remote::probe_remote,
             remote::apply_remote,
         ])
+        .on_window_event(|window, event| {
+            // `ipybox://` links go to the app used last.
+            if let WindowEvent::Focused(true) = event {
+                window.state::<Desktop>().mark_used();
+            }
+        })
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.
             app.state::<Desktop>().begin(app.handle(), target);
+            arrival::listen(app.handle(), receiver, first);
             // SIGTERM and SIGINT end the app as closing it does: kernels stop, and the
             // agents' link socket and its secret are removed.
             let handle = app.handle().clone();

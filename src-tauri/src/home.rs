@@ -18,16 +18,32 @@ pub fn ipybox_home() -> Result<PathBuf> {
         .ok_or_else(|| Error::python_env("cannot find a data directory: set IPYBOX_HOME"))
 }
 
-/// The directory kept for `workspace` (a canonical path) under `home`:
-/// `workspaces/NAME-HASH`, NAME a readable part of the folder's name and HASH (FNV-1a) of
-/// its whole path.
-pub fn workspace_dir(home: &Path, workspace: &Path) -> PathBuf {
+/// Where ipybox's sockets live: `$XDG_RUNTIME_DIR/ipybox` (the user's own, emptied at
+/// logout), else `run/` in ipybox's data directory `home`.
+pub fn runtime_dir(home: &Path) -> PathBuf {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty() && Path::new(d).is_absolute())
+        .map(|d| PathBuf::from(d).join("ipybox"))
+        .unwrap_or_else(|| home.join("run"))
+}
+
+/// The hash that names `workspace` (a canonical path) in [`workspace_dir`] and in socket
+/// names.
+pub fn workspace_hash(workspace: &Path) -> String {
     let hash = workspace
         .to_string_lossy()
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
+    format!("{hash:016x}")
+}
+
+/// The directory kept for `workspace` (a canonical path) under `home`:
+/// `workspaces/NAME-HASH`, NAME a readable part of the folder's name and HASH (FNV-1a) of
+/// its whole path.
+pub fn workspace_dir(home: &Path, workspace: &Path) -> PathBuf {
+    let hash = workspace_hash(workspace);
     let name: String = workspace
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -36,7 +52,7 @@ pub fn workspace_dir(home: &Path, workspace: &Path) -> PathBuf {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .take(32)
         .collect();
-    home.join("workspaces").join(format!("{name}-{hash:016x}"))
+    home.join("workspaces").join(format!("{name}-{hash}"))
 }
 
 #[cfg(test)]

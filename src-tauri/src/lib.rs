@@ -21,7 +21,7 @@
 //!
 //! - `desktop` (feature `desktop`): the Tauri app, commands of a few lines over the
 //!   executor, the notebook window, native approval dialogs; `workspace`: what it opens and
-//!   saves.
+//!   saves; `instance`: one app per workspace, a second `ipybox open` handed to it.
 //! - `mcp_server`: ipybox itself as an MCP server (`ipybox mcp`); `link`: its agents'
 //!   calls approved by the app over a private socket, `relay`: by the app in-process (the
 //!   app's own MCP endpoint).
@@ -32,7 +32,8 @@
 //!   notebook renders (`executor/output.rs`).
 //! - `tools`: the tool server that answers kernels' calls, approval rules, MCP sessions.
 //! - `registry`: the servers of a workspace; `audit`: its audit log.
-//! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named.
+//! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named;
+//!   `server_link`: `ipybox://add-server` links that propose a server.
 //! - `sandbox`: srt, with its policies (typed and rendered), the enclosure the gateway runs
 //!   in (joined through its network namespace) and write guards in the workspace.
 //! - `mcp`: the MCP client (stdio, Streamable HTTP, SSE) and server parameters.
@@ -58,6 +59,8 @@ mod events;
 mod executor;
 mod fsutil;
 mod home;
+#[cfg(feature = "desktop")]
+mod instance;
 mod kernel;
 mod link;
 mod mcp;
@@ -68,6 +71,7 @@ mod registry;
 #[cfg(feature = "desktop")]
 mod relay;
 mod sandbox;
+mod server_link;
 mod tools;
 #[cfg(feature = "desktop")]
 mod workspace;
@@ -130,8 +134,9 @@ pub mod server {
 /// The desktop app (feature `desktop`).
 #[cfg(feature = "desktop")]
 pub mod app {
-    pub use crate::desktop::{Launch, prepare_environment, run};
-    pub use crate::workspace::Target;
+    pub use crate::desktop::{Arrivals, Launch, prepare_environment, run};
+    pub use crate::instance::{Claim, InstancePaths, Owner, Request, claim, send, send_to_any};
+    pub use crate::workspace::{Recent, Target};
 }
 
 /// One line in words for an audit-log entry (`ipybox audit`).
@@ -142,6 +147,9 @@ pub use audit::describe as describe_audit_entry;
 pub mod text {
     pub use crate::display::{TerminalFilter, escape, escape_lines};
 }
+
+/// `ipybox://add-server` links, which propose an MCP server for a person to confirm.
+pub use server_link::{LinkError, ServerLink};
 
 /// A fresh random secret (tokens for clients of `ipybox mcp`).
 pub use auth::new_token;

@@ -108,10 +108,7 @@ impl LinkPaths {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let hash = name.rsplit('-').next().unwrap_or(&name).to_owned();
-        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-            .filter(|d| !d.is_empty() && Path::new(d).is_absolute())
-            .map(|d| PathBuf::from(d).join("ipybox"))
-            .unwrap_or_else(|| home.join("run"));
+        let runtime = crate::home::runtime_dir(home);
         LinkPaths {
             socket: runtime.join(format!("desktop-{hash}.sock")),
             secret: state.join("desktop-link.secret"),

@@ -95,9 +95,13 @@ enum SandboxCommand {
 /// `ipybox open`.
 #[derive(Debug, Args)]
 struct OpenArgs {
-    /// A workspace folder, or a `.ipynb` notebook (its folder is the workspace). Default:
-    /// the current folder.
-    path: Option<PathBuf>,
+    /// A workspace folder, a `.ipynb` notebook (its folder is the workspace; `file://` URLs
+    /// too), or an `ipybox://add-server` link (see docs/links.md). Default: the current
+    /// folder. A workspace already open in ipybox comes forward in its window (the notebook
+    /// opened there) instead of opening twice; a link goes to the app used last. Each further
+    /// PATH or LINK opens as if given alone.
+    #[arg(value_name = "PATH|LINK")]
+    paths: Vec<PathBuf>,
     #[command(flatten)]
     sandbox: SandboxArgs,
     #[command(flatten)]
@@ -493,8 +497,27 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     Ok((k.to_owned(), v.to_owned()))
 }
 
+/// The command line, as `ipybox open` when ipybox runs as `ipybox-desktop` (the desktop
+/// entry's `Exec=ipybox-desktop %U`) or is given a link or a `file://` URL alone.
+fn command_line() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let as_desktop = args.first().is_some_and(|a| {
+        std::path::Path::new(a)
+            .file_name()
+            .is_some_and(|n| n == "ipybox-desktop")
+    });
+    let a_url = args.get(1).and_then(|a| a.to_str()).is_some_and(|a| {
+        let lower = a.get(..7).map(str::to_ascii_lowercase);
+        matches!(lower.as_deref(), Some("ipybox:" | "file://"))
+    });
+    if (as_desktop && args.get(1).is_none_or(|a| a != "open")) || a_url {
+        args.insert(1, "open".into());
+    }
+    args
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(command_line());
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::setup::become_subreaper();
     // Installs from before ipybox wrote its files 0600 in a 0700 directory are fixed here.
@@ -534,8 +557,8 @@ fn main() -> ExitCode {
         }
     };
     let (path, args) = match cli.command {
-        Some(Command::Open(args)) => (args.path, Some((args.sandbox, args.gateway))),
-        None => (None, None),
+        Some(Command::Open(args)) => (args.paths, Some((args.sandbox, args.gateway))),
+        None => (Vec::new(), None),
         Some(command) => return run_cli(&runtime, command),
     };
     match open(path, args, &runtime) {
@@ -547,18 +570,71 @@ fn main() -> ExitCode {
     }
 }
 
-/// The desktop app on `path` (default: the current folder).
+/// The desktop app on `paths` (default: the current folder), or the app already running
+/// there brought forward.
 #[cfg(feature = "desktop")]
 fn open(
-    path: Option<PathBuf>,
+    mut paths: Vec<PathBuf>,
     args: Option<(SandboxArgs, GatewayArgs)>,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
-    let path = match path {
+    use ipybox::app::{Claim, InstancePaths, Recent, Request};
+    if paths.len() > 1 {
+        // A file manager passes every file selected (`%U`): each opens as if alone.
+        let exe = std::env::current_exe().context("finding ipybox itself")?;
+        for extra in paths.drain(1..) {
+            if let Err(e) = std::process::Command::new(&exe)
+                .arg("open")
+                .arg(&extra)
+                .stdin(std::process::Stdio::null())
+                .spawn()
+            {
+                eprintln!("ipybox: {} was not opened: {e}", extra.display());
+            }
+        }
+    }
+    let given = match paths.pop() {
         Some(p) => p,
         None => std::env::current_dir().context("the current folder")?,
     };
-    let target = ipybox::app::Target::resolve(&path)?;
+    // The engine and the instance socket spawn tasks: everything runs inside the runtime.
+    let _inside = runtime.enter();
+    let home = ipybox::setup::ipybox_home().ok();
+    let link = given
+        .to_str()
+        .filter(|s| {
+            s.get(..7)
+                .is_some_and(|p| p.eq_ignore_ascii_case("ipybox:"))
+        })
+        .map(str::to_owned);
+    let (target, request) = match link {
+        Some(url) => {
+            let request = Request::Link { url };
+            if let Some(home) = &home {
+                match runtime.block_on(ipybox::app::send_to_any(home, &request)) {
+                    Ok(true) => return Ok(ExitCode::SUCCESS),
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!("the running ipybox app did not take the link: {e}"),
+                }
+            }
+            // No app runs: one opens on the workspace used last, and asks there.
+            let workspace = match home
+                .as_ref()
+                .and_then(|h| Recent::new(h).list().first().cloned())
+            {
+                Some(w) => w,
+                None => std::env::current_dir().context("the current folder")?,
+            };
+            (ipybox::app::Target::resolve(&workspace)?, request)
+        }
+        None => {
+            let path = local_path(given)?;
+            let target = ipybox::app::Target::resolve(&path)?;
+            let notebook = (path.extension().is_some_and(|e| e == "ipynb") && !path.is_dir())
+                .then(|| target.notebook.clone());
+            (target, Request::Open { notebook })
+        }
+    };
     let (sandbox, remote) = match &args {
         Some((sandbox, _)) if sandbox.workspace_policy() => anyhow::bail!(
             "--sandbox-config workspace is for `ipybox mcp` and `ipybox exec`; in the app, choose \"This workspace's policy\" in the Sandbox tab (kept for the workspace) or give a policy file"
@@ -571,16 +647,91 @@ fn open(
             "--sandbox runs kernels on this computer, --gateway-url on a server: choose one"
         );
     }
+    let mut arrivals = ipybox::app::Arrivals::alone();
+    let claimed = InstancePaths::of(&target.workspace)
+        .and_then(|paths| Ok((ipybox::app::claim(&paths, arrivals.sender.clone())?, paths)));
+    match claimed {
+        Ok((Claim::Owner(owner), _)) => arrivals.owner = Some(owner),
+        Ok((Claim::Taken, paths)) => {
+            // Never two apps on one workspace: the running one takes the request.
+            runtime
+                .block_on(ipybox::app::send(&paths, &request))
+                .with_context(|| {
+                    format!(
+                        "{} is already open in ipybox, and that app did not take the request",
+                        target.workspace.display()
+                    )
+                })?;
+            if sandbox.is_some() || remote.is_some() {
+                eprintln!(
+                    "ipybox: note: the app already open on {} keeps its own sandbox and kernel settings; --sandbox and --gateway-url are ignored",
+                    target.workspace.display()
+                );
+            }
+            eprintln!(
+                "ipybox: {} is already open: its window was brought forward",
+                target.workspace.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => tracing::warn!(
+            "opening without the one-app-per-workspace lock (a second `ipybox open` of this workspace will start another app): {e}"
+        ),
+    }
+    if matches!(request, Request::Link { .. }) {
+        arrivals.first.push(request);
+    }
     let launch = ipybox::app::Launch { sandbox, remote };
-    // The engine spawns tasks from the window's thread: it runs inside the runtime.
-    let _inside = runtime.enter();
-    ipybox::app::run(target, launch, runtime.handle().clone()).context("the desktop app failed")?;
+    ipybox::app::run(target, launch, arrivals, runtime.handle().clone())
+        .context("the desktop app failed")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `path` as a local path: a `file://` URL (what a file manager passes for `%U`) decoded.
+#[cfg(feature = "desktop")]
+fn local_path(path: PathBuf) -> anyhow::Result<PathBuf> {
+    let Some(text) = path.to_str() else {
+        return Ok(path);
+    };
+    let Some(rest) = text
+        .get(..7)
+        .filter(|p| p.eq_ignore_ascii_case("file://"))
+        .map(|_| &text[7..])
+    else {
+        return Ok(path);
+    };
+    // `file:///p` and `file://localhost/p` name this computer; another host is not a file here.
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        bail!("{text} is a file on another computer");
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    use std::os::unix::ffi::OsStringExt;
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(out)))
 }
 
 #[cfg(not(feature = "desktop"))]
 fn open(
-    _path: Option<PathBuf>,
+    _paths: Vec<PathBuf>,
     _args: Option<(SandboxArgs, GatewayArgs)>,
     _runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
@@ -1255,4 +1406,28 @@ fn for_terminal(text: &str) -> String {
     let mut out = filter.push(text);
     out.push_str(&filter.finish());
     out
+}
+
+#[cfg(all(test, feature = "desktop"))]
+mod tests {
+    use super::local_path;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_file_url_from_a_file_manager_is_a_local_path() {
+        let path = |s: &str| local_path(PathBuf::from(s)).map_err(|e| e.to_string());
+        assert_eq!(
+            path("file:///home/me/My%20Notes/a.ipynb"),
+            Ok(PathBuf::from("/home/me/My Notes/a.ipynb"))
+        );
+        assert_eq!(
+            path("file://localhost/tmp/x.ipynb"),
+            Ok(PathBuf::from("/tmp/x.ipynb"))
+        );
+        assert_eq!(path("/tmp/plain"), Ok(PathBuf::from("/tmp/plain")));
+        assert!(
+            path("file://server/share/a.ipynb").is_err(),
+            "a file of another computer is not opened as a local one"
+        );
+    }
 }

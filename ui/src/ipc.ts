@@ -686,6 +686,20 @@ export function onMcpEndpoint(handler: (state: McpEndpointState) => void): Promi
   return listen<McpEndpointState>('endpoint', (event) => handler(event.payload));
 }
 
+/** Another `ipybox open` asked for a notebook of this workspace: open it as the person would. */
+export function onOpenRequest(handler: (path: string) => void): Promise<UnlistenFn> {
+  return listen<unknown>('open-request', (event) => {
+    if (typeof event.payload === 'string') handler(event.payload);
+  });
+}
+
+/** A server was registered from outside the panel (an `ipybox://` link the person confirmed). */
+export function onServersChanged(handler: (name: string) => void): Promise<UnlistenFn> {
+  return listen<unknown>('servers-changed', (event) => {
+    if (typeof event.payload === 'string') handler(event.payload);
+  });
+}
+
 /** Agents' activity, a frame's worth per call. */
 export function onAgentActivity(handler: (batch: AgentActivity[]) => void): Promise<UnlistenFn> {
   return listen<AgentActivity[]>('agent', (event) => {

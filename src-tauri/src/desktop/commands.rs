@@ -25,6 +25,7 @@ type Reply<T> = Result<T, DesktopError>;
 
 #[tauri::command]
 pub fn app_state(state: State<'_, Desktop>) -> Reply<AppState> {
+    state.mark_loaded();
     state.state()
 }
 

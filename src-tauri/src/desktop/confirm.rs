@@ -57,6 +57,31 @@ pub async fn confirm<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool
     rx.await.unwrap_or(false)
 }
 
+/// Whether `detail` shows whole in a question: nothing of it cut. A question about something
+/// that does not fit is not asked.
+pub fn fits(detail: &str) -> bool {
+    super::approval::wrap(&plain(detail)).lines().count() < MAX_LINES
+}
+
+/// Tell the person something in a native dialog (an error: what went wrong, and that nothing
+/// changed), and wait until they close it. `message` is escaped here.
+pub async fn tell<R: Runtime>(app: &AppHandle<R>, title: &str, message: &str) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut dialog = app
+        .dialog()
+        .message(super::approval::for_dialog(plain(message)))
+        .title(title)
+        .kind(MessageDialogKind::Error)
+        .buttons(MessageDialogButtons::Ok);
+    if let Some(window) = app.get_webview_window("main") {
+        dialog = dialog.parent(&window);
+    }
+    dialog.show(move |_| {
+        let _ = tx.send(());
+    });
+    let _ = rx.await;
+}
+
 /// Untrusted text as a person must read it: controls and invisible formatting shown as
 /// `\uXXXX` (newlines kept).
 pub fn plain(text: &str) -> String {

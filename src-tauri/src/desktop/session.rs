@@ -20,9 +20,11 @@ use crate::error::Error;
 use crate::events::SessionEvent;
 use crate::executor::CodeExecutor;
 use crate::executor::{CancelHandle, InputRequest};
+use crate::instance::{Claim, InstancePaths, Owner, Request};
 use crate::tools::grants::{Grants, GrantsHandler};
 use crate::tools::{Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
+use tokio::sync::mpsc;
 
 /// How the app was asked to run.
 #[derive(Debug, Clone, Default)]
@@ -87,11 +89,22 @@ pub struct Desktop {
     inputs: Mutex<HashMap<u64, InputRequest>>,
     executions: Mutex<HashMap<String, CancelHandle>>,
     next_input: AtomicU64,
+    /// The lock and socket of the workspace open now: no other app opens it meanwhile.
+    instance: Mutex<Option<Owner>>,
+    /// Where the socket of a workspace opened later sends its requests.
+    requests: mpsc::UnboundedSender<Request>,
+    /// Whether the window has loaded (it asked for the app's state).
+    loaded: tokio::sync::watch::Sender<bool>,
 }
 
 impl Desktop {
-    /// State for `launch`; no session yet.
-    pub fn new(launch: Launch) -> Desktop {
+    /// State for `launch`, holding `instance` (the workspace's lock and socket), whose
+    /// requests arrive through `requests`; no session yet.
+    pub fn new(
+        launch: Launch,
+        instance: Option<Owner>,
+        requests: mpsc::UnboundedSender<Request>,
+    ) -> Desktop {
         let settings_file = crate::home::ipybox_home()
             .ok()
             .map(|h| SettingsFile::new(&h));
@@ -110,6 +123,60 @@ impl Desktop {
             inputs: Mutex::default(),
             executions: Mutex::default(),
             next_input: AtomicU64::new(1),
+            instance: Mutex::new(instance),
+            requests,
+            loaded: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    /// The window loaded: requests from outside may now be shown in it.
+    pub fn mark_loaded(&self) {
+        self.loaded.send_replace(true);
+    }
+
+    /// Wait until the window has loaded.
+    pub async fn window_loaded(&self) {
+        let mut loaded = self.loaded.subscribe();
+        let _ = loaded.wait_for(|l| *l).await;
+    }
+
+    /// The person uses this app now: `ipybox://` links come here.
+    pub fn mark_used(&self) {
+        if let Some(owner) = lock(&self.instance).as_ref() {
+            owner.mark_used();
+        }
+    }
+
+    /// Take `workspace`'s lock and socket for this app before moving there, letting go of
+    /// the old workspace's. `false` when another app runs there: it got `notebook` instead.
+    async fn move_instance(&self, workspace: &std::path::Path, notebook: &std::path::Path) -> bool {
+        let paths = match InstancePaths::of(workspace) {
+            Ok(paths) => paths,
+            Err(e) => {
+                tracing::warn!("another app could open this workspace too: {e}");
+                lock(&self.instance).take();
+                return true;
+            }
+        };
+        match crate::instance::claim(&paths, self.requests.clone()) {
+            Ok(Claim::Owner(owner)) => {
+                *lock(&self.instance) = Some(owner);
+                true
+            }
+            Ok(Claim::Taken) => {
+                let request = Request::Open {
+                    notebook: Some(notebook.to_path_buf()),
+                };
+                if let Err(e) = crate::instance::send(&paths, &request).await {
+                    tracing::warn!("the app open on that workspace does not answer: {e}");
+                }
+                false
+            }
+            Err(e) => {
+                tracing::warn!("another app could open this workspace too: {e}");
+                lock(&self.instance).take();
+                true
+            }
         }
     }
 
@@ -120,6 +187,20 @@ impl Desktop {
         app: &AppHandle<R>,
         target: Target,
     ) -> Result<AppState, DesktopError> {
+        let moving = lock(&self.session)
+            .as_ref()
+            .is_none_or(|s| s.target.workspace != target.workspace);
+        if moving
+            && !self
+                .move_instance(&target.workspace, &target.notebook)
+                .await
+        {
+            return Err(Error::config(format!(
+                "{} is open in another ipybox window; that window was brought forward",
+                target.workspace.display()
+            ))
+            .into());
+        }
         let old = {
             let mut session = lock(&self.session);
             match session.as_mut() {

@@ -175,7 +175,7 @@ impl ServerParams {
 const MASK: &str = "••••••";
 
 /// Does a variable or environment entry of this name hold a secret?
-fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     n.ends_with("KEY")
         || n.ends_with("_PAT")
@@ -195,7 +195,7 @@ fn is_secret_name(name: &str) -> bool {
 }
 
 /// Does an HTTP header of this name carry credentials?
-fn is_secret_header(name: &str) -> bool {
+pub(crate) fn is_secret_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n == "authorization" || n == "proxy-authorization" || n == "cookie" || is_secret_name(name)
 }

@@ -329,6 +329,11 @@ export class App implements CellViewHost {
       await ipc.onApprovalGrants(() => void this.approvalsView.refreshGrants());
       await ipc.onApprovalFocus((id) => this.focusApproval(id));
       await ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined);
+      await ipc.onOpenRequest((path) => void this.openNotebook(path));
+      await ipc.onServersChanged(() => {
+        this.serversView.invalidate();
+        this.sidePanel.open('servers');
+      });
       const state = await ipc.appState();
       this.load(state, await this.trustOf(state));
       void this.refreshNotebooks();
