@@ -116,6 +116,38 @@ fn main() {
         }
         e.stop().await.unwrap();
 
+        // A decision to the tool started: from the moment a person's choice is made (the
+        // approval dialog's button handler calls the same `decide` as `accept` here) to the
+        // server receiving the call (the fixture's `clock` tool says when, on the same wall
+        // clock). The first two calls (server start, import) are left out.
+        let fixture = ipybox::ServerParams::from_json(&serde_json::json!({
+            "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"],
+        }))
+        .unwrap();
+        let e = CodeExecutor::builder().working_dir(ws.path()).build();
+        e.register_mcp_server("fx", &fixture).await.unwrap();
+        e.start().await.unwrap();
+        let calls = if quick { 20 } else { 50 };
+        let code = format!("from mcptools.fx import clock\nfor i in range({}): print(clock.run(clock.Params()))", calls + 2);
+        let mut s = e.stream(&code, StreamOptions { timeout: None, ..Default::default() });
+        let now_us = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as f64;
+        let mut decided = Vec::new();
+        let mut received = Vec::new();
+        while let Some(ev) = s.next().await {
+            match ev.unwrap() {
+                Event::ApprovalRequest(r) => {
+                    decided.push(now_us());
+                    r.accept();
+                }
+                Event::Result(r) => received = r.text.unwrap().lines().map(|l| l.trim().parse::<f64>().unwrap()).collect(),
+                _ => {}
+            }
+        }
+        let waits: Vec<f64> = received.iter().zip(&decided).skip(2).map(|(r, d)| (r - d) / 1000.0).collect();
+        let (m, lo, hi) = median(waits.clone());
+        println!("{:<40} ms       median {m:.3}  min {lo:.3}  max {hi:.3}  ({} calls)", "decision -> tool started (server got it)", waits.len());
+        e.stop().await.unwrap();
+
         // Over the kernel's channel through a gateway in a network namespace with no route
         // back (as on a cluster): a Jupyter Server 2 and an Enterprise Gateway 3.3, the same
         // echo server, and the Rust fixture server beside it. `--no-remote` skips this.

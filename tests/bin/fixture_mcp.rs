@@ -290,6 +290,17 @@ impl Fixture {
     }
 
     #[tool(
+        description = "Return when this server received the call, in microseconds since the Unix epoch (for timing a call's way in)."
+    )]
+    fn clock(&self) -> String {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    #[tool(
         description = "Return the value of an environment variable of the server process, or \"\" if unset."
     )]
     fn env(&self, Parameters(EnvParams { name }): Parameters<EnvParams>) -> String {

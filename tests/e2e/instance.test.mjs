@@ -6,7 +6,7 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { App, APP, ROOT, SHOTS, workspace, notebook, invoke, answerDialog, quitAll, fixtureWorkspace } from './webdriver.mjs';
+import { App, APP, ARMING_MS, ROOT, SHOTS, workspace, notebook, invoke, answerDialog, quitAll, fixtureWorkspace } from './webdriver.mjs';
 
 const apps = [];
 afterEach(async (t) => quitAll(apps, t));
@@ -100,12 +100,20 @@ test('an ipybox link registers its server only after the native confirmation', a
   await new Promise((r) => setTimeout(r, 1500));
   assert.deepEqual(await servers(app), [], 'a declined link registers nothing');
 
-  // Confirmed: registered and shown in the servers panel.
+  // Return, as from a person typing in a cell when the question appears: the keeping
+  // button is the default, so nothing is registered.
   assert.equal(openAgain(url).status, 0);
   shown(CONFIRM);
-  await new Promise((r) => setTimeout(r, 500));
-  spawnSync('import', ['-window', 'root', join(SHOTS, 'link-confirmation.png')]);
   answerDialog(CONFIRM, 'Return', 10);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(await servers(app), [], 'Return registers nothing');
+
+  // Confirmed with its button once it takes input: registered and shown in the servers panel.
+  assert.equal(openAgain(url).status, 0);
+  shown(CONFIRM);
+  await new Promise((r) => setTimeout(r, ARMING_MS));
+  spawnSync('import', ['-window', 'root', join(SHOTS, 'link-confirmation.png')]);
+  answerDialog(CONFIRM, 'alt+a', 10);
   await app.until('the server to be registered', async () => (await servers(app)).includes('linked'), 60000);
   await app.until('the servers panel to list it', () => app.execute('return document.querySelector("#server-list")?.textContent ?? "";').then((t) => t.includes('linked')));
   assert.equal(appsOn(dir).length, 1, 'the link started no second app');

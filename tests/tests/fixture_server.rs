@@ -24,8 +24,9 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_ipybox-fixture-mcp");
 
 type Client = RunningService<RoleClient, ()>;
 
-const FIXTURE_TOOLS: [&str; 12] = [
+const FIXTURE_TOOLS: [&str; 13] = [
     "add",
+    "clock",
     "counter",
     "crash",
     "deep",

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tokio::sync::mpsc;
 
-use super::confirm::{Question, confirm, fits, tell};
+use super::confirm::{Question, confirm_unprompted, fits, tell};
 use super::session::Desktop;
 use crate::display::escape;
 use crate::instance::{Owner, Request};
@@ -177,7 +177,7 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
         },
         no: "Cancel".into(),
     };
-    if !confirm(app, question).await {
+    if !confirm_unprompted(app, question).await {
         tracing::info!(server = %link.name, "a server proposed by a link was declined");
         return;
     }

@@ -82,6 +82,74 @@ pub async fn tell<R: Runtime>(app: &AppHandle<R>, title: &str, message: &str) {
     let _ = rx.await;
 }
 
+/// [`confirm`] for a question nobody in the window asked (an `ipybox://` link arrives while
+/// the person types in a cell): Return and Escape choose the keeping button, and the yes
+/// button takes no click or key until the approval dialog's arming time has passed, so a
+/// keystroke or a click meant for the window never says yes.
+pub async fn confirm_unprompted<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use gtk::prelude::*;
+        let body = if question.detail.is_empty() {
+            question.message.clone()
+        } else {
+            format!(
+                "{}\n\n{}",
+                question.message,
+                bounded(&super::approval::wrap(&plain(&question.detail)))
+            )
+        };
+        let body = super::approval::for_dialog(body);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let handle = app.clone();
+        let shown = app.run_on_main_thread(move || {
+            let parent = handle
+                .get_webview_window("main")
+                .and_then(|w| w.gtk_window().ok());
+            let mut builder = gtk::MessageDialog::builder()
+                .message_type(gtk::MessageType::Warning)
+                .buttons(gtk::ButtonsType::None)
+                .modal(true)
+                .title(&question.title)
+                .text(&question.title)
+                .secondary_text(&body);
+            if let Some(parent) = &parent {
+                builder = builder.transient_for(parent);
+            }
+            let dialog = builder.build();
+            // Each button's first letter is its mnemonic (Alt+A for "Add server").
+            let mnemonic = |label: &str| format!("_{}", label.replace('_', "__"));
+            dialog.add_button(&mnemonic(&question.no), gtk::ResponseType::Cancel);
+            dialog.add_button(&mnemonic(&question.yes), gtk::ResponseType::Accept);
+            dialog.set_default_response(gtk::ResponseType::Cancel);
+            dialog.set_response_sensitive(gtk::ResponseType::Accept, false);
+            let weak = dialog.downgrade();
+            gtk::glib::timeout_add_local_once(super::approval::arming(), move || {
+                if let Some(d) = weak.upgrade() {
+                    d.set_response_sensitive(gtk::ResponseType::Accept, true);
+                }
+            });
+            let tx = std::cell::RefCell::new(Some(tx));
+            dialog.connect_response(move |d, response| {
+                if let Some(tx) = tx.borrow_mut().take() {
+                    let _ = tx.send(response == gtk::ResponseType::Accept);
+                }
+                // SAFETY: the dialog is ours and not borrowed elsewhere.
+                unsafe { d.destroy() };
+            });
+            dialog.show_all();
+        });
+        if shown.is_err() {
+            return false;
+        }
+        rx.await.unwrap_or(false)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        confirm(app, question).await
+    }
+}
+
 /// Untrusted text as a person must read it: controls and invisible formatting shown as
 /// `\uXXXX` (newlines kept).
 pub fn plain(text: &str) -> String {

@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::events::DecidedBy;
+use crate::tools::definition::DefinitionChange;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
 
 /// The version of the rules format this module reads and writes.
@@ -849,66 +850,18 @@ impl RulesHandler {
     }
 }
 
-impl ApprovalHandler for RulesHandler {
-    fn decide_now(&self, request: &ApprovalRequest) -> bool {
-        // Whatever a rule (or the lack of one) decides is decided now; only a call handed
-        // on to a person waits.
-        if request.details().change.is_some() {
-            if self.fallback.is_some() {
-                return false;
-            }
-        } else if self.fallback.is_some() {
-            let outcome = self.rules().decide_with(
-                request.server_name(),
-                request.tool_name(),
-                request.tool_args(),
-                &CallFacts::of(request),
-            );
-            if outcome.rule.is_none() {
-                // No rule: whatever comes after the rules (a grant) may still decide now.
-                return self
-                    .fallback
-                    .as_ref()
-                    .is_some_and(|fallback| fallback.decide_now(request));
-            }
-        }
-        drop(self.handle(request.clone()));
-        true
-    }
-
-    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
-        // A tool whose definition changed since a person accepted it: rules written for
-        // the tool as it was do not decide it; a person does, or nobody.
-        if let Some(change) = &request.details().change {
-            match &self.fallback {
-                Some(fallback) => return fallback.handle(request),
-                None => {
-                    let message = crate::tools::pins::refusal(
-                        request.server_name(),
-                        request.tool_name(),
-                        change,
-                    );
-                    request.decide_as(Decision::Reject, DecidedBy::Rule, Some(message));
-                    return Box::pin(std::future::ready(()));
-                }
-            }
-        }
-        // One snapshot of the rules: the index a decision names is into these very rules,
-        // even when the person saves others meanwhile.
-        let rules = self.rules();
-        let outcome = rules.decide_with(
-            request.server_name(),
-            request.tool_name(),
-            request.tool_args(),
-            &CallFacts::of(&request),
-        );
+impl RulesHandler {
+    /// Decide `request` as `outcome` of `rules` (one snapshot: the index a decision names is
+    /// into these very rules, even when the person saves others meanwhile). `false` when no
+    /// rule matched and a fallback (a grant, the person) is to decide.
+    fn decide_by(&self, request: &ApprovalRequest, rules: &Rules, outcome: RuleOutcome) -> bool {
         tracing::info!(rule = ?outcome.rule, "{}", outcome.message);
         let text = outcome
             .rule
             .and_then(|i| rules.rules().get(i))
             .map(Rule::text);
         match (text, &self.fallback, outcome.decision) {
-            (None, Some(fallback), _) => return fallback.handle(request),
+            (None, Some(_), _) => return false,
             (Some(rule), _, Decision::Accept) => {
                 request.decide_by_rule(Decision::Accept, rule, None)
             }
@@ -919,7 +872,63 @@ impl ApprovalHandler for RulesHandler {
                 request.decide_as(Decision::Reject, DecidedBy::Rule, Some(outcome.message))
             }
         }
-        Box::pin(std::future::ready(()))
+        true
+    }
+
+    /// A tool whose definition changed since a person accepted it: rules written for the
+    /// tool as it was do not decide it; a person does (`false`: hand it on), or nobody.
+    fn decide_changed(&self, request: &ApprovalRequest, change: &DefinitionChange) -> bool {
+        if self.fallback.is_some() {
+            return false;
+        }
+        let message =
+            crate::tools::pins::refusal(request.server_name(), request.tool_name(), change);
+        request.decide_as(Decision::Reject, DecidedBy::Rule, Some(message));
+        true
+    }
+}
+
+impl ApprovalHandler for RulesHandler {
+    fn decide_now(&self, request: &ApprovalRequest) -> bool {
+        // Whatever a rule (or the lack of one) decides is decided now; only a call handed
+        // on to a person waits. The rules are tried once.
+        if let Some(change) = &request.details().change {
+            return self.decide_changed(request, change);
+        }
+        let rules = self.rules();
+        let outcome = rules.decide_with(
+            request.server_name(),
+            request.tool_name(),
+            request.tool_args(),
+            &CallFacts::of(request),
+        );
+        if self.decide_by(request, &rules, outcome) {
+            return true;
+        }
+        // No rule: whatever comes after the rules (a grant) may still decide now.
+        self.fallback
+            .as_ref()
+            .is_some_and(|fallback| fallback.decide_now(request))
+    }
+
+    fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
+        let decided = match &request.details().change {
+            Some(change) => self.decide_changed(&request, change),
+            None => {
+                let rules = self.rules();
+                let outcome = rules.decide_with(
+                    request.server_name(),
+                    request.tool_name(),
+                    request.tool_args(),
+                    &CallFacts::of(&request),
+                );
+                self.decide_by(&request, &rules, outcome)
+            }
+        };
+        match (&self.fallback, decided) {
+            (Some(fallback), false) => fallback.handle(request),
+            _ => Box::pin(std::future::ready(())),
+        }
     }
 }
 

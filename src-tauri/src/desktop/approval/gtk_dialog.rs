@@ -36,7 +36,7 @@ const ARMING_MAX: Duration = Duration::from_secs(10);
 /// How long the decision buttons take no click or key: [`ARMING`], or longer when ipybox
 /// was started with `IPYBOX_APPROVAL_ARMING_MS` (a slower reader's choice; never shorter,
 /// and it comes from ipybox's own environment, which kernel code cannot change).
-fn arming() -> Duration {
+pub(in crate::desktop) fn arming() -> Duration {
     static CHOSEN: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *CHOSEN.get_or_init(|| {
         std::env::var("IPYBOX_APPROVAL_ARMING_MS")

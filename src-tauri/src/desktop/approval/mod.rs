@@ -30,6 +30,8 @@ use crate::events::DecidedBy;
 use crate::tools::grants::Grants;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
 
+#[cfg(target_os = "linux")]
+pub(super) use gtk_dialog::arming;
 pub(super) use text::{for_dialog, wrap};
 
 /// Asks the person about each request, the head of the queue in a dialog.
