@@ -253,24 +253,36 @@ test('a screenshot of the dialog over the notebook, for the docs', async () => {
   await app.until('the dialogs to close', () => !windowOpen(TITLE), 10000);
 });
 
+/** A session bus of the test's own (its address), ended by `stop`. */
+async function sessionBus() {
+  const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const address = await new Promise((resolve) => daemon.stdout.once('data', (d) => resolve(String(d).trim())));
+  return { address, stop: () => daemon.kill() };
+}
+
+/** The app on the bus at `address`, a call waiting in it while the person has turned to
+ *  another program (the window minimized) and its dialog up. */
+async function waitingWhileAway(address) {
+  const ws = fixtureWorkspace(tryCall('import time; time.sleep(2)', echo('while away')));
+  const app = await App.launch(['open', join(ws, 'test.ipynb')], { env: { DBUS_SESSION_BUS_ADDRESS: address } });
+  apps.push(app);
+  await app.ready();
+  await app.press(Keys.Shift, Keys.Enter);
+  const main = spawnSync('xdotool', ['search', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  spawnSync('xdotool', ['windowminimize', '--sync', main]);
+  dialogId();
+  return app;
+}
+
 test('a call that waits while the window is not in use raises a desktop notification', async () => {
   // A session bus of the test's own, watched: the app's Notify call on it is what a
   // notification service would show.
-  const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const address = await new Promise((resolve) => daemon.stdout.once('data', (d) => resolve(String(d).trim())));
-  const monitor = spawn('dbus-monitor', ['--address', address, "interface='org.freedesktop.Notifications'"], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const bus = await sessionBus();
+  const monitor = spawn('dbus-monitor', ['--address', bus.address, "interface='org.freedesktop.Notifications'"], { stdio: ['ignore', 'pipe', 'ignore'] });
   let seen = '';
   monitor.stdout.on('data', (d) => { seen += String(d); });
   try {
-    const ws = fixtureWorkspace(tryCall('import time; time.sleep(2)', echo('while away')));
-    const app = await App.launch(['open', join(ws, 'test.ipynb')], { env: { DBUS_SESSION_BUS_ADDRESS: address } });
-    apps.push(app);
-    await app.ready();
-    await app.press(Keys.Shift, Keys.Enter);
-    // The person turns to another program: the window is minimized.
-    const main = spawnSync('xdotool', ['search', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
-    spawnSync('xdotool', ['windowminimize', '--sync', main]);
-    dialogId();
+    const app = await waitingWhileAway(bus.address);
     await app.until('the Notify call', () => /member=Notify/.test(seen), 5000);
     assert.match(seen, /string "fx\.echo waits for your approval"/);
     assert.match(seen, /string "Asked by: Code in cell 1 of test\.ipynb"/);
@@ -278,27 +290,19 @@ test('a call that waits while the window is not in use raises a desktop notifica
     await settled(app, 0);
   } finally {
     monitor.kill();
-    daemon.kill();
+    bus.stop();
   }
 });
 
 test('clicking the notification brings the window forward with the waiting call in view (a real notification service, dunst)', async () => {
-  const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const address = await new Promise((resolve) => daemon.stdout.once('data', (d) => resolve(String(d).trim())));
+  const bus = await sessionBus();
   // A notification stays until clicked; a left click invokes its default action, as many
   // desktops do.
   const config = join(workspace(), 'dunstrc');
   writeFileSync(config, '[global]\n    mouse_left_click = do_action, close_current\n    geometry = "400x5-30+40"\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n');
-  const dunst = spawn('dunst', ['-config', config], { stdio: 'ignore', env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: address } });
+  const dunst = spawn('dunst', ['-config', config], { stdio: 'ignore', env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address } });
   try {
-    const ws = fixtureWorkspace(tryCall('import time; time.sleep(2)', echo('while away')));
-    const app = await App.launch(['open', join(ws, 'test.ipynb')], { env: { DBUS_SESSION_BUS_ADDRESS: address } });
-    apps.push(app);
-    await app.ready();
-    await app.press(Keys.Shift, Keys.Enter);
-    const main = spawnSync('xdotool', ['search', '--onlyvisible', '--name', '^(• )?ipybox — '], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
-    spawnSync('xdotool', ['windowminimize', '--sync', main]);
-    dialogId();
+    const app = await waitingWhileAway(bus.address);
     const found = spawnSync('timeout', ['10', 'xdotool', 'search', '--sync', '--onlyvisible', '--class', 'Dunst'], { encoding: 'utf8' });
     const bubble = found.stdout.trim().split('\n')[0];
     assert.ok(bubble, 'dunst shows the notification');
@@ -316,6 +320,6 @@ test('clicking the notification brings the window forward with the waiting call 
     await settled(app, 0);
   } finally {
     dunst.kill();
-    daemon.kill();
+    bus.stop();
   }
 });
