@@ -79,5 +79,11 @@ rm -rf "$context"
 mkdir -p "$context"
 cp packaging/container/Containerfile packaging/container/entrypoint.sh "$context/"
 cp "$binary" "$context/ipybox"
+# A TLS-inspecting proxy's authorities, which this machine trusts, for the build stage that
+# fetches from PyPI and npm (IPYBOX_BUILD_CA_DIR=/nonexistent: none).
+mkdir -p "$context/extra-ca"
+for ca in "${IPYBOX_BUILD_CA_DIR:-/usr/local/share/ca-certificates}"/*.crt; do
+  if [ -f "$ca" ]; then cp "$ca" "$context/extra-ca/"; fi
+done
 podman build --build-arg "BASE=$BASE" -t "$IMAGE" -f "$context/Containerfile" "$context"
 podman image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' "$IMAGE"

@@ -2,8 +2,10 @@
 
 Usage: client.py URL TOKEN. Waits for the server, then: a request without the token and one
 with a wrong token are refused with 401; initialize; tools/list has execute_ipython_cell;
-`print(6*7)` returns 42; the kernel writes from-kernel.txt into its working directory,
-/workspace; with IPYBOX_EXPECT_SANDBOX=1 the kernel cannot reach the network.
+`print(6*7)` returns 42; the kernel writes from-kernel.txt in its working directory,
+/workspace. With IPYBOX_EXPECT_SANDBOX=1 the kernel can neither see the server's process
+(whose environment holds the token) nor reach the network; without it, it sees the server's
+environment.
 Prints the timings as `name seconds` lines; exits non-zero on the first failure.
 """
 
@@ -126,16 +128,34 @@ is_error, text = execute(4, "open('from-kernel.txt', 'w').write('42'); import os
 if is_error or text.strip() != "/workspace":
     fail(f"the kernel's working directory is {text!r}, not /workspace")
 
-if os.environ.get("IPYBOX_EXPECT_SANDBOX") == "1":
+sandboxed = os.environ.get("IPYBOX_EXPECT_SANDBOX") == "1"
+# The server's environment holds the token: in its own PID namespace (and /proc) a
+# sandboxed kernel cannot see it; without the sandbox it can, as docs/container.md says.
+probe = (
+    "import os\n"
+    "seen = False\n"
+    "for p in filter(str.isdigit, os.listdir('/proc')):\n"
+    "    try:\n"
+    "        seen = seen or b'IPYBOX_MCP_TOKEN=' in open(f'/proc/{p}/environ', 'rb').read()\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "print('token visible' if seen else 'token hidden')\n"
+)
+is_error, text = execute(5, probe)
+expected = "token hidden" if sandboxed else "token visible"
+if is_error or text.strip() != expected:
+    fail(f"the kernel's view of the server's process: {text!r}, expected {expected!r}")
+
+if sandboxed:
     probe = (
         "import socket\n"
         "try:\n"
-        "    socket.create_connection(('1.1.1.1', 53), timeout=5)\n"
+        "    socket.create_connection(('pypi.org', 443), timeout=5)\n"
         "    print('network: open')\n"
         "except OSError:\n"
         "    print('network: closed')\n"
     )
-    is_error, text = execute(5, probe)
+    is_error, text = execute(6, probe)
     if is_error or text.strip() != "network: closed":
         fail(f"the sandboxed kernel reached the network: {text!r}")
 
