@@ -1,7 +1,8 @@
 """A small MCP client over Streamable HTTP (stdlib only) that checks the containerised ipybox.
 
 Usage: client.py URL TOKEN. Waits for the server, then: a request without the token and one
-with a wrong token are refused with 401; initialize; tools/list has execute_ipython_cell;
+with a wrong token are refused with 401, one for another host with 403 (one for
+IPYBOX_EXPECT_ALLOWED_HOST is answered); initialize; tools/list has execute_ipython_cell;
 `print(6*7)` returns 42; the kernel writes from-kernel.txt in its working directory,
 /workspace. With IPYBOX_EXPECT_SANDBOX=1 the kernel can neither see the server's process
 (whose environment holds the token) nor reach the network; without it, it sees the server's
@@ -25,12 +26,14 @@ def fail(why):
     sys.exit(1)
 
 
-def post(body, token=TOKEN, session=None, timeout=120):
+def post(body, token=TOKEN, session=None, timeout=120, host=None):
     """POST one JSON-RPC message; returns (status, headers, the JSON-RPC reply or None)."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
     }
+    if host:
+        headers["Host"] = host
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     if session:
@@ -80,6 +83,16 @@ if status != 401:
 status, _, _ = post(INITIALIZE, token="not-" + TOKEN)
 if status != 401:
     fail(f"a request with a wrong bearer token got {status}, not 401")
+
+# Against DNS rebinding, only loopback names and those allowed by IPYBOX_MCP_ALLOWED_HOSTS.
+status, _, _ = post(INITIALIZE, host="elsewhere.test")
+if status != 403:
+    fail(f"a request for the host elsewhere.test got {status}, not 403")
+allowed = os.environ.get("IPYBOX_EXPECT_ALLOWED_HOST")
+if allowed:
+    status, _, _ = post(INITIALIZE, host=allowed)
+    if status != 200:
+        fail(f"a request for the allowed host {allowed} got {status}, not 200")
 
 status, head, reply = post(INITIALIZE)
 if status != 200 or not reply or "result" not in reply:

@@ -5,9 +5,11 @@
 #     which flags make the sandbox work;
 #   - sandboxed (/proc unmasked) and then without the sandbox (IPYBOX_SANDBOX=0): from the
 #     host, over a published loopback port, a request without the token or with a wrong one
-#     gets 401; initialize, tools/list and execute_ipython_cell(`print(6*7)`) → 42 work; a
-#     file the kernel writes in /workspace shows up in the host's folder; the sandboxed
-#     kernel cannot reach the network.
+#     gets 401, one for another host name 403 (unless IPYBOX_MCP_ALLOWED_HOSTS names it:
+#     tried without the sandbox); initialize, tools/list and execute_ipython_cell with
+#     `print(6*7)` → 42 work; a file the kernel writes in /workspace shows up in the host's
+#     folder; the sandboxed kernel sees neither the server's process nor the network, the
+#     unsandboxed one sees the server's environment (client.py).
 # Prints how long each took. Usage: tests/container/run.sh [--build]  (--build runs
 # scripts/container.sh first). Exits non-zero on the first failure.
 set -euo pipefail
@@ -62,7 +64,7 @@ run() {
   # :U gives the workspace to the image's user (uid 1000), as docs/container.md says.
   podman run -d --name "$name" -p "127.0.0.1:$port:8000" -e IPYBOX_MCP_TOKEN="$token" \
     -v "$workspace:/workspace:U" "$@" "$IMAGE" >/dev/null
-  if ! IPYBOX_EXPECT_SANDBOX="$sandbox" python3 "$here/client.py" "http://127.0.0.1:$port/mcp" "$token"; then
+  if ! IPYBOX_EXPECT_SANDBOX="$sandbox" IPYBOX_EXPECT_ALLOWED_HOST="${allowed_host:-}" python3 "$here/client.py" "http://127.0.0.1:$port/mcp" "$token"; then
     echo "container log:" >&2
     podman logs "$name" 2>&1 | tail -n 40 >&2
     exit 1
@@ -76,5 +78,5 @@ run() {
 }
 
 run sandboxed 1 --security-opt 'unmask=/proc/*' --security-opt no-new-privileges
-run unsandboxed 0 -e IPYBOX_SANDBOX=0
+allowed_host=ipybox.test run unsandboxed 0 -e IPYBOX_SANDBOX=0 -e IPYBOX_MCP_ALLOWED_HOSTS=ipybox.test
 echo "container test: 2 passed, 0 failed"
