@@ -9,7 +9,8 @@
 #     tried without the sandbox); initialize, tools/list and execute_ipython_cell with
 #     `print(6*7)` → 42 work; a file the kernel writes in /workspace shows up in the host's
 #     folder; the sandboxed kernel sees neither the server's process nor the network, the
-#     unsandboxed one sees the server's environment (client.py).
+#     unsandboxed one sees the server's environment (client.py); a mounted rules file decides
+#     tool calls, and without one they are all rejected.
 # Prints how long each took. Usage: tests/container/run.sh [--build]  (--build runs
 # scripts/container.sh first). Exits non-zero on the first failure.
 set -euo pipefail
@@ -47,11 +48,11 @@ if out="$(podman run --rm -e IPYBOX_MCP_TOKEN="$token" "$IMAGE" 2>&1)"; then
 fi
 grep -q "unmask=/proc/\*" <<<"$out" || { echo "FAIL: unexpected refusal: $out" >&2; exit 1; }
 
-# run NAME EXPECT_SANDBOX PODMAN_OPTION…: a container on a free loopback port, checked by
-# client.py from the host.
+# run NAME EXPECT_SANDBOX APPROVAL PODMAN_OPTION…: a container on a free loopback port,
+# checked by client.py from the host; its log must say who approves tool calls (APPROVAL).
 run() {
-  local name="$1" sandbox="$2"
-  shift 2
+  local name="$1" sandbox="$2" approval="$3"
+  shift 3
   local port workspace
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   workspace="$(mktemp -d)"
@@ -69,6 +70,8 @@ run() {
     podman logs "$name" 2>&1 | tail -n 40 >&2
     exit 1
   fi
+  podman logs "$name" 2>&1 | grep -qF "MCP tool calls: $approval" ||
+    { echo "FAIL: the container did not choose \"$approval\" for tool calls:" >&2; podman logs "$name" 2>&1 | head -5 >&2; exit 1; }
   [ "$(cat "$workspace/from-kernel.txt" 2>/dev/null)" = 42 ] ||
     { echo "FAIL: the file the kernel wrote in /workspace is not in the volume on the host" >&2; exit 1; }
   local stopped
@@ -77,6 +80,10 @@ run() {
   echo "stop $(python3 -c "import time; print(f'{time.time() - $stopped:.2f}')")"
 }
 
-run sandboxed 1 --security-opt 'unmask=/proc/*' --security-opt no-new-privileges
-allowed_host=ipybox.test run unsandboxed 0 -e IPYBOX_SANDBOX=0 -e IPYBOX_MCP_ALLOWED_HOSTS=ipybox.test
+# A mounted rules file decides tool calls; without one, every call is rejected.
+run sandboxed 1 "rules (/etc/ipybox/approval-rules.json)" \
+  --security-opt 'unmask=/proc/*' --security-opt no-new-privileges \
+  -v "$root/examples/approval-rules.json:/etc/ipybox/approval-rules.json:ro"
+allowed_host=ipybox.test run unsandboxed 0 reject \
+  -e IPYBOX_SANDBOX=0 -e IPYBOX_MCP_ALLOWED_HOSTS=ipybox.test
 echo "container test: 2 passed, 0 failed"
