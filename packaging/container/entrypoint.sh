@@ -9,6 +9,8 @@
 #                     /etc/ipybox/approval-rules.json exists, or IPYBOX_APPROVAL_RULES names
 #                     a file), `reject` (the default otherwise) or `auto` (approve every call;
 #                     only when asked for by name).
+#   IPYBOX_MCP_ALLOWED_HOSTS  host names clients may reach the server by besides loopback
+#                     ones (read by ipybox itself).
 # Arguments are passed on to `ipybox mcp` (e.g. --max-sessions 2); --approval or --rules
 # among them replace the choice above.
 set -eu
@@ -21,7 +23,7 @@ die() {
 [ -n "${IPYBOX_MCP_TOKEN:-}" ] ||
   die "set IPYBOX_MCP_TOKEN to the bearer token clients must send (e.g. -e IPYBOX_MCP_TOKEN=\"\$(openssl rand -hex 32)\")"
 
-set -- --http "0.0.0.0:${IPYBOX_PORT:-8000}" --workspace /workspace "$@"
+set -- --http 0.0.0.0:8000 --workspace /workspace "$@"
 
 case "${IPYBOX_SANDBOX:-1}" in
   1 | yes | true)
