@@ -216,6 +216,18 @@ struct McpArgs {
     /// clients that cannot send one, such as the MCP conformance suite).
     #[arg(long, requires = "http")]
     no_auth: bool,
+    /// With --http: also answer requests addressed to HOST (a name, or HOST:PORT) — the name
+    /// clients reach the server by behind a proxy or in a container. Without it only
+    /// loopback names and the bound address are answered, against DNS rebinding; others get
+    /// 403. Repeatable; IPYBOX_MCP_ALLOWED_HOSTS takes a comma-separated list.
+    #[arg(
+        long = "allow-host",
+        value_name = "HOST",
+        requires = "http",
+        env = "IPYBOX_MCP_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    allow_hosts: Vec<String>,
     /// With --http: at most this many sessions (kernels) at once; one more is refused with
     /// an error saying so.
     #[arg(long, value_name = "N", requires = "http", default_value_t = ipybox::server::DEFAULT_MAX_SESSIONS,
@@ -896,6 +908,12 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
                 idle_timeout: (args.session_idle_timeout > 0)
                     .then(|| Duration::from_secs(args.session_idle_timeout)),
                 control: None,
+                allowed_hosts: args
+                    .allow_hosts
+                    .iter()
+                    .map(|h| h.trim().to_owned())
+                    .filter(|h| !h.is_empty())
+                    .collect(),
             };
             serve_http(config, listener, options, shutdown).await?;
         }

@@ -124,6 +124,10 @@ pub struct HttpOptions {
     pub idle_timeout: Option<Duration>,
     /// Ends sessions on request (an agent's tab closed in the window) once serving.
     pub control: Option<SessionControl>,
+    /// `Host` names answered besides loopback ones and the bound address (`name` or
+    /// `name:port`): those clients reach the server by through a proxy or a container's
+    /// published port.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// Ends the sessions of a running HTTP server from outside it: the app's window closes an
@@ -164,6 +168,7 @@ impl Default for HttpOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             idle_timeout: Some(DEFAULT_SESSION_IDLE_TIMEOUT),
             control: None,
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -1274,7 +1279,8 @@ fn origin_allowed(origin: &str, bound: std::net::IpAddr) -> bool {
 /// Serve Streamable HTTP at `http://<listener>/mcp` until `shutdown` resolves: a kernel per
 /// MCP session, at most `options.max_sessions`, each ended after `options.idle_timeout`
 /// without a tool call. Requests need `Authorization: Bearer <token>` (unless the token is
-/// `None`) and (against DNS rebinding) a loopback or the bound `Host` and `Origin`.
+/// `None`) and (against DNS rebinding) a loopback, the bound or an allowed `Host`, and a
+/// loopback or the bound `Origin`.
 pub async fn serve_http(
     config: McpServerConfig,
     listener: tokio::net::TcpListener,
@@ -1292,6 +1298,8 @@ pub async fn serve_http(
         http.allowed_hosts.push(addr.ip().to_string());
         http.allowed_hosts.push(addr.to_string());
     }
+    http.allowed_hosts
+        .extend(options.allowed_hosts.iter().cloned());
     let sessions = http.cancellation_token.clone();
     let mut manager = LocalSessionManager::default();
     // Idle sessions are ended by the pool, which counts a running tool call as activity;

@@ -291,6 +291,67 @@ asyncio.run(main())
     let _ = server.wait().await;
 }
 
+/// The status of an `initialize` POST to `/mcp` with the token and `Host: host`.
+fn initialize_status(port: u16, host: &str, token: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    write!(
+        conn,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = conn.read_to_string(&mut response);
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {response:?}"))
+}
+
+#[tokio::test]
+async fn http_answers_allowed_host_names_only() {
+    let ws = workspace();
+    let port = free_port();
+    let mut server = tokio::process::Command::new(ipybox_bin())
+        .args([
+            "mcp",
+            "--http",
+            &port.to_string(),
+            "--allow-host",
+            "ipybox.test",
+            "--workspace",
+        ])
+        .arg(ws.path())
+        .env("IPYBOX_MCP_TOKEN", "secret-token")
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(60), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    }));
+    assert_eq!(
+        initialize_status(port, "elsewhere.test", "secret-token"),
+        403,
+        "a name nobody allowed is refused, token or not (DNS rebinding)"
+    );
+    assert_eq!(
+        initialize_status(port, &format!("ipybox.test:{port}"), "secret-token"),
+        200,
+        "--allow-host names a host the server answers, on any port"
+    );
+    assert_eq!(
+        initialize_status(port, &format!("127.0.0.1:{port}"), "secret-token"),
+        200,
+        "loopback names are still answered"
+    );
+    let _ = server.start_kill();
+    let _ = server.wait().await;
+}
+
 /// A free port on 127.0.0.1.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
