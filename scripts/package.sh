@@ -7,7 +7,8 @@
 # rpmbuild; the desktop one is made by Tauri's bundler (`cargo tauri build`).
 #
 # Needs, besides what building ipybox needs (scripts/setup.sh): dpkg-deb (Debian), rpmbuild
-# (Debian package `rpm`), and tauri-cli, which is installed with cargo when missing.
+# (Debian package `rpm`, installed when missing) and tauri-cli (installed with cargo when
+# missing).
 # scripts/test-package.sh installs the result into a fresh Debian root and tries it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,6 +21,10 @@ RPM_ARCH="$(uname -m)"                    # x86_64, aarch64
 DIST="$PWD/dist"
 WORK="$PWD/target/packaging"
 SUMMARY="Run Python in IPython kernels, call MCP tools from code, approve every call"
+if ! command -v rpmbuild >/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends rpm
+fi
 rm -rf "$WORK"
 mkdir -p "$DIST" "$WORK"
 grep -q "<release version=\"$VERSION\"" packaging/ai.ipybox.desktop.metainfo.xml \

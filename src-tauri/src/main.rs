@@ -626,7 +626,9 @@ fn find_desktop_app(me: Option<&std::path::Path>, path: &std::ffi::OsStr) -> Opt
     let itself = me.and_then(|m| std::fs::canonicalize(m).ok());
     beside
         .into_iter()
-        .chain(std::env::split_paths(path))
+        // An empty or relative entry of PATH would mean the current folder: not a place to
+        // start a program from unasked.
+        .chain(std::env::split_paths(path).filter(|dir| dir.is_absolute()))
         .map(|dir| dir.join(DESKTOP_PROGRAM))
         .find(|candidate| {
             std::fs::metadata(candidate)
