@@ -66,7 +66,7 @@ Version: $VERSION
 Architecture: $DEB_ARCH
 Maintainer: ipybox developers <https://github.com/ipybox/ipybox/issues>
 Installed-Size: $(du -sk --exclude=DEBIAN "$WORK/ipybox" | cut -f1)
-Depends: libc6, python3 (>= 3.10), python3-venv, bubblewrap, socat, ripgrep, ca-certificates
+Depends: libc6, libgcc-s1, python3 (>= 3.10), python3-venv, bubblewrap, socat, ripgrep, ca-certificates
 Suggests: ipybox-desktop, npm
 Section: devel
 Priority: optional
