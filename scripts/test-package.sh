@@ -84,6 +84,14 @@ deb $MIRROR bookworm-updates main
 deb ${MIRROR%/debian}/debian-security bookworm-security main
 EOF
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# The certificate authorities this machine added (a TLS-inspecting proxy's, say) and its pip
+# settings, so that the root reaches PyPI as the machine does; ca-certificates, which the
+# ipybox package depends on, takes them in when it is installed.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$ROOT/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+fi
+if [ -f /etc/pip.conf ]; then cp /etc/pip.conf "$ROOT/etc/pip.conf"; fi
 mount -t proc proc "$ROOT/proc"
 mount --rbind /sys "$ROOT/sys" && mount --make-rslave "$ROOT/sys"
 mount --rbind /dev "$ROOT/dev" && mount --make-rslave "$ROOT/dev"
