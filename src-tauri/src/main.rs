@@ -529,7 +529,15 @@ fn command_line() -> Vec<std::ffi::OsString> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(command_line());
+    // As `ipybox open` when run as `ipybox-desktop`, given a link or a file:// URL, or a
+    // notebook or folder alone (what a file manager or the desktop entry passes).
+    let args = implied_open(command_line());
+    let cli = Cli::parse_from(&args);
+    // The headless build hands the window to the desktop app, before anything else starts.
+    #[cfg(not(feature = "desktop"))]
+    if matches!(cli.command, None | Some(Command::Open(_))) {
+        return hand_over_to_desktop(&args[1..]);
+    }
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::setup::become_subreaper();
     // Installs from before ipybox wrote its files 0600 in a 0700 directory are fixed here.
@@ -747,10 +755,127 @@ fn open(
     _args: Option<(SandboxArgs, GatewayArgs)>,
     _runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
+    unreachable!("the headless build hands `open` to the desktop app in main")
+}
+
+/// The program of the desktop app, installed by the `ipybox-desktop` package.
+#[cfg(any(test, not(feature = "desktop")))]
+const DESKTOP_PROGRAM: &str = "ipybox-desktop";
+
+/// `ipybox open` (or `ipybox` alone) in the headless build: the same command line, run by
+/// the desktop app when it is installed; otherwise a message saying how to install it.
+#[cfg(not(feature = "desktop"))]
+fn hand_over_to_desktop(args: &[std::ffi::OsString]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let me = std::env::current_exe().ok();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let Some(desktop) = find_desktop_app(me.as_deref(), &path) else {
+        eprintln!("{}", desktop_missing());
+        return ExitCode::from(4);
+    };
+    // Only returns when the program could not be started.
+    let e = std::process::Command::new(&desktop).args(args).exec();
     eprintln!(
-        "ipybox: this build has no desktop app (built without the `desktop` feature). Try `ipybox exec \"print('hello')\"` or `ipybox --help`."
+        "ipybox: cannot start the desktop app {}: {e}",
+        desktop.display()
     );
-    Ok(ExitCode::from(4))
+    ExitCode::from(4)
+}
+
+/// The desktop app: `ipybox-desktop` beside this program (`me`), else on `path`; never this
+/// program itself.
+#[cfg(any(test, not(feature = "desktop")))]
+fn find_desktop_app(me: Option<&std::path::Path>, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let beside = me.and_then(std::path::Path::parent).map(PathBuf::from);
+    let itself = me.and_then(|m| std::fs::canonicalize(m).ok());
+    beside
+        .into_iter()
+        // An empty or relative entry of PATH would mean the current folder: not a place to
+        // start a program from unasked.
+        .chain(std::env::split_paths(path).filter(|dir| dir.is_absolute()))
+        .map(|dir| dir.join(DESKTOP_PROGRAM))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                && std::fs::canonicalize(candidate).ok() != itself
+        })
+}
+
+/// What the headless build says when asked for a window it cannot open.
+#[cfg(any(test, not(feature = "desktop")))]
+fn desktop_missing() -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    format!(
+        "ipybox: the desktop app is not installed (this ipybox is the command line and MCP server). \
+         Install the ipybox-desktop package of the same version ({version}): \
+         `sudo apt install ./ipybox-desktop_{version}_amd64.deb` on Debian and Ubuntu, \
+         `sudo dnf install ./ipybox-desktop-{version}-1.x86_64.rpm` on Fedora (see docs/install.md). \
+         Without it, `ipybox exec \"print('hello')\"` runs code and `ipybox mcp` serves agents."
+    )
+}
+
+/// The command line with `open` put in where a file manager or the desktop entry
+/// (`Exec=ipybox-desktop %U`) gives a notebook or a folder alone, as a path or a `file://`
+/// URL. Anything else is left for clap, so that a mistyped command is still reported as one.
+fn implied_open(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let Some(first) = args.get(1) else {
+        return args;
+    };
+    let text = first.to_string_lossy();
+    let command = Cli::command();
+    let named = text.starts_with('-')
+        || text == "help"
+        || command
+            .get_subcommands()
+            .any(|c| c.get_name() == text || c.get_all_aliases().any(|a| a == text));
+    if named {
+        return args;
+    }
+    let path = match text.strip_prefix("file://") {
+        Some(rest) => match file_url_path(rest) {
+            Some(p) => p,
+            None => return args,
+        },
+        None => PathBuf::from(first),
+    };
+    let is_notebook = path.extension().is_some_and(|e| e == "ipynb");
+    if is_notebook || path.is_dir() {
+        args[1] = path.into_os_string();
+        args.insert(1, "open".into());
+    }
+    args
+}
+
+/// The local path of a `file://` URL (given without its scheme), percent-decoded; `None` for
+/// another host's file.
+fn file_url_path(rest: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let raw = rest.as_bytes();
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let hex = raw
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (raw[i], hex) {
+            (b'%', Some(b)) => {
+                bytes.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                bytes.push(b);
+                i += 1;
+            }
+        }
+    }
+    Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
 }
 
 fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
@@ -1426,13 +1551,104 @@ fn for_terminal(text: &str) -> String {
     out
 }
 
-#[cfg(all(test, feature = "desktop"))]
+#[cfg(test)]
 mod tests {
-    use super::local_path;
-    use std::path::PathBuf;
+    use super::*;
+    use std::ffi::OsString;
+
+    fn args(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
 
     #[test]
+    fn a_notebook_or_folder_alone_is_opened() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let folder = dir.path().to_str().expect("utf-8 path");
+        assert_eq!(
+            implied_open(args(&["ipybox-desktop", folder])),
+            args(&["ipybox-desktop", "open", folder]),
+            "a folder from a file manager is a workspace to open"
+        );
+        assert_eq!(
+            implied_open(args(&["ipybox-desktop", "/no/such/dir/a b.ipynb"])),
+            args(&["ipybox-desktop", "open", "/no/such/dir/a b.ipynb"]),
+            "a notebook opens even when it does not exist yet"
+        );
+        assert_eq!(
+            implied_open(args(&["ipybox-desktop", "file:///tmp/a%20b%C3%A9.ipynb"])),
+            args(&["ipybox-desktop", "open", "/tmp/a bé.ipynb"]),
+            "a file:// URL (the desktop entry's %U) is percent-decoded to its path"
+        );
+    }
+
+    #[test]
+    fn commands_flags_and_typos_are_left_to_clap() {
+        for words in [
+            &["ipybox"][..],
+            &["ipybox", "exec", "print(1)"],
+            &["ipybox", "--version"],
+            &["ipybox", "help"],
+            &["ipybox", "exce", "print(1)"],
+            &["ipybox", "file://otherhost/x.ipynb"],
+            &["ipybox", "ipybox://open?x"],
+        ] {
+            assert_eq!(
+                implied_open(args(words)),
+                args(words),
+                "{words:?} is not a path to open"
+            );
+        }
+    }
+
+    #[test]
+    fn the_desktop_app_is_found_beside_then_on_path_never_itself() {
+        use std::os::unix::fs::PermissionsExt;
+        let make = |dir: &std::path::Path, name: &str| {
+            let file = dir.join(name);
+            std::fs::write(&file, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            file
+        };
+        let bin = tempfile::tempdir().expect("tempdir");
+        let other = tempfile::tempdir().expect("tempdir");
+        let me = make(bin.path(), "ipybox");
+        let path = std::env::join_paths([other.path()]).expect("PATH");
+        assert_eq!(
+            find_desktop_app(Some(&me), &path),
+            None,
+            "nothing installed: nothing found"
+        );
+        let on_path = make(other.path(), DESKTOP_PROGRAM);
+        assert_eq!(find_desktop_app(Some(&me), &path), Some(on_path));
+        let beside = make(bin.path(), DESKTOP_PROGRAM);
+        assert_eq!(
+            find_desktop_app(Some(&me), &path),
+            Some(beside.clone()),
+            "the app installed beside this ipybox comes first"
+        );
+        assert_eq!(
+            find_desktop_app(Some(&beside), &OsString::new()),
+            None,
+            "a program named ipybox-desktop never hands over to itself"
+        );
+    }
+
+    #[test]
+    fn the_missing_app_message_says_how_to_install_it() {
+        let text = desktop_missing();
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(
+            text.contains(&format!("apt install ./ipybox-desktop_{version}_amd64.deb"))
+                && text.contains("dnf install")
+                && text.contains("ipybox exec"),
+            "the message names the package, the command to install it and what works without it: {text}"
+        );
+    }
+
+    #[cfg(feature = "desktop")]
+    #[test]
     fn a_file_url_from_a_file_manager_is_a_local_path() {
+        use std::path::PathBuf;
         let path = |s: &str| local_path(PathBuf::from(s)).map_err(|e| e.to_string());
         assert_eq!(
             path("file:///home/me/My%20Notes/a.ipynb"),

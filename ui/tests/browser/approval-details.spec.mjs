@@ -245,11 +245,18 @@ describe('a rule being written', () => {
     await page.click('#edit-rules-json');
     await page.fill('#rules-json', JSON.stringify({ version: 1, rules: [{ server: 'github', tool: '*', decision: 'allow' }, { server: 'weather', tool: 'forecast', decision: 'allow' }, { server: 'nothing', tool: 'here', decision: 'reject' }] }));
     await page.waitForSelector('#rules-json-matches:not([hidden]) .rules-match[data-rule="2"]');
-    assert.deepEqual(await page.locator('#rules-json-matches .rules-match').allTextContents(), [
+    const heads = await page.locator('#rules-json-matches .rules-match').evaluateAll((items) => items.map((li) => `${li.querySelector('.rules-match-rule').textContent}${li.querySelector('.rules-match-count').textContent}`));
+    assert.deepEqual(heads, [
       'Rule 1, Always allow every tool of github: would have decided 32 of the last 100 calls',
       'Rule 2, Always allow weather.forecast: would have decided 17 of the last 100 calls',
       'Rule 3, Always reject nothing.here: would have decided none of the last 100 calls',
     ]);
+    // Each rule names the latest calls it would have decided, the rest counted.
+    const first = page.locator('#rules-json-matches .rules-match[data-rule="0"]');
+    assert.equal(await first.locator('.rules-match-call').count(), 5);
+    assert.match(await first.locator('.rules-match-call').first().textContent(), /^\S+ github\.\S+ .* — .* — \w+/);
+    assert.equal(await first.locator('.rules-match-more').textContent(), 'and 27 earlier');
+    assert.equal(await page.locator('#rules-json-matches .rules-match[data-rule="2"] .rules-match-call').count(), 0);
     const asked = await calls(page, 'rule_matches');
     assert.deepEqual(asked.at(-1), { rule: { server: 'nothing', tool: 'here', decision: 'reject' } });
     // Half-typed JSON keeps the last answer; a rule without a tool says so.

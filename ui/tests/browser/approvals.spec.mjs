@@ -139,6 +139,20 @@ describe('pending requests', () => {
     await close();
   });
 
+  it('"Always allow this tool" cancelled in its native confirmation adds nothing and the call still waits', async () => {
+    const { page, errors, close } = await app({ dialog: 'cancel' });
+    await request(page, { id: 43, server: 'weather', tool: 'forecast' });
+    await page.waitForFunction(() => document.querySelectorAll('#rule-list .rule').length > 0);
+    const rulesBefore = await page.locator('#rule-list .rule').allTextContents();
+    await page.click('.approval-request[data-request-id="43"] .always-allow');
+    await page.waitForFunction(() => document.querySelector('#approvals-status, .approvals-status')?.textContent.includes('No rule was added'));
+    assert.equal(await page.locator('.approval-request[data-request-id="43"]').getAttribute('data-state'), 'waiting');
+    assert.deepEqual(await page.locator('#rule-list .rule').allTextContents(), rulesBefore);
+    assert.equal((await calls(page, 'add_approval_rule')).length, 1, 'asked once, and the person said no');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('the toolbar button opens and closes the panel; the tabs switch', async () => {
     const { page, close } = await app();
     await page.click('#toggle-approvals');

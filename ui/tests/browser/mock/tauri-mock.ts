@@ -609,16 +609,23 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     case 'set_approval_rules': {
       const problem = checkRules(args.rules);
       if (problem) throw { code: 'InvalidConfig', message: `approval rules ${workspace}/.ipybox/approval-rules.json: ${problem}` };
+      // Rules that allow more are confirmed natively first: the mock's dialog answers.
+      const before = JSON.stringify(isRecord(rules) && Array.isArray(rules.rules) ? rules.rules : []);
+      const next = isRecord(args.rules) && Array.isArray(args.rules.rules) ? args.rules.rules : [];
+      const widens = next.some((r) => isRecord(r) && r.decision === 'allow' && !before.includes(JSON.stringify(r)));
+      if (widens && config.dialog === 'cancel') return { handled: true, value: false };
       rules = toJson(args.rules);
-      return { handled: true, value: null };
+      return { handled: true, value: true };
     }
     case 'add_approval_rule': {
       const problem = checkRules({ version: 1, rules: [args.rule] });
       if (problem) throw { code: 'InvalidConfig', message: problem };
+      // An allow rule is confirmed natively first: the mock's dialog answers.
+      if (isRecord(args.rule) && args.rule.decision === 'allow' && config.dialog === 'cancel') return { handled: true, value: false };
       const current = isRecord(rules) && Array.isArray(rules.rules) ? rules.rules : [];
       rules = { version: 1, rules: [toJson(args.rule), ...current] };
       if (typeof args.decideId === 'number' && isRecord(args.rule)) decidePending(args.decideId, args.rule.decision === 'allow' ? 'accept' : 'reject', 'rule');
-      return { handled: true, value: null };
+      return { handled: true, value: true };
     }
     case 'audit_log':
       return { handled: true, value: JSON.parse(JSON.stringify(audit)) as unknown };
@@ -628,11 +635,11 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
       if (!isRecord(rule) || typeof rule.server !== 'string' || typeof rule.tool !== 'string') throw { code: 'InvalidConfig', message: 'a rule needs "server" and "tool"' };
       const { server, tool } = rule;
       const from = Math.max(0, audit.length - 100);
-      const ids: number[] = [];
+      const matched: Json[] = [];
       audit.forEach((e, i) => {
-        if (i >= from && isRecord(e) && typeof e.server === 'string' && typeof e.tool === 'string' && globMatch(server, e.server) && globMatch(tool, e.tool)) ids.push(i);
+        if (i >= from && isRecord(e) && typeof e.server === 'string' && typeof e.tool === 'string' && globMatch(server, e.server) && globMatch(tool, e.tool)) matched.push(e);
       });
-      return { handled: true, value: ids };
+      return { handled: true, value: JSON.parse(JSON.stringify(matched)) as unknown };
     }
     case 'approval_grants':
       if (grants === false) return { handled: false };
