@@ -590,6 +590,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// Where the app opens when it is given nothing: the current folder, unless that is the
+/// user's home folder (a start from the applications menu, whose programs run there): then
+/// the workspace used last, else `~/ipybox-workspace` — never the whole home folder, where
+/// the kernel would write `mcptools/` and list every notebook of the user.
+#[cfg(feature = "desktop")]
+fn workspace_for_nothing(
+    cwd: PathBuf,
+    user_home: Option<&std::path::Path>,
+    last: Option<PathBuf>,
+) -> PathBuf {
+    if user_home != Some(cwd.as_path()) {
+        return cwd;
+    }
+    last.unwrap_or_else(|| cwd.join("ipybox-workspace"))
+}
+
 /// The desktop app on `paths` (default: the current folder), or the app already running
 /// there brought forward.
 #[cfg(feature = "desktop")]
@@ -613,13 +629,23 @@ fn open(
             }
         }
     }
+    let home = ipybox::setup::ipybox_home().ok();
     let given = match paths.pop() {
         Some(p) => p,
-        None => std::env::current_dir().context("the current folder")?,
+        None => {
+            let cwd = std::env::current_dir().context("the current folder")?;
+            let last = home
+                .as_ref()
+                .and_then(|h| Recent::new(h).list().first().cloned())
+                .filter(|p| p.is_dir());
+            let chosen = workspace_for_nothing(cwd, dirs::home_dir().as_deref(), last);
+            std::fs::create_dir_all(&chosen)
+                .with_context(|| format!("creating {}", chosen.display()))?;
+            chosen
+        }
     };
     // The engine and the instance socket spawn tasks: everything runs inside the runtime.
     let _inside = runtime.enter();
-    let home = ipybox::setup::ipybox_home().ok();
     let link = given
         .to_str()
         .filter(|s| {
@@ -1642,6 +1668,28 @@ mod tests {
                 && text.contains("dnf install")
                 && text.contains("ipybox exec"),
             "the message names the package, the command to install it and what works without it: {text}"
+        );
+    }
+
+    #[cfg(feature = "desktop")]
+    #[test]
+    fn started_from_the_menu_it_opens_the_last_workspace_never_the_home_folder() {
+        use std::path::PathBuf;
+        let home = PathBuf::from("/home/ana");
+        let last = Some(PathBuf::from("/home/ana/projects/weather"));
+        assert_eq!(
+            workspace_for_nothing(PathBuf::from("/home/ana/proj"), Some(&home), last.clone()),
+            PathBuf::from("/home/ana/proj"),
+            "`ipybox` in a folder opens that folder"
+        );
+        assert_eq!(
+            workspace_for_nothing(home.clone(), Some(&home), last.clone()),
+            PathBuf::from("/home/ana/projects/weather")
+        );
+        assert_eq!(
+            workspace_for_nothing(home.clone(), Some(&home), None),
+            PathBuf::from("/home/ana/ipybox-workspace"),
+            "the first start from the menu gets a workspace of its own"
         );
     }
 
