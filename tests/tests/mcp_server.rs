@@ -182,18 +182,11 @@ async fn install_package_then_import_it() {
     c.cancel().await.unwrap();
 }
 
-/// The status of a bare POST to `/mcp` with `Origin: origin` (and no token).
-fn post_status(port: u16, origin: Option<&str>) -> u16 {
+/// The status the server at `port` answers `request` (a whole HTTP/1.1 request) with.
+fn status_of(port: u16, request: &str) -> u16 {
     use std::io::{Read, Write};
     let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let origin = origin
-        .map(|o| format!("Origin: {o}\r\n"))
-        .unwrap_or_default();
-    write!(
-        conn,
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{origin}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
-    )
-    .unwrap();
+    conn.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     let _ = conn.read_to_string(&mut response);
     response
@@ -201,6 +194,19 @@ fn post_status(port: u16, origin: Option<&str>) -> u16 {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no status in {response:?}"))
+}
+
+/// The status of a bare POST to `/mcp` with `Origin: origin` (and no token).
+fn post_status(port: u16, origin: Option<&str>) -> u16 {
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    status_of(
+        port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{origin}Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+        ),
+    )
 }
 
 #[tokio::test]
@@ -293,22 +299,14 @@ asyncio.run(main())
 
 /// The status of an `initialize` POST to `/mcp` with the token and `Host: host`.
 fn initialize_status(port: u16, host: &str, token: &str) -> u16 {
-    use std::io::{Read, Write};
-    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    write!(
-        conn,
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    status_of(
+        port,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
     )
-    .unwrap();
-    let mut response = String::new();
-    let _ = conn.read_to_string(&mut response);
-    response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status in {response:?}"))
 }
 
 #[tokio::test]
