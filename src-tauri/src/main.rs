@@ -509,29 +509,10 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     Ok((k.to_owned(), v.to_owned()))
 }
 
-/// The command line, as `ipybox open` when ipybox runs as `ipybox-desktop` (the desktop
-/// entry's `Exec=ipybox-desktop %U`) or is given a link or a `file://` URL alone.
-fn command_line() -> Vec<std::ffi::OsString> {
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let as_desktop = args.first().is_some_and(|a| {
-        std::path::Path::new(a)
-            .file_name()
-            .is_some_and(|n| n == "ipybox-desktop")
-    });
-    let a_url = args.get(1).and_then(|a| a.to_str()).is_some_and(|a| {
-        let lower = a.get(..7).map(str::to_ascii_lowercase);
-        matches!(lower.as_deref(), Some("ipybox:" | "file://"))
-    });
-    if (as_desktop && args.get(1).is_none_or(|a| a != "open")) || a_url {
-        args.insert(1, "open".into());
-    }
-    args
-}
-
 fn main() -> ExitCode {
     // As `ipybox open` when run as `ipybox-desktop`, given a link or a file:// URL, or a
     // notebook or folder alone (what a file manager or the desktop entry passes).
-    let args = implied_open(command_line());
+    let args = implied_open(std::env::args_os().collect());
     let cli = Cli::parse_from(&args);
     // The headless build hands the window to the desktop app, before anything else starts.
     #[cfg(not(feature = "desktop"))]
@@ -736,43 +717,10 @@ fn open(
 /// `path` as a local path: a `file://` URL (what a file manager passes for `%U`) decoded.
 #[cfg(feature = "desktop")]
 fn local_path(path: PathBuf) -> anyhow::Result<PathBuf> {
-    let Some(text) = path.to_str() else {
-        return Ok(path);
-    };
-    let Some(rest) = text
-        .get(..7)
-        .filter(|p| p.eq_ignore_ascii_case("file://"))
-        .map(|_| &text[7..])
-    else {
-        return Ok(path);
-    };
-    // `file:///p` and `file://localhost/p` name this computer; another host is not a file here.
-    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-    if !rest.starts_with('/') {
-        bail!("{text} is a file on another computer");
+    match path.to_str().and_then(file_url_path) {
+        Some(decoded) => decoded,
+        None => Ok(path),
     }
-    let bytes = rest.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match hex {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    use std::os::unix::ffi::OsStringExt;
-    Ok(PathBuf::from(std::ffi::OsString::from_vec(out)))
 }
 
 #[cfg(not(feature = "desktop"))]
@@ -785,7 +733,6 @@ fn open(
 }
 
 /// The program of the desktop app, installed by the `ipybox-desktop` package.
-#[cfg(any(test, not(feature = "desktop")))]
 const DESKTOP_PROGRAM: &str = "ipybox-desktop";
 
 /// `ipybox open` (or `ipybox` alone) in the headless build: the same command line, run by
@@ -841,46 +788,57 @@ fn desktop_missing() -> String {
     )
 }
 
-/// The command line with `open` put in where a file manager or the desktop entry
-/// (`Exec=ipybox-desktop %U`) gives a notebook or a folder alone, as a path or a `file://`
-/// URL. Anything else is left for clap, so that a mistyped command is still reported as one.
+/// The command line with `open` put in where it is implied: ipybox run as `ipybox-desktop`
+/// (the desktop entry's `Exec=ipybox-desktop %U`), an `ipybox:` link or a `file://` URL
+/// (decoded by `open`), or a notebook or a folder alone. Anything else is left for clap, so
+/// that a mistyped command is still reported as one.
 fn implied_open(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     use clap::CommandFactory;
+    let as_desktop = args.first().is_some_and(|a| {
+        std::path::Path::new(a)
+            .file_name()
+            .is_some_and(|n| n == DESKTOP_PROGRAM)
+    });
     let Some(first) = args.get(1) else {
+        if as_desktop {
+            args.push("open".into());
+        }
         return args;
     };
     let text = first.to_string_lossy();
-    let command = Cli::command();
+    let a_url = text
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("file://") || p.eq_ignore_ascii_case("ipybox:"));
     let named = text.starts_with('-')
         || text == "help"
-        || command
+        || Cli::command()
             .get_subcommands()
             .any(|c| c.get_name() == text || c.get_all_aliases().any(|a| a == text));
-    if named {
-        return args;
-    }
-    let path = match text.strip_prefix("file://") {
-        Some(rest) => match file_url_path(rest) {
-            Some(p) => p,
-            None => return args,
-        },
-        None => PathBuf::from(first),
+    let path = PathBuf::from(first);
+    let opened = if a_url || (as_desktop && text != "open") {
+        true
+    } else {
+        !named && (path.extension().is_some_and(|e| e == "ipynb") || path.is_dir())
     };
-    let is_notebook = path.extension().is_some_and(|e| e == "ipynb");
-    if is_notebook || path.is_dir() {
-        args[1] = path.into_os_string();
+    if opened {
         args.insert(1, "open".into());
     }
     args
 }
 
-/// The local path of a `file://` URL (given without its scheme), percent-decoded; `None` for
-/// another host's file.
-fn file_url_path(rest: &str) -> Option<PathBuf> {
+/// The local path of a `file://` URL (`None` for anything else), percent-decoded; an error for
+/// another computer's file.
+#[cfg(feature = "desktop")]
+fn file_url_path(text: &str) -> Option<anyhow::Result<PathBuf>> {
     use std::os::unix::ffi::OsStringExt;
+    let rest = text
+        .get(..7)
+        .filter(|p| p.eq_ignore_ascii_case("file://"))
+        .map(|_| &text[7..])?;
+    // `file:///p` and `file://localhost/p` name this computer; another host is not a file here.
     let rest = rest.strip_prefix("localhost").unwrap_or(rest);
     if !rest.starts_with('/') {
-        return None;
+        return Some(Err(anyhow::anyhow!("{text} is a file on another computer")));
     }
     let raw = rest.as_bytes();
     let mut bytes = Vec::with_capacity(raw.len());
@@ -901,7 +859,7 @@ fn file_url_path(rest: &str) -> Option<PathBuf> {
             }
         }
     }
-    Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+    Some(Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes))))
 }
 
 fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
@@ -1600,11 +1558,21 @@ mod tests {
             args(&["ipybox-desktop", "open", "/no/such/dir/a b.ipynb"]),
             "a notebook opens even when it does not exist yet"
         );
-        assert_eq!(
-            implied_open(args(&["ipybox-desktop", "file:///tmp/a%20b%C3%A9.ipynb"])),
-            args(&["ipybox-desktop", "open", "/tmp/a bé.ipynb"]),
-            "a file:// URL (the desktop entry's %U) is percent-decoded to its path"
-        );
+        for words in [
+            &["ipybox-desktop", "file:///tmp/a%20b%C3%A9.ipynb"][..],
+            &["ipybox", "FILE://otherhost/x.ipynb"],
+            &["ipybox", "ipybox://add-server?x"],
+            &["ipybox-desktop"],
+            &["/usr/bin/ipybox-desktop", "exec"],
+        ] {
+            let mut opened = args(words);
+            opened.insert(1, "open".into());
+            assert_eq!(
+                implied_open(args(words)),
+                opened,
+                "{words:?}: the desktop app, a link and a file:// URL (decoded by `open`) open"
+            );
+        }
     }
 
     #[test]
@@ -1615,8 +1583,7 @@ mod tests {
             &["ipybox", "--version"],
             &["ipybox", "help"],
             &["ipybox", "exce", "print(1)"],
-            &["ipybox", "file://otherhost/x.ipynb"],
-            &["ipybox", "ipybox://open?x"],
+            &["ipybox", "ipybox-desktop"],
         ] {
             assert_eq!(
                 implied_open(args(words)),
@@ -1707,6 +1674,11 @@ mod tests {
             Ok(PathBuf::from("/tmp/x.ipynb"))
         );
         assert_eq!(path("/tmp/plain"), Ok(PathBuf::from("/tmp/plain")));
+        assert_eq!(
+            path("File:///tmp/a%20b%C3%A9%zz.ipynb"),
+            Ok(PathBuf::from("/tmp/a bé%zz.ipynb")),
+            "the scheme in any case; a % that starts no escape is kept"
+        );
         assert!(
             path("file://server/share/a.ipynb").is_err(),
             "a file of another computer is not opened as a local one"
