@@ -44,11 +44,53 @@ pub fn neutral_dir() -> &'static Path {
     })
 }
 
-/// A command for a program ipybox runs on the host on its own behalf, in [`neutral_dir`].
+/// A command for a program ipybox runs on the host on its own behalf, in [`neutral_dir`],
+/// inheriting no descriptor beyond its stdio.
 pub fn host_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut cmd = Command::new(program);
     cmd.current_dir(neutral_dir());
+    // SAFETY: the hook only calls async-signal-safe functions.
+    unsafe {
+        cmd.pre_exec(|| {
+            inherit_only_stdio();
+            Ok(())
+        });
+    }
     cmd
+}
+
+/// Between fork and exec: only stdin, stdout and stderr reach the program, every other
+/// descriptor is closed when it starts (close-on-exec, so the standard library's own pipe
+/// still reports a failed exec). Descriptors libraries open without close-on-exec — a GLib
+/// or D-Bus pipe the UI thread reads — would otherwise live as long as the child does, and a
+/// read waiting for their end would wait for it.
+///
+/// # Safety
+/// Call only between fork and exec; it calls only async-signal-safe functions (close_range,
+/// getrlimit, fcntl).
+unsafe fn inherit_only_stdio() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: async-signal-safe system calls on the child's own descriptors.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) != 0
+        {
+            // Linux before 5.11: one descriptor at a time, up to the limit.
+            let mut rlimit: libc::rlimit = std::mem::zeroed();
+            let limit = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rlimit) == 0 {
+                rlimit.rlim_cur.min(1 << 16) as libc::c_int
+            } else {
+                1024
+            };
+            for fd in 3..limit {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 fn spawner() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
@@ -81,7 +123,7 @@ fn on_spawner<T: Send + 'static>(
 
 /// What a supervised child does between fork and exec: lead a new process group, get
 /// `death_signal` when ipybox dies (Linux; elsewhere a child can outlive a killed ipybox),
-/// inherit no descriptor beyond its stdio (Linux), and exit at once if ipybox died before
+/// inherit no descriptor beyond its stdio ([`inherit_only_stdio`]), and exit at once if ipybox died before
 /// that was set up.
 fn supervision(death_signal: i32) -> impl FnMut() -> io::Result<()> + Send + Sync + 'static {
     let parent = std::process::id() as libc::pid_t;
@@ -105,30 +147,7 @@ fn supervision(death_signal: i32) -> impl FnMut() -> io::Result<()> + Send + Syn
             }
             #[cfg(not(target_os = "linux"))]
             let _ = death_signal;
-            // Only stdin, stdout and stderr reach the program: every other descriptor is
-            // closed when it starts (close-on-exec, so the standard library's own pipe still
-            // reports a failed exec). Descriptors libraries open without close-on-exec — a
-            // GLib or D-Bus pipe the UI thread reads — would otherwise live as long as the
-            // gateway and its kernels do.
-            #[cfg(target_os = "linux")]
-            if libc::syscall(
-                libc::SYS_close_range,
-                3u32,
-                u32::MAX,
-                libc::CLOSE_RANGE_CLOEXEC,
-            ) != 0
-            {
-                // Linux before 5.11: one descriptor at a time, up to the limit.
-                let mut rlimit: libc::rlimit = std::mem::zeroed();
-                let limit = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rlimit) == 0 {
-                    rlimit.rlim_cur.min(1 << 16) as libc::c_int
-                } else {
-                    1024
-                };
-                for fd in 3..limit {
-                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                }
-            }
+            inherit_only_stdio();
             // ipybox may have died between fork and prctl.
             if libc::getppid() != parent {
                 libc::_exit(1);
@@ -393,28 +412,41 @@ mod tests {
     /// does not reach a child: a Kernel Gateway that inherits the write end of a pipe the
     /// UI thread reads keeps that read waiting for as long as the gateway lives.
     #[test]
-    fn a_supervised_child_inherits_no_descriptor_beyond_its_stdio() {
+    fn no_child_inherits_a_descriptor_beyond_its_stdio() {
         let mut fds = [0; 2];
         // SAFETY: a fresh pipe, both ends closed below.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let probe = |fd: i32| {
-            let mut cmd = Command::new("sh");
+        let probe = |fd: i32, supervised: bool| {
+            let mut cmd = host_command("sh");
             cmd.arg("-c")
                 .arg(format!(
                     "[ -e /proc/self/fd/{fd} ] && echo open || echo closed"
                 ))
                 .stdout(std::process::Stdio::piped());
-            let child = spawn_supervised(cmd, libc::SIGKILL).expect("spawn sh");
-            let out = child.wait_with_output().expect("wait");
+            let child = if supervised {
+                spawn_supervised(cmd, libc::SIGKILL)
+            } else {
+                cmd.spawn()
+            };
+            let out = child.expect("spawn sh").wait_with_output().expect("wait");
             String::from_utf8_lossy(&out.stdout).trim().to_owned()
         };
-        let (read, write) = (probe(fds[0]), probe(fds[1]));
+        // A long-lived child (the gateway) and a helper ipybox runs briefly (pip, uv, npm).
+        let seen: Vec<String> = [
+            (fds[0], true),
+            (fds[1], true),
+            (fds[0], false),
+            (fds[1], false),
+        ]
+        .into_iter()
+        .map(|(fd, supervised)| probe(fd, supervised))
+        .collect();
         // SAFETY: closing the pipe opened above.
         unsafe {
             libc::close(fds[0]);
             libc::close(fds[1]);
         }
-        assert_eq!((read.as_str(), write.as_str()), ("closed", "closed"));
+        assert_eq!(seen, ["closed"; 4]);
     }
 
     #[test]
