@@ -176,7 +176,9 @@ pub fn run(
         })
         .setup(move |app| {
             // The kernel starts first; the window draws while it does.
+            tracing::debug!("the app is set up");
             app.state::<Desktop>().begin(app.handle(), target);
+            tracing::debug!("the session has begun");
             arrival::listen(app.handle(), receiver, first);
             // SIGTERM and SIGINT end the app as closing it does: kernels stop, and the
             // agents' link socket and its secret are removed.
@@ -195,11 +197,14 @@ pub fn run(
                 }
                 handle.exit(0);
             });
+            let start = app.state::<Desktop>().start_script();
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
+                .initialization_script(&start)
                 .title(title)
                 .inner_size(1280.0, 800.0)
                 .min_inner_size(900.0, 600.0)
                 .build()?;
+            tracing::debug!("the window is built");
             Ok(())
         })
         .build(tauri::generate_context!())?;

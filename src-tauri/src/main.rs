@@ -521,10 +521,6 @@ fn main() -> ExitCode {
     }
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::setup::become_subreaper();
-    // Installs from before ipybox wrote its files 0600 in a 0700 directory are fixed here.
-    if let Ok(home) = ipybox::setup::ipybox_home() {
-        ipybox::setup::protect_data_dir(&home);
-    }
     let log = match &cli.command {
         Some(Command::Mcp(args)) => args.log_filter().unwrap_or(&cli.log),
         _ => &cli.log,
@@ -542,9 +538,15 @@ fn main() -> ExitCode {
                 && std::env::var_os("NO_COLOR").is_none(),
         )
         .init();
+    tracing::debug!("ipybox started");
     #[cfg(feature = "desktop")]
     if matches!(cli.command, None | Some(Command::Open(_))) {
         ipybox::app::prepare_environment();
+    }
+    // Installs from before ipybox wrote its files 0600 in a 0700 directory are fixed here,
+    // beside the start (a walk of the data directory; what ipybox writes now is private).
+    if let Ok(home) = ipybox::setup::ipybox_home() {
+        std::thread::spawn(move || ipybox::setup::protect_data_dir(&home));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

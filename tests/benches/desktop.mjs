@@ -32,9 +32,13 @@ async function launch() {
   const marks = await app.until('the paint marks', () => app.execute(`
     const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
     if (at('ipybox:editable') === undefined) return null;
-    return { origin: performance.timeOrigin, cells: at('ipybox:cells-painted') ?? at('ipybox:editable'), editable: at('ipybox:editable') };`));
+    const nav = performance.getEntriesByType('navigation')[0];
+    return { origin: performance.timeOrigin, html: nav?.responseEnd, script: at('ipybox:script'), shell: at('ipybox:shell'), cells: at('ipybox:cells-painted') ?? at('ipybox:editable'), editable: at('ipybox:editable') };`));
   const page = {
     navigation: marks.origin - epoch0,
+    // Within the page: the HTML received, the first script running, the cells painted (as
+    // handed over), the application's shell built.
+    inPage: { html: marks.html, script: marks.script, cells: marks.cells, shell: marks.shell },
     cellsPainted: marks.origin + marks.cells - epoch0,
     editablePainted: marks.origin + marks.editable - epoch0,
   };
@@ -145,6 +149,9 @@ for (let i = 0; i < (only && only !== 'launch' ? 0 : 5); i++) {
 const summary = (pick) => ({ median: round(median(launches.map(pick))), all: launches.map((l) => round(pick(l))) });
 if (launches.length) {
   results.launch_to_navigation_ms = summary((l) => l.page.navigation);
+  for (const part of ['html', 'script', 'cells', 'shell']) {
+    if (launches[0].page.inPage[part] !== undefined) results[`navigation_to_${part}_ms`] = summary((l) => l.page.inPage[part]);
+  }
   results.launch_to_cells_painted_ms = summary((l) => l.page.cellsPainted);
   results.launch_to_editable_painted_ms = summary((l) => l.page.editablePainted);
 }

@@ -875,6 +875,23 @@ export function confirmDialog(text: string, title: string, okLabel: string): Pro
 }
 
 /** True inside the Tauri webview (or with its IPC mocked). */
+/** What the backend hands the page before its scripts run: the state at launch, and whether its notebook is trusted. */
+export interface StartState {
+  state: AppState;
+  trusted: boolean;
+}
+
+/**
+ * The state the backend handed to the page at launch (`window.__IPYBOX_START__`, set by the
+ * window's initialization script), taken once: null afterwards, and outside the app.
+ */
+export function takeStartState(): StartState | null {
+  const w = window as unknown as { __IPYBOX_START__?: StartState };
+  const handed = w.__IPYBOX_START__ ?? null;
+  delete w.__IPYBOX_START__;
+  return handed;
+}
+
 export function hasBackend(): boolean {
   return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
 }

@@ -27,21 +27,28 @@ pub struct Question {
     pub no: String,
 }
 
+impl Question {
+    /// What the dialog says: the words, then the detail escaped and cut to a screenful.
+    fn body(&self) -> String {
+        super::approval::for_dialog(if self.detail.is_empty() {
+            self.message.clone()
+        } else {
+            format!(
+                "{}\n\n{}",
+                self.message,
+                bounded(&super::approval::wrap(&plain(&self.detail)))
+            )
+        })
+    }
+}
+
 /// Ask `question` in a native dialog over the main window; `true` only when the person chose
 /// the yes button (closing the dialog or Escape is no).
 pub async fn confirm<R: Runtime>(app: &AppHandle<R>, question: Question) -> bool {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let mut dialog = app
         .dialog()
-        .message(super::approval::for_dialog(if question.detail.is_empty() {
-            question.message
-        } else {
-            format!(
-                "{}\n\n{}",
-                question.message,
-                bounded(&super::approval::wrap(&plain(&question.detail)))
-            )
-        }))
+        .message(question.body())
         .title(question.title)
         .kind(MessageDialogKind::Warning)
         .buttons(MessageDialogButtons::OkCancelCustom(
@@ -90,16 +97,7 @@ pub async fn confirm_unprompted<R: Runtime>(app: &AppHandle<R>, question: Questi
     #[cfg(target_os = "linux")]
     {
         use gtk::prelude::*;
-        let body = if question.detail.is_empty() {
-            question.message.clone()
-        } else {
-            format!(
-                "{}\n\n{}",
-                question.message,
-                bounded(&super::approval::wrap(&plain(&question.detail)))
-            )
-        };
-        let body = super::approval::for_dialog(body);
+        let body = question.body();
         let (tx, rx) = tokio::sync::oneshot::channel();
         let handle = app.clone();
         let shown = app.run_on_main_thread(move || {

@@ -62,6 +62,15 @@ pub struct AppState {
     pub startup_error: Option<DesktopError>,
 }
 
+/// What the window draws first, handed to the page before its scripts run.
+#[derive(Debug, Clone, Serialize)]
+pub struct StartState {
+    /// The session's state at launch.
+    pub state: AppState,
+    /// Whether its notebook is trusted (as `notebook_trusted` answers).
+    pub trusted: bool,
+}
+
 /// The app's settings as the settings dialog shows them.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

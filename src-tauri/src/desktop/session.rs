@@ -11,7 +11,7 @@ use tauri::{AppHandle, Emitter, Runtime};
 
 use super::approval::Asker;
 use super::dto::{
-    AppSettings, AppState, DesktopError, KernelStatus, McpEndpointState, Provisioning,
+    AppSettings, AppState, DesktopError, KernelStatus, McpEndpointState, Provisioning, StartState,
 };
 use super::endpoint::{Endpoint, Place, Saved, Serve};
 use super::settings::{LiveSettings, Settings, SettingsFile};
@@ -609,6 +609,29 @@ impl Desktop {
             provisioning: status.provisioning,
             startup_error: status.startup_error,
         })
+    }
+
+    /// The window's initialization script: the state it draws first, handed over before
+    /// the page's scripts run, so that its cells show without a round trip to ask for them
+    /// (the page asks again once it listens, and takes the state handed over only once).
+    /// Nothing when there is no session yet.
+    pub fn start_script(&self) -> String {
+        let Ok(state) = self.state() else {
+            return String::new();
+        };
+        let trusted = match &state.notebook {
+            None => true,
+            Some(text) => crate::home::ipybox_home()
+                .and_then(|home| super::trust::TrustStore::at(&home).is_trusted(text))
+                .unwrap_or(false),
+        };
+        match serde_json::to_string(&StartState { state, trusted }) {
+            // JSON is a JavaScript expression; the page deletes the property once read.
+            Ok(json) => format!(
+                "Object.defineProperty(window, '__IPYBOX_START__', {{ value: {json}, configurable: true }});"
+            ),
+            Err(_) => String::new(),
+        }
     }
 
     /// The sandbox `--sandbox`/`--sandbox-config` set for this run.
