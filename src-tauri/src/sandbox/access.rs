@@ -116,17 +116,26 @@ impl Checker {
             strings(&fs[key])
                 .iter()
                 .enumerate()
+                // srt on Linux drops a trailing `/**` of a write entry, then skips any entry
+                // that is still a glob.
+                .filter_map(|(i, rendered)| {
+                    if !key.ends_with("Write") {
+                        return Some((i, rendered.clone()));
+                    }
+                    let stripped = rendered.strip_suffix("/**").unwrap_or(rendered);
+                    (!has_glob(stripped)).then(|| (i, stripped.to_owned()))
+                })
                 .map(|(i, rendered)| {
                     let origin = match written["filesystem"][key][i].as_str() {
                         Some(spelled) if i < own => format!("filesystem.{key}: {spelled}"),
                         _ => format!("{added} ({rendered})"),
                     };
-                    let glob = has_glob(rendered);
+                    let glob = has_glob(&rendered);
                     PathRule {
                         path: if glob {
-                            PathBuf::from(rendered)
+                            PathBuf::from(&rendered)
                         } else {
-                            resolve(Path::new(rendered))
+                            resolve(Path::new(&rendered))
                         },
                         glob,
                         origin,
@@ -254,10 +263,35 @@ impl Checker {
                 "srt never lets sandboxed code change what shells, git and editors run or read as configuration",
             );
         }
+        if let Some(own) = self.srt_writable(path) {
+            return verdict(
+                true,
+                Some(format!("srt's own default: {own}")),
+                "writable: srt always lets sandboxed code write there",
+            );
+        }
         match deepest(&self.allow_write, path) {
             Some((rule, _, _)) => verdict(true, Some(rule.origin.clone()), "writable"),
             None => verdict(false, None, "read-only: no allowWrite entry covers it"),
         }
+    }
+
+    /// What srt lets code write whatever the policy says (`SANDBOX_OWN_WRITE_PATHS`, and
+    /// the home's `.npm/_logs` and `.claude/debug` unless hidden) that `path` lies in.
+    fn srt_writable(&self, path: &Path) -> Option<String> {
+        let own = [
+            "/dev/stdout",
+            "/dev/stderr",
+            "/dev/null",
+            "/dev/tty",
+            "/tmp/claude",
+        ]
+        .map(PathBuf::from);
+        let home = [".npm/_logs", ".claude/debug"].map(|d| self.home.join(d));
+        own.iter()
+            .chain(home.iter().filter(|d| self.read(d).allowed))
+            .find(|d| path.starts_with(d))
+            .map(|d| d.display().to_string())
     }
 
     /// The name srt protects from writes in the workspace that `path` is or lies in.
