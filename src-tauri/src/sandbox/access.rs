@@ -556,6 +556,41 @@ fn domain_matches(host: &str, port: u16, entry: &str) -> bool {
     }
 }
 
+/// The checker for `policy` (read from `file`, if from one) as a session on `workspace`
+/// would run it: ipybox's data directory `home`, the kernels' Python environment (the
+/// managed one, or `$IPYBOX_PYTHON`), the user's home `user_home`.
+pub fn for_session(
+    policy: Value,
+    file: Option<&Path>,
+    home: &Path,
+    workspace: &Path,
+    user_home: &Path,
+) -> Result<Checker> {
+    let python = std::env::var_os("IPYBOX_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| home.join("venv/bin/python"), PathBuf::from);
+    let options = super::SandboxOptions {
+        policy: file.map(Path::to_path_buf),
+        srt: None,
+    };
+    // A session's own state directory is made when it starts; any one answers alike.
+    let state = home.join("sessions").join("SESSION");
+    let paths = SessionPaths::new(&options, home, workspace, &state, &python);
+    Checker::new(policy, workspace, user_home, &paths)
+}
+
+/// The verdicts for `query` under the policy `text` (the editor's, unsaved) on
+/// `workspace`: the Sandbox tab's "Would this be allowed?".
+pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdict>> {
+    let home = crate::home::ipybox_home()?;
+    let user_home = dirs::home_dir()
+        .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
+    let policy = policy::parse(text, "being edited")?;
+    let file = workspace.join(policy::WORKSPACE_POLICY);
+    let checker = for_session(policy, Some(&file), &home, workspace, &user_home)?;
+    Ok(checker.check(query.trim()))
+}
+
 /// `ipybox sandbox check`: the verdicts for `queries` under `policy_file` (`None`: ipybox's
 /// default; `workspace`: the workspace's own `sandbox-config.json`) on `workspace`, one
 /// line each, for a terminal. Untrusted text (paths, policy entries) is escaped.
@@ -577,16 +612,7 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
         Some(p) => (policy::load(Some(p))?, Some(p.to_path_buf())),
         None => (policy::load(None)?, None),
     };
-    let python = std::env::var_os("IPYBOX_PYTHON")
-        .filter(|p| !p.is_empty())
-        .map_or_else(|| home.join("venv/bin/python"), PathBuf::from);
-    let options = super::SandboxOptions {
-        policy: file.clone(),
-        srt: None,
-    };
-    let state = home.join("sessions").join("SESSION");
-    let paths = SessionPaths::new(&options, &home, &workspace, &state, &python);
-    let checker = Checker::new(policy, &workspace, &user_home, &paths)?;
+    let checker = for_session(policy, file.as_deref(), &home, &workspace, &user_home)?;
     let esc = |s: &str| crate::display::escape(s).into_owned();
     let mut out = format!(
         "policy: {}; workspace: {}\n",
