@@ -16,7 +16,9 @@ fn main() {
     let ws = std::fs::canonicalize(ws.path()).unwrap();
     std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
     std::fs::write(ws.join("sub/deeper/data.csv"), "x").unwrap();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from).unwrap();
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap();
     let data = ipybox::setup::ipybox_home().unwrap();
     let paths = SessionPaths::new(
         &SandboxOptions::default(),
@@ -61,11 +63,7 @@ fn main() {
     }
     let stats = |name: &str, mut xs: Vec<f64>| {
         xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let (median, p99, max) = (
-            xs[xs.len() / 2],
-            xs[xs.len() * 99 / 100],
-            xs[xs.len() - 1],
-        );
+        let (median, p99, max) = (xs[xs.len() / 2], xs[xs.len() * 99 / 100], xs[xs.len() - 1]);
         println!(
             "{name:<48}   ms  median {median:>8.4}  p99 {p99:>8.4}  max {max:>8.4}  n {}",
             xs.len()
@@ -73,9 +71,14 @@ fn main() {
     };
     println!(
         "load average at start: {}",
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
-    println!("{:<48}   ms  {build_ms:>8.4}", "checker built (render + resolve rules)");
+    println!(
+        "{:<48}   ms  {build_ms:>8.4}",
+        "checker built (render + resolve rules)"
+    );
     stats("check a path (read + write), default policy", per_path);
     stats("check a URL, default policy", per_url);
 }

@@ -169,11 +169,33 @@ print("home_listing", *sorted(os.listdir(os.path.expanduser("~"))))
         seen.get("mine").is_some_and(|s| !s.starts_with("READ")),
         "a file of the home outside the workspace and the environment is hidden\n{out}"
     );
+    // Only the folders on the way to what stays readable show in the home.
+    let on_the_way: Vec<String> = [
+        python.clone(),
+        std::fs::canonicalize(&python).unwrap(),
+        ipybox::setup::ipybox_home().unwrap(),
+    ]
+    .iter()
+    .filter_map(|p| p.strip_prefix(&user_home).ok()?.iter().next())
+    .map(|c| c.to_string_lossy().into_owned())
+    .collect();
+    let listing = seen.get("home_listing").copied().unwrap_or_default();
+    let mine_name = mine
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(
-        seen.get("home_listing")
-            .is_some_and(|s| !s.starts_with("READ")),
-        "the home shows nothing\n{out}"
+        !listing.split_whitespace().any(|n| n == mine_name),
+        "the person's file does not even show in the home\n{out}"
     );
+    for name in listing.split_whitespace() {
+        assert!(
+            on_the_way.iter().any(|n| n == name),
+            "~/{name} shows in the home: only the way to the environment may\n{out}"
+        );
+    }
 }
 
 /// One question for the checker and for srt.

@@ -581,6 +581,7 @@ pub fn for_session(
 
 /// The verdicts for `query` under the policy `text` (the editor's, unsaved) on
 /// `workspace`: the Sandbox tab's "Would this be allowed?".
+#[cfg(feature = "desktop")]
 pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdict>> {
     let home = crate::home::ipybox_home()?;
     let user_home = dirs::home_dir()
