@@ -161,6 +161,7 @@ pub fn run(
             policy::sandbox_state,
             policy::read_policy,
             policy::check_policy,
+            policy::check_sandbox_access,
             policy::save_policy,
             policy::apply_sandbox,
             policy::watch_policy,

@@ -106,12 +106,17 @@ pub use tools::{
 pub use link::{DesktopApproval, LinkPaths, LinkServer};
 
 // The sandbox.
+pub use sandbox::access::{
+    Access as SandboxAccess, Checker as SandboxChecker, Verdict as SandboxVerdict,
+    report as sandbox_check_report,
+};
 pub use sandbox::policy::{
     Review as PolicyReview, WORKSPACE_POLICY, accept as accept_workspace_policy,
     diff as policy_diff, review as review_workspace_policy, workspace_policy,
 };
 pub use sandbox::{
-    PolicyProblem, SandboxOptions, SandboxPolicy, Severity, ShippedProfile, Srt, shipped_profiles,
+    PolicyProblem, SandboxOptions, SandboxPolicy, SessionPaths, Severity, ShippedProfile, Srt,
+    shipped_profiles,
 };
 
 /// Setting up what sessions need: the kernels' Python environment, srt, the data directory.

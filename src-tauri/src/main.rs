@@ -90,6 +90,20 @@ enum SandboxCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// Would sandboxed code be allowed to read or write a path, or reach a URL? Answers by
+    /// which rule, from the policy as the sandbox receives it.
+    Check {
+        /// The policy: a settings file, or `workspace` for the workspace's
+        /// sandbox-config.json (default: ipybox's default policy).
+        #[arg(long, value_name = "FILE|workspace")]
+        policy: Option<PathBuf>,
+        /// The workspace (default: the current folder); relative paths are relative to it.
+        #[arg(long, short)]
+        workspace: Option<PathBuf>,
+        /// Paths (read and write are answered) and URLs (scheme://host…).
+        #[arg(value_name = "PATH|URL", required = true)]
+        queries: Vec<String>,
+    },
 }
 
 /// `ipybox open`.
@@ -874,6 +888,18 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
             Command::Audit(args) => audit(args),
             Command::Sandbox(SandboxCommand::Accept { workspace, yes }) => {
                 accept_policy(workspace, yes)
+            }
+            Command::Sandbox(SandboxCommand::Check {
+                policy,
+                workspace,
+                queries,
+            }) => {
+                let ws = workspace.unwrap_or_else(|| PathBuf::from("."));
+                print!(
+                    "{}",
+                    ipybox::sandbox_check_report(policy.as_deref(), &ws, &queries)?
+                );
+                Ok(ExitCode::SUCCESS)
             }
             Command::Open(_) => unreachable!("opened above"),
         }

@@ -211,15 +211,16 @@ probe("registry", lambda: os.listdir({home:?} + "/workspaces"))
         std::fs::read_to_string(ws.path().join("sub/out.txt")).unwrap(),
         "ok"
     );
-    for name in [
-        "write_outside",
-        "write_home",
-        "write_data_dir",
-        "write_venv",
-        "write_tmp",
-    ] {
+    for name in ["write_outside", "write_home", "write_venv", "write_tmp"] {
         assert_blocked(&out, name, "Read-only file system");
     }
+    // ipybox's data directory is hidden: a write lands in the sandbox's empty stand-in,
+    // never in the real directory.
+    assert!(
+        !home.join("ipybox-sandbox-probe").exists(),
+        "{}",
+        line(&out, "write_data_dir")
+    );
     assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
     assert_ok(&out, "tempfile");
     assert_ok(&out, "mpl");
@@ -231,7 +232,7 @@ probe("registry", lambda: os.listdir({home:?} + "/workspaces"))
     assert_ok(&out, "runtime_dir");
     // Other sessions' state and the MCP registry (server parameters) are hidden.
     assert_eq!(line(&out, "other_sessions"), "other_sessions: OK True");
-    assert_eq!(line(&out, "registry"), "registry: OK []");
+    assert_blocked(&out, "registry", "FileNotFoundError");
     e.stop().await.unwrap();
     // Nothing of the kernel's own (temporary directories, caches) lands in the workspace.
     let mut entries: Vec<String> = std::fs::read_dir(ws.path())

@@ -752,6 +752,21 @@ export function checkPolicy(text: string): Promise<PolicyProblem[]> {
   return call<PolicyProblem[]>('check_policy', { text });
 }
 
+/** One answer of "Would this be allowed?": read, write (a path) or connect (a URL). */
+export interface SandboxVerdict {
+  access: 'read' | 'write' | 'connect';
+  target: string;
+  allowed: boolean;
+  /** The rule that decides (`filesystem.denyRead: ~/.ssh`); null: the sandbox's default. */
+  rule: string | null;
+  reason: string;
+}
+
+/** Would code be allowed to read/write a path or reach a URL under the policy `text` (unsaved edits too)? */
+export function checkSandboxAccess(text: string, query: string): Promise<SandboxVerdict[]> {
+  return call<SandboxVerdict[]>('check_sandbox_access', { text, query });
+}
+
 /** Save as the workspace's sandbox-config.json (refused with errors: InvalidConfig). */
 export function savePolicy(text: string): Promise<PolicyDocument> {
   return call<PolicyDocument>('save_policy', { text });

@@ -522,6 +522,21 @@ pub fn check_policy(text: String) -> Vec<PolicyProblem> {
     check_text(&text)
 }
 
+/// Would code be allowed to read or write a path, or reach a URL, under the policy `text`
+/// (as edited, unsaved)? Answered by the engine's checker, with the rule that decides.
+#[tauri::command]
+pub fn check_sandbox_access(
+    desktop: State<'_, Desktop>,
+    text: String,
+    query: String,
+) -> Reply<Vec<crate::sandbox::access::Verdict>> {
+    Ok(crate::sandbox::access::check_text(
+        &text,
+        &desktop.workspace()?,
+        &query,
+    )?)
+}
+
 /// Save `text` as the workspace's `sandbox-config.json`, atomically; refused with errors.
 #[tauri::command]
 pub fn save_policy(desktop: State<'_, Desktop>, text: String) -> Reply<PolicyDocument> {

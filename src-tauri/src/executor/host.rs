@@ -341,8 +341,14 @@ impl Launcher {
             gw_env.keys().filter(|k| *k != "PATH").cloned().collect();
         let sandbox_launch = match &c.sandbox {
             Some(options) => {
-                let session =
-                    sandbox::prepare_session(options, home, working_dir, state_dir, &mplconfig)?;
+                let session = sandbox::prepare_session(
+                    options,
+                    home,
+                    working_dir,
+                    state_dir,
+                    &mplconfig,
+                    python.python(),
+                )?;
                 gw_env.extend(session.gateway_env);
                 process_env_whitelist.extend(session.inherited_env);
                 Some(session.launch)

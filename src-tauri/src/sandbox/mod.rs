@@ -11,6 +11,7 @@
 //! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
 //! unsandboxed when a sandbox was asked for.
 
+pub mod access;
 /// Only the desktop app tries a policy before it applies it.
 #[cfg(feature = "desktop")]
 pub mod check;
@@ -451,13 +452,15 @@ pub struct SessionSandbox {
 }
 
 /// Set up the sandbox of one session: its temporary and matplotlib directories in
-/// `state_dir`, the policy with ipybox's additions, srt located and checked.
+/// `state_dir`, the policy with ipybox's additions, srt located and checked. `python` is
+/// the kernels' interpreter: its environment stays readable whatever the policy hides.
 pub fn prepare_session(
     options: &SandboxOptions,
     home: &Path,
     working_dir: &Path,
     state_dir: &Path,
     mplconfig: &Path,
+    python: &Path,
 ) -> Result<SessionSandbox> {
     #[cfg(not(target_os = "linux"))]
     return Err(not_on_this_system());
@@ -470,47 +473,8 @@ pub fn prepare_session(
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     }
     copy_font_cache(&home.join("mplconfig"), mplconfig);
-    // Kernels write their connection files and temporary files in the state directory, but
-    // cannot change what configures the gateway and later kernels (gateway config,
-    // kernelspec, IPython profile and startup files): reset() gives a kernel the previous
-    // one could not tamper with.
-    let mut read_only = vec![
-        state_dir.join("config"),
-        state_dir.join("data"),
-        state_dir.join("ipython/profile_default"),
-        // The owner's pid, which tells other ipybox processes whether the session is alive.
-        state_dir.join("pid"),
-        // What ipybox reads from the workspace as configuration: `.env` (its variables fill
-        // the ${VAR}s of servers ipybox starts on the host, in this session and later
-        // ones). srt keeps a missing file from being created, too.
-        working_dir.join(".env"),
-    ];
-    // A policy file in the workspace configures the next session's sandbox: the workspace's
-    // own, whichever policy is in force now (srt keeps a missing one from being created),
-    // and the file in force when it lies in the workspace.
-    read_only.push(working_dir.join(policy::WORKSPACE_POLICY));
-    if let Some(policy) = options.policy.as_deref()
-        && policy.starts_with(working_dir)
-        && !read_only.iter().any(|p| p == policy)
-    {
-        read_only.push(policy.to_path_buf());
-    }
-    // Other sessions' state (gateway tokens) and the MCP registry (server parameters, which
-    // may hold literal keys) are none of the kernel's business.
-    let hidden = [home.join("sessions"), home.join("workspaces")];
-    let own = [state_dir.to_path_buf()];
-    let launch = prepare(
-        options,
-        home,
-        working_dir,
-        state_dir,
-        policy::Additions {
-            allow_write: &own,
-            deny_write: &read_only,
-            deny_read: &hidden,
-            allow_read: &own,
-        },
-    )?;
+    let paths = SessionPaths::new(options, home, working_dir, state_dir, python);
+    let launch = prepare(options, home, working_dir, state_dir, paths.additions())?;
     let mut inherited_env: Vec<String> = SRT_ENV.iter().map(|s| (*s).to_owned()).collect();
     inherited_env.push("TMPDIR".to_owned());
     Ok(SessionSandbox {
@@ -521,6 +485,99 @@ pub fn prepare_session(
         )],
         inherited_env,
     })
+}
+
+/// What ipybox adds to every policy of a session, whatever the policy says: the paths of
+/// [`policy::Additions`], owned. The sandbox and the "would this be allowed?" checker
+/// ([`access`]) both take them from here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionPaths {
+    /// The session's state directory.
+    pub allow_write: Vec<PathBuf>,
+    /// What configures the gateway, the next kernels and the next sessions.
+    pub deny_write: Vec<PathBuf>,
+    /// ipybox's data directory.
+    pub deny_read: Vec<PathBuf>,
+    /// What kernels need inside it: the state directory, the Python environment, srt.
+    pub allow_read: Vec<PathBuf>,
+}
+
+impl SessionPaths {
+    /// The additions of a session on `working_dir` whose state is in `state_dir`, with
+    /// ipybox's data directory `home` and the kernels' interpreter `python`.
+    pub fn new(
+        options: &SandboxOptions,
+        home: &Path,
+        working_dir: &Path,
+        state_dir: &Path,
+        python: &Path,
+    ) -> SessionPaths {
+        // Kernels write their connection files and temporary files in the state directory,
+        // but cannot change what configures the gateway and later kernels (gateway config,
+        // kernelspec, IPython profile and startup files): reset() gives a kernel the
+        // previous one could not tamper with.
+        let mut deny_write = vec![
+            state_dir.join("config"),
+            state_dir.join("data"),
+            state_dir.join("ipython/profile_default"),
+            // The owner's pid, which tells other ipybox processes whether the session is
+            // alive.
+            state_dir.join("pid"),
+            // What ipybox reads from the workspace as configuration: `.env` (its variables
+            // fill the ${VAR}s of servers ipybox starts on the host, in this session and
+            // later ones). srt keeps a missing file from being created, too.
+            working_dir.join(".env"),
+        ];
+        // A policy file in the workspace configures the next session's sandbox: the
+        // workspace's own, whichever policy is in force now (srt keeps a missing one from
+        // being created), and the file in force when it lies in the workspace.
+        deny_write.push(working_dir.join(policy::WORKSPACE_POLICY));
+        if let Some(policy) = options.policy.as_deref()
+            && policy.starts_with(working_dir)
+            && !deny_write.iter().any(|p| p == policy)
+        {
+            deny_write.push(policy.to_path_buf());
+        }
+        // ipybox's data directory is none of the kernel's business: other sessions' state
+        // (gateway tokens), the MCP registry (server parameters, which may hold literal
+        // keys), approval rules, the audit log. Kernels read only their own state, their
+        // Python environment and srt's seccomp helper there.
+        let mut allow_read = vec![state_dir.to_path_buf(), managed_srt_dir(home)];
+        allow_read.extend(python_dirs(python));
+        SessionPaths {
+            allow_write: vec![state_dir.to_path_buf()],
+            deny_write,
+            deny_read: vec![home.to_path_buf()],
+            allow_read,
+        }
+    }
+
+    /// Borrowed, for [`policy::render`].
+    pub fn additions(&self) -> policy::Additions<'_> {
+        policy::Additions {
+            allow_write: &self.allow_write,
+            deny_write: &self.deny_write,
+            deny_read: &self.deny_read,
+            allow_read: &self.allow_read,
+        }
+    }
+}
+
+/// The directories a Python environment reads from: the environment of `python`
+/// (`<env>/bin/python`) and, for a virtual environment, the installation its interpreter
+/// links to.
+fn python_dirs(python: &Path) -> Vec<PathBuf> {
+    let prefix = |p: &Path| p.parent().and_then(Path::parent).map(Path::to_path_buf);
+    let mut dirs: Vec<PathBuf> = prefix(python).into_iter().collect();
+    if let Some(real) = std::fs::canonicalize(python)
+        .ok()
+        .as_deref()
+        .and_then(prefix)
+        && !dirs.contains(&real)
+    {
+        dirs.push(real);
+    }
+    dirs
 }
 
 /// A sandboxed kernel may write its workspace; a workspace that holds the user's home or

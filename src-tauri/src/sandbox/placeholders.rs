@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 
 /// What srt 0.0.78 write-protects in its working directory (the workspace): files, then
 /// directories.
-const GUARDED_FILES: [&str; 10] = [
+pub(super) const GUARDED_FILES: [&str; 10] = [
     ".env",
     ".gitconfig",
     ".gitmodules",
@@ -27,7 +27,8 @@ const GUARDED_FILES: [&str; 10] = [
     ".ripgreprc",
     ".mcp.json",
 ];
-const GUARDED_DIRS: [&str; 4] = [".vscode", ".idea", ".claude/commands", ".claude/agents"];
+pub(super) const GUARDED_DIRS: [&str; 4] =
+    [".vscode", ".idea", ".claude/commands", ".claude/agents"];
 
 /// One sandbox's hold on the workspace's placeholders; dropping it (after the sandbox's
 /// processes are gone) releases them.

@@ -104,11 +104,16 @@ pub struct ShippedProfile {
     pub policy: SandboxPolicy,
 }
 
-const SHIPPED: [(&str, &str, &str); 5] = [
+const SHIPPED: [(&str, &str, &str); 6] = [
     (
         "kernel",
-        "the default for kernels: no network, no secrets, writes only in the workspace",
+        "the default for kernels (My files, no secrets): reads your files but not secrets, agents' data, browser profiles, histories, keyrings or mail; no network; writes only in the workspace",
         include_str!("../../sandbox-profiles/kernel.json"),
+    ),
+    (
+        "kernel-workspace-only",
+        "Workspace only: reads only the workspace, the Python environment and the system, nothing else of your home; no network; writes only in the workspace (recommended for agents)",
+        include_str!("../../sandbox-profiles/kernel-workspace-only.json"),
     ),
     (
         "kernel-allow-pypi",

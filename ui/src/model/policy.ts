@@ -238,13 +238,9 @@ function domainWords(domain: string): string {
   return domain;
 }
 
-const SHOWN = 6;
-
-/** "a, b, c and 4 more". */
+/** Every item: the summary never hides one (what was just added would be the one hidden). */
 export function listWords(items: string[]): string {
-  // "and 1 more" takes the room of the one it hides.
-  if (items.length <= SHOWN + 1) return items.join(', ');
-  return `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
+  return items.join(', ');
 }
 
 /** What the policy lets code do, sentence by sentence. */
@@ -373,4 +369,55 @@ export function relativeToWorkspace(path: string, workspace: string | undefined,
   if (path === root) return '.';
   if (path.startsWith(`${root}/`)) return path.slice(root.length + 1) + (directory ? '/' : '');
   return path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Presets
+
+export type PresetId = 'kernel-workspace-only' | 'kernel' | 'custom';
+
+export interface PresetSpec {
+  id: PresetId;
+  label: string;
+  /** What it means, in one sentence. */
+  help: string;
+}
+
+/** The choices above the form; a preset is a profile ipybox ships (Custom: anything else). */
+export const PRESETS: readonly PresetSpec[] = [
+  { id: 'kernel-workspace-only', label: 'Workspace only', help: 'Code reads only this workspace, the Python environment and the system — nothing else of your home; recommended when agents run code.' },
+  { id: 'kernel', label: 'My files, no secrets', help: 'Code reads your files but not secrets, agents’ data, browser profiles, histories, keyrings or mail.' },
+  { id: 'custom', label: 'Custom', help: 'Your own lists below; what differs from the preset you started from is yours to keep.' },
+];
+
+/** Which preset `policy` is (same settings as the profile's text), else custom. */
+export function presetOf(policy: JsonObject, profiles: ReadonlyMap<string, string>): PresetId {
+  const text = policyText(policy);
+  for (const p of PRESETS) {
+    const profile = p.id === 'custom' ? undefined : profiles.get(p.id);
+    if (profile === undefined) continue;
+    const parsed = parsePolicy(profile);
+    if (parsed.ok && policyText(parsed.policy) === text) return p.id;
+  }
+  return 'custom';
+}
+
+/**
+ * What the default (`kernelText`) hides that `policy` does not: a policy written before the
+ * default grew keeps working as it was, and the tab offers these. Empty for a policy that
+ * hides the whole home (Workspace only) or already hides them all.
+ */
+export function missingHidden(policy: JsonObject, kernelText: string | undefined): string[] {
+  if (kernelText === undefined) return [];
+  const parsed = parsePolicy(kernelText);
+  if (!parsed.ok) return [];
+  const hidden = new Set(getList(policy, 'filesystem.denyRead').map((p) => p.replace(/\/+$/, '')));
+  if (hidden.has('~')) return [];
+  return getList(parsed.policy, 'filesystem.denyRead').filter((p) => !hidden.has(p));
+}
+
+/** An answer of the checker in words: "Read /x: allowed — readable again (filesystem.allowRead: ~/pub)". */
+export function verdictWords(v: { access: 'read' | 'write' | 'connect'; target: string; allowed: boolean; rule: string | null; reason: string }): string {
+  const what = v.access === 'read' ? 'Read' : v.access === 'write' ? 'Write' : 'Reach';
+  return `${what} ${v.target}: ${v.allowed ? 'allowed' : 'blocked'} — ${v.reason}${v.rule ? ` (${v.rule})` : ''}`;
 }

@@ -11,6 +11,11 @@ import type { PolicyDocument, PolicySource, SandboxChoice, SandboxState } from '
 import {
   FLAGS,
   LISTS,
+  PRESETS,
+  type PresetId,
+  missingHidden,
+  presetOf,
+  verdictWords,
   type ListSpec,
   type PolicyProblem,
   PolicyDraft,
@@ -26,6 +31,7 @@ import {
   summarize,
 } from '../model/policy';
 import { h } from './dom';
+import { escapeUntrusted } from '../model/untrusted';
 import { serverLabel } from '../model/remote';
 import { icon } from './icons';
 import '../styles/policy.css';
@@ -39,6 +45,7 @@ export interface PolicyBackend {
   watchPolicy(): Promise<void>;
   onPolicyFile(handler: (change: { path: string; text: string | null }) => void): Promise<unknown>;
   pickPath(directory: boolean, defaultPath: string | undefined): Promise<string | null>;
+  checkAccess(text: string, query: string): Promise<ipc.SandboxVerdict[]>;
 }
 
 const defaultBackend: PolicyBackend = {
@@ -50,6 +57,7 @@ const defaultBackend: PolicyBackend = {
   watchPolicy: () => ipc.watchPolicy(),
   onPolicyFile: (fn) => ipc.onPolicyFile(fn),
   pickPath: (d, p) => ipc.pickPath(d, p),
+  checkAccess: (t, q) => ipc.checkSandboxAccess(t, q),
 };
 
 /** The engine checks this long after the last keystroke. */
@@ -111,6 +119,14 @@ export class PolicyView {
   private readonly jsonView: HTMLElement;
   private readonly textError: HTMLElement;
   private readonly form: HTMLElement;
+  private readonly presetRadios = new Map<PresetId, HTMLInputElement>();
+  private readonly presetGroup: HTMLElement;
+  private readonly stricter: HTMLElement;
+  private readonly stricterText: HTMLElement;
+  private readonly checkInput: HTMLInputElement;
+  private readonly checkResult: HTMLUListElement;
+  /** The presets' texts (shipped profiles), read once. */
+  private presets = new Map<string, string>();
   /** Per field (`filesystem.allowWrite[1]`, `network.allowAllUnixSockets`): its input and message. */
   private fields = new Map<string, { input: HTMLInputElement; message: HTMLElement }>();
 
@@ -176,6 +192,38 @@ export class PolicyView {
     this.jsonView = h('pre', { id: 'policy-json', class: 'policy-json', tabindex: 0, 'aria-label': 'The policy file as it will be saved' });
     this.textError = h('div', { id: 'policy-text-error', class: 'panel-error', role: 'alert', hidden: true });
     this.form = h('div', { class: 'policy-form' });
+    const presetItems = PRESETS.map((p) => {
+      const id = `policy-preset-${p.id}`;
+      const radio = h('input', { id, type: 'radio', name: 'policy-preset', value: p.id, 'aria-describedby': `${id}-help` });
+      radio.addEventListener('change', () => {
+        if (radio.checked) this.choosePreset(p.id);
+      });
+      this.presetRadios.set(p.id, radio);
+      return h('div', { class: 'policy-preset' }, h('label', { class: 'policy-check', for: id }, radio, h('span', { text: p.label })), h('p', { id: `${id}-help`, class: 'panel-hint', text: p.help }));
+    });
+    this.presetGroup = h('fieldset', { id: 'policy-presets', class: 'policy-list policy-presets' }, h('legend', { class: 'policy-legend', text: 'What code may read' }), ...presetItems);
+    this.stricterText = h('span', { text: '' });
+    const hideToo = h('button', { id: 'policy-hide-too', class: 'button', type: 'button', text: 'Hide them too' });
+    hideToo.addEventListener('click', () => this.hideMissing());
+    this.stricter = h('div', { id: 'policy-stricter', class: 'banner banner-warning', role: 'status', hidden: true }, this.stricterText, h('div', { class: 'button-row' }, hideToo));
+    this.checkInput = h('input', { id: 'policy-check-query', class: 'text-input', type: 'text', spellcheck: 'false', autocomplete: 'off', placeholder: '~/.ssh/id_rsa, data/out.csv or https://pypi.org', 'aria-label': 'A path or URL to check', 'aria-describedby': 'policy-check-help' });
+    const checkButton = h('button', { id: 'policy-check-button', class: 'button button-secondary', type: 'button', text: 'Check' });
+    this.checkResult = h('ul', { id: 'policy-check-result', class: 'policy-summary', 'aria-live': 'polite', 'aria-label': 'What the sandbox would do' });
+    checkButton.addEventListener('click', () => void this.checkAccess());
+    this.checkInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        void this.checkAccess();
+      }
+    });
+    const checkSection = h(
+      'div',
+      { class: 'policy-checker' },
+      h('h4', { class: 'policy-subheading', text: 'Would this be allowed?' }),
+      h('p', { id: 'policy-check-help', class: 'panel-hint', text: 'A path (read and write) or a URL, answered for the policy as edited here, with the rule that decides.' }),
+      h('div', { class: 'policy-add-row' }, this.checkInput, checkButton),
+      this.checkResult,
+    );
     const editorSection = h(
       'section',
       { class: 'panel-section', 'aria-labelledby': 'policy-heading' },
@@ -183,12 +231,15 @@ export class PolicyView {
       this.readOnlyNote,
       this.conflict,
       this.textError,
+      this.stricter,
+      this.presetGroup,
       h(
         'div',
         { class: 'policy-overview' },
         h('div', { class: 'policy-words' }, h('h4', { class: 'policy-subheading', text: 'In words' }), this.summaryList),
         h('div', { class: 'policy-file' }, h('h4', { class: 'policy-subheading', text: 'The file' }), this.jsonView),
       ),
+      checkSection,
       this.form,
       h('div', { class: 'button-row policy-save-row' }, this.saveButton, this.revertButton, this.saveAsButton),
       this.saveError,
@@ -299,6 +350,7 @@ export class PolicyView {
   }
 
   private show(doc: PolicyDocument): void {
+    if (this.presets.size === 0) void this.loadPresets();
     this.doc = doc;
     this.draft = new PolicyDraft(doc.text);
     this.engineProblems = doc.problems;
@@ -442,11 +494,60 @@ export class PolicyView {
     return path && relativeToWorkspace(path, workspace, directory);
   }
 
+  /** The presets' texts, for telling which one the policy is. */
+  private async loadPresets(): Promise<void> {
+    const texts = new Map<string, string>();
+    for (const p of PRESETS) {
+      if (p.id === 'custom') continue;
+      try {
+        texts.set(p.id, (await this.backend.readPolicy({ kind: 'profile', name: p.id })).text);
+      } catch {
+        // Without it the preset is not offered; the lists still work.
+      }
+    }
+    this.presets = texts;
+    this.update();
+  }
+
+  private choosePreset(id: PresetId): void {
+    const text = this.presets.get(id);
+    if (id === 'custom' || text === undefined) return;
+    const parsed = parsePolicy(text);
+    if (parsed.ok) this.edit((d) => d.edit(parsed.policy), true);
+  }
+
+  /** Offered, never done silently: the default's hidden places this policy still lets code read. */
+  private hideMissing(): void {
+    const missing = this.draft ? missingHidden(this.draft.policy, this.presets.get('kernel')) : [];
+    if (missing.length === 0) return;
+    this.edit((d) => d.edit(setList(d.policy, 'filesystem.denyRead', [...getList(d.policy, 'filesystem.denyRead'), ...missing])), true);
+  }
+
+  private async checkAccess(): Promise<void> {
+    const query = this.checkInput.value.trim();
+    if (!query || !this.draft) return;
+    try {
+      const verdicts = await this.backend.checkAccess(this.draft.text, query);
+      this.checkResult.replaceChildren(...verdicts.map((v) => h('li', { class: `policy-line ${v.allowed ? '' : 'policy-warn'}`, text: escapeUntrusted(verdictWords(v)) })));
+    } catch (err) {
+      this.checkResult.replaceChildren(h('li', { class: 'policy-line policy-warn', text: `Cannot answer: ${errorText(err)}` }));
+    }
+  }
+
   /** Summary, JSON, messages and buttons after any change. */
   private update(): void {
     const draft = this.draft;
     const doc = this.doc;
     if (!draft || !doc) return;
+    const preset = presetOf(draft.policy, this.presets);
+    const editable = !doc.readOnly && !this.unreadable;
+    for (const [id, radio] of this.presetRadios) {
+      radio.checked = id === preset;
+      radio.disabled = !editable || (id !== 'custom' && !this.presets.has(id));
+    }
+    const missing = doc.source.kind === 'workspace' && editable ? missingHidden(draft.policy, this.presets.get('kernel')) : [];
+    this.stricter.hidden = missing.length === 0;
+    this.stricterText.textContent = missing.length ? `ipybox’s default now also hides ${missing.length} place${missing.length === 1 ? '' : 's'} this policy still lets code read: ${missing.join(', ')}.` : '';
     this.summaryList.replaceChildren(
       ...summarize(draft.policy).map((line) => {
         const li = h('li', { class: `policy-line policy-${line.topic}`, text: line.text });

@@ -156,6 +156,39 @@ describe('the sandbox policy editor', () => {
     await close();
   });
 
+  it('presets say in a sentence what code may read; an older policy is offered the stricter default, never changed silently', async () => {
+    const old = { filesystem: { denyRead: ['.env', '~/.ssh', '~/data/private'], allowWrite: ['.'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } };
+    const { page, errors, close } = await app({ policy: { text: `${JSON.stringify(old, null, 2)}\n` } });
+    await openTab(page);
+    await page.waitForSelector('#policy-stricter:not([hidden])');
+    assert.equal(await page.locator('#policy-preset-custom').isChecked(), true, 'a policy of its own is Custom');
+    assert.match(await page.locator('#policy-preset-kernel-workspace-only-help').textContent(), /only this workspace, the Python environment and the system/);
+    const offer = await page.locator('#policy-stricter').textContent();
+    assert.match(offer, /~\/\.claude/, 'the agents’ data the old policy lets code read is named');
+    assert.doesNotMatch(offer, /~\/\.ssh,/, 'what it already hides is not offered again');
+    assert.equal(await page.locator('#save-policy').isDisabled(), true, 'nothing changed until the person chooses');
+    await page.click('#policy-hide-too');
+    await page.waitForSelector('#policy-stricter', { state: 'hidden' });
+    const hidden = (await json(page)).filesystem.denyRead;
+    assert.ok(hidden.includes('~/.claude') && hidden.includes('~/data/private'), 'added to, nothing of the person’s dropped');
+    const words = await summary(page);
+    assert.match(words[1], /~\/\.local\/share\/evolution/, 'the summary lists every hidden place (no “and N more”)');
+    // Workspace only: the whole home hidden, the workspace readable again.
+    await page.check('#policy-preset-kernel-workspace-only');
+    assert.deepEqual((await json(page)).filesystem.allowRead, ['.']);
+    assert.equal(await page.locator('#policy-stricter').isHidden(), true, 'nothing to offer when the home is hidden');
+    // Would this be allowed? Asked of the policy as edited.
+    await page.fill('#policy-check-query', '~/notes.txt');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#policy-check-result li');
+    const [asked] = await calls(page, 'check_sandbox_access');
+    assert.equal(asked.query, '~/notes.txt');
+    assert.deepEqual(JSON.parse(asked.text).filesystem.allowRead, ['.'], 'the unsaved edit is what is checked');
+    assert.match((await page.locator('#policy-check-result li').allTextContents())[0], /^Read ~\/notes\.txt: blocked — hidden \(filesystem\.denyRead: ~\)$/);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('Apply restarts under the new policy; a policy srt refuses is reported in words and the kernel stays', async () => {
     const { page, errors, close } = await app();
     await openTab(page);

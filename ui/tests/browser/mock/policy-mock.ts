@@ -3,9 +3,10 @@
  * choice, Apply (refused, in srt's words, for a policy allowing the bare domain "com"), the file picker. The
  * engine's checks are stood in for by the UI's own quick checks.
  */
-import { localProblems, parsePolicy } from '../../../src/model/policy';
+import { getList, localProblems, parsePolicy } from '../../../src/model/policy';
 import kernel from '../../../../sandbox-profiles/kernel.json';
 import pypi from '../../../../sandbox-profiles/kernel-allow-pypi.json';
+import workspaceOnly from '../../../../sandbox-profiles/kernel-workspace-only.json';
 
 export interface PolicyMockConfig {
   /** The workspace's sandbox-config.json; null: none yet (default: the kernel profile). */
@@ -22,6 +23,7 @@ interface Choice {
 
 const PROFILES: Record<string, { purpose: string; text: string }> = {
   kernel: { purpose: 'the default for kernels: no network, no secrets, writes only in the workspace', text: JSON.stringify(kernel, null, 2) },
+  'kernel-workspace-only': { purpose: 'Workspace only: reads only the workspace, the Python environment and the system', text: JSON.stringify(workspaceOnly, null, 2) },
   'kernel-allow-pypi': { purpose: 'the default plus pypi.org and files.pythonhosted.org', text: JSON.stringify(pypi, null, 2) },
 };
 
@@ -72,6 +74,15 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
           return { handled: true, value: state() };
         case 'read_policy':
           return { handled: true, value: read((args.source ?? { kind: 'workspace' }) as Choice['policy']) };
+        case 'check_sandbox_access': {
+          // The engine's checker stood in for by the hidden list alone.
+          const parsed = parsePolicy(String(args.text ?? ''));
+          const q = String(args.query ?? '');
+          const hidden = parsed.ok ? getList(parsed.policy, 'filesystem.denyRead') : [];
+          const rule = hidden.find((h) => q === h || q.startsWith(`${h}/`));
+          const read = { access: 'read', target: q, allowed: !rule, rule: rule ? `filesystem.denyRead: ${rule}` : null, reason: rule ? 'hidden' : 'no rule hides it' };
+          return { handled: true, value: [read, { ...read, access: 'write', allowed: false, reason: 'read-only' }] };
+        }
         case 'check_policy':
           return { handled: true, value: problems(String(args.text ?? '')) };
         case 'save_policy': {
