@@ -13,8 +13,8 @@ use futures_util::future::BoxFuture;
 use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::definition::{CallDetails, Client};
 use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
-use crate::tools::definition::{CallDetails, Client};
 
 pub use crate::events::Decision;
 use crate::events::RequestSnapshot;
@@ -141,7 +141,7 @@ impl ApprovalRequest {
     /// message, which says how to accept the new definition).
     pub fn held(&self) -> Option<String> {
         self.0.details.change.as_ref().map(|change| {
-            crate::tools::pins::refusal(&self.0.server_name, &self.0.tool_name, change)
+            crate::definition::pins::refusal(&self.0.server_name, &self.0.tool_name, change)
         })
     }
 

@@ -59,7 +59,7 @@ pub struct AuditEntry {
     pub rule: Option<String>,
     /// The agent's MCP client, for a call an agent's code made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client: Option<crate::tools::definition::Client>,
+    pub client: Option<crate::definition::Client>,
     /// The line of code that made the call, as the kernel reported it (untrusted text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_site: Option<String>,
@@ -451,7 +451,7 @@ mod tests {
         e.decided_by = DecidedBy::Rule;
         e.rule = Some(r#"{"server":"fx","tool":"echo","decision":"allow"}"#.into());
         e.origin = Some("agent session 4f2a9c1e".into());
-        e.client = Some(crate::tools::definition::Client {
+        e.client = Some(crate::definition::Client {
             name: "claude-code\u{1b}[2J".into(),
             version: Some("2.1".into()),
             session: "4f2a9c1e".into(),

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::tools::definition::CallDetails;
+use crate::definition::CallDetails;
 
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -173,7 +173,7 @@ struct Config {
     /// Milliseconds; shared with the session's approvals, so a change applies at once.
     approval_timeout: Arc<AtomicU64>,
     /// The MCP client of the agent whose code this session runs (an agent's session).
-    client: Arc<Mutex<Option<crate::tools::definition::Client>>>,
+    client: Arc<Mutex<Option<crate::definition::Client>>>,
     approval_handler: Option<Arc<dyn ApprovalHandler>>,
     mcp_connect_timeout: Duration,
     mcp_call_timeout: Duration,
@@ -641,7 +641,7 @@ impl CodeExecutor {
     pub(crate) fn request_external(
         &self,
         call: crate::approval::ExternalCall,
-        details: crate::tools::definition::CallDetails,
+        details: crate::definition::CallDetails,
     ) -> Option<(ApprovalRequest, crate::approval::ExternalWait)> {
         let approvals = self.snapshot().approvals?;
         Some(approvals.request_external_with(
@@ -665,7 +665,7 @@ impl CodeExecutor {
 
     /// This session runs an agent's code, sent through `client`: its approval requests (and
     /// the audit log) name the client.
-    pub(crate) fn set_client(&self, client: crate::tools::definition::Client) {
+    pub(crate) fn set_client(&self, client: crate::definition::Client) {
         if let Ok(mut c) = self.shared.config.client.lock() {
             *c = Some(client);
         }
@@ -766,7 +766,7 @@ impl CodeExecutor {
         registry.set_tools(name, summaries(&generated))?;
         // What a person registered is what they accepted: each tool's definition is pinned,
         // and a call to a tool that differs later is held for a person.
-        let pins = crate::tools::pins::Pins::in_dir(registry.dir());
+        let pins = crate::definition::pins::Pins::in_dir(registry.dir());
         match by {
             Registrant::Person => pins.pin_server(name, &generated.definitions)?,
             Registrant::Agent => pins.pin_new(name, &generated.definitions)?,
@@ -832,7 +832,7 @@ impl CodeExecutor {
     pub async fn unregister_mcp_server(&self, name: &str) -> Result<bool> {
         let mut registry = self.registry()?;
         let had = registry.remove(name)?;
-        crate::tools::pins::Pins::in_dir(registry.dir()).remove_server(name)?;
+        crate::definition::pins::Pins::in_dir(registry.dir()).remove_server(name)?;
         crate::apigen::generate::remove_package(name, &registry.workspace.join("mcptools"))?;
         if let Some(state) = self.snapshot().tools {
             state.remove_server(name).await;

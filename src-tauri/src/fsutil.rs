@@ -263,6 +263,44 @@ pub(crate) fn create_private_dir(dir: &Path) -> crate::error::Result<()> {
         .map_err(|e| crate::error::Error::io(format!("creating {}", dir.display()), e))
 }
 
+/// Write `contents` to `path` atomically: a new file beside it, flushed to disk, renamed
+/// over it (keeping its permissions), and the folder flushed. Killing the process at any
+/// point leaves either the old notebook or the new one, never a torn file.
+#[cfg(any(test, feature = "desktop"))]
+pub(crate) fn save_atomic(path: &Path, contents: &[u8]) -> crate::error::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| crate::error::Error::config(format!("cannot save to {}", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.ipybox-{}.tmp",
+        name.to_string_lossy(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let mode = std::fs::metadata(path)
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
+        .unwrap_or(0o644);
+    let write = || -> std::io::Result<()> {
+        // create_new: never through a link planted at the temporary name.
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::error::Error::io(format!("saving {}", path.display()), e)
+    })
+}
+
 #[cfg(test)]
 mod private_tests {
     use super::*;
@@ -337,5 +375,22 @@ mod private_tests {
             python,
             "and nothing inside"
         );
+    }
+
+    #[test]
+    fn saving_replaces_the_file_whole_and_keeps_its_mode() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("n.ipynb");
+        std::fs::write(&path, "old").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        save_atomic(&path, b"new").expect("saved");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        assert_eq!(
+            mode(&path) & 0o777,
+            0o600,
+            "a private notebook stays private"
+        );
+        let leftovers = std::fs::read_dir(dir.path()).expect("list").count();
+        assert_eq!(leftovers, 1, "no temporary file is left behind");
     }
 }

@@ -17,7 +17,7 @@
 //! # Layout
 //!
 //! Modules are private; what is public is re-exported below. From the top down, a module
-//! uses only those below it:
+//! uses only those of its own layer and below it (checked by `layout.rs`):
 //!
 //! - `desktop` (feature `desktop`): the Tauri app, commands of a few lines over the
 //!   executor, the notebook window, native approval dialogs; `workspace`: what it opens and
@@ -41,6 +41,8 @@
 //!   one kernel session, output collection. It knows a sandbox only as an `Enclosure`.
 //! - `events` and `approval`, one layer: what happens to a session, and the approval
 //!   requests those events carry (a request tells the events when it is decided).
+//! - `definition`: a tool as its server lists it and as a person accepted it (pinned by
+//!   hash), the agent and the line of code behind a call — what approvals show.
 //! - `pyenv`: the kernels' Python environment; `process`: child processes that never
 //!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
 //!   kernel code writes too; `error`: one error type with stable codes; `display`:
@@ -51,6 +53,7 @@ mod apigen;
 mod approval;
 mod audit;
 mod auth;
+mod definition;
 #[cfg(feature = "desktop")]
 mod desktop;
 mod display;
@@ -62,6 +65,8 @@ mod home;
 #[cfg(feature = "desktop")]
 mod instance;
 mod kernel;
+#[cfg(test)]
+mod layout;
 mod link;
 mod mcp;
 mod mcp_server;

@@ -68,7 +68,7 @@ enum Message {
         /// The tool's definition, a change of it, the agent's client, the calling line
         /// (absent from an older ipybox).
         #[serde(default)]
-        details: Box<crate::tools::definition::CallDetails>,
+        details: Box<crate::definition::CallDetails>,
     },
     /// App → agent: the decision on `id`.
     Decided {

@@ -286,7 +286,7 @@ struct Session {
     /// Why the session ended, once it has; its executor is then stopped.
     ended: Mutex<Option<String>>,
     /// The MCP client as it declared itself on `initialize`.
-    client: Mutex<Option<crate::tools::definition::Client>>,
+    client: Mutex<Option<crate::definition::Client>>,
 }
 
 #[derive(Debug)]
@@ -369,7 +369,7 @@ impl Session {
             None => format!("{}", self.serial),
         };
         let updated = match (info, client.take()) {
-            (Some(info), _) => crate::tools::definition::Client {
+            (Some(info), _) => crate::definition::Client {
                 name: info.name.chars().take(100).collect(),
                 version: Some(info.version.chars().take(40).collect::<String>())
                     .filter(|v| !v.is_empty()),
@@ -379,7 +379,7 @@ impl Session {
                     .map(|d| d.as_millis() as u64)
                     .unwrap_or_default(),
             },
-            (None, Some(known)) => crate::tools::definition::Client { session, ..known },
+            (None, Some(known)) => crate::definition::Client { session, ..known },
             (None, None) => return,
         };
         self.executor.set_client(updated.clone());

@@ -3,11 +3,9 @@
 //! in the application's registry, asks for approval, and calls the tool over a lazily
 //! started, reused MCP session.
 
-pub mod definition;
 // Session grants are the desktop app's (its dialog's "Allow for this session").
 #[cfg(feature = "desktop")]
 pub mod grants;
-pub mod pins;
 pub mod rules;
 pub mod server;
 pub mod sessions;

@@ -4,9 +4,6 @@
 //! Notebooks are data the person asked for, read and written where they point; nothing here
 //! imports or executes anything from the workspace.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -108,43 +105,6 @@ pub fn read_notebook(path: &Path) -> Result<Option<String>> {
     }
 }
 
-/// Write `contents` to `path` atomically: a new file beside it, flushed to disk, renamed
-/// over it (keeping its permissions), and the folder flushed. Killing the process at any
-/// point leaves either the old notebook or the new one, never a torn file.
-pub fn save_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::config(format!("cannot save to {}", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.ipybox-{}.tmp",
-        name.to_string_lossy(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let mode = std::fs::metadata(path)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o644);
-    let write = || -> std::io::Result<()> {
-        // create_new: never through a link planted at the temporary name.
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(format!("saving {}", path.display()), e)
-    })
-}
-
 /// The recently opened workspaces, newest first, kept in ipybox's data directory.
 #[derive(Debug, Clone)]
 pub struct Recent {
@@ -209,20 +169,6 @@ mod tests {
             Target::resolve(&ws.join("missing-dir")).is_err(),
             "a missing folder is an error, not an empty workspace"
         );
-    }
-
-    #[test]
-    fn saving_replaces_the_file_whole_and_keeps_its_mode() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("n.ipynb");
-        std::fs::write(&path, "old").expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-        save_atomic(&path, b"new").expect("saved");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
-        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600, "a private notebook stays private");
-        let leftovers = std::fs::read_dir(dir.path()).expect("list").count();
-        assert_eq!(leftovers, 1, "no temporary file is left behind");
     }
 
     #[test]

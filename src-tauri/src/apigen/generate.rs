@@ -31,7 +31,7 @@ pub struct Generated {
     pub interfaces: Vec<String>,
     /// The definition of every tool the server listed (skipped ones too), as pinned when
     /// the server is registered.
-    pub definitions: Vec<crate::tools::definition::ToolDefinition>,
+    pub definitions: Vec<crate::definition::ToolDefinition>,
 }
 
 /// Connect to the server, list all its tools and write `root_dir/<server_name>/`. Returns
@@ -102,7 +102,7 @@ async fn list_tools_defined(
     workspace: &Path,
     vars: &Variables,
     connect_timeout: Duration,
-) -> Result<(Vec<ToolSpec>, Vec<crate::tools::definition::ToolDefinition>)> {
+) -> Result<(Vec<ToolSpec>, Vec<crate::definition::ToolDefinition>)> {
     let resolved = server_params.resolve(vars)?;
     let program = crate::sandbox::server_program(&resolved)?;
     let conn = connect(server_name, &resolved, program, workspace, connect_timeout).await?;
@@ -111,7 +111,7 @@ async fn list_tools_defined(
     let listed = listed?;
     let definitions = listed
         .iter()
-        .map(crate::tools::pins::definition_of)
+        .map(crate::definition::pins::definition_of)
         .collect();
     let specs = listed
         .into_iter()

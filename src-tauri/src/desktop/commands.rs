@@ -137,7 +137,7 @@ fn notebook_path(path: &str) -> Reply<PathBuf> {
 /// the notebook, so it opens trusted next time (see [`super::trust`]).
 #[tauri::command]
 pub fn save_notebook(path: String, content: String, trusted: Option<bool>) -> Reply<()> {
-    workspace::save_atomic(&notebook_path(&path)?, content.as_bytes())?;
+    crate::fsutil::save_atomic(&notebook_path(&path)?, content.as_bytes())?;
     if trusted == Some(true) {
         TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
     }
@@ -531,6 +531,6 @@ pub async fn export_audit_log<R: Runtime>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io("reading the audit log", e).into()),
     };
-    workspace::save_atomic(&path, &bytes)?;
+    crate::fsutil::save_atomic(&path, &bytes)?;
     Ok(Some(path.display().to_string()))
 }

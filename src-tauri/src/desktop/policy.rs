@@ -242,7 +242,7 @@ pub fn save(workspace: &Path, text: &str) -> Result<PolicyDocument> {
         )));
     }
     let file = workspace.join(WORKSPACE_POLICY);
-    crate::workspace::save_atomic(&file, text.as_bytes())?;
+    crate::fsutil::save_atomic(&file, text.as_bytes())?;
     read(workspace, &PolicySource::Workspace)
 }
 

@@ -297,7 +297,7 @@ impl Running {
         }
         let tools = Arc::new(
             ToolServer::new(registry.servers.clone(), sessions, approvals.clone())
-                .with_pins(crate::tools::pins::Pins::in_dir(registry.dir())),
+                .with_pins(crate::definition::pins::Pins::in_dir(registry.dir())),
         );
         for (name, listed) in &registry.tools {
             tools.set_tools(name, listed.iter().map(|t| t.tool.clone()).collect());

@@ -42,7 +42,7 @@ pub struct McpConnection {
     /// How the server's process ended, once it has (stdio servers only).
     exit: Option<tokio::sync::watch::Receiver<Option<ProcessExit>>>,
     /// Its tools as it last listed them, each definition hashed once.
-    listing: Mutex<Option<Arc<crate::tools::pins::Listing>>>,
+    listing: Mutex<Option<Arc<crate::definition::pins::Listing>>>,
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -314,11 +314,13 @@ impl McpConnection {
     /// The tools the server offers, with their definitions: as it listed them before, or
     /// listed now when it has not been asked yet or `fresh` (a server may add or change
     /// tools while it runs). Cached per connection, so a call does not pay a `tools/list`.
-    pub async fn listing(&self, fresh: bool) -> Result<Arc<crate::tools::pins::Listing>> {
+    pub async fn listing(&self, fresh: bool) -> Result<Arc<crate::definition::pins::Listing>> {
         if !fresh && let Some(listing) = self.listing.lock().ok().and_then(|n| n.clone()) {
             return Ok(listing);
         }
-        let listing = Arc::new(crate::tools::pins::Listing::new(&self.list_tools().await?));
+        let listing = Arc::new(crate::definition::pins::Listing::new(
+            &self.list_tools().await?,
+        ));
         if let Ok(mut cached) = self.listing.lock() {
             *cached = Some(listing.clone());
         }

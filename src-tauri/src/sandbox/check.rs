@@ -36,7 +36,7 @@ pub fn check_with_srt(
         .map_err(|e| Error::io(format!("creating {}", scratch.display()), e))?;
     let file = scratch.join("srt-check.json");
     let text = serde_json::to_string_pretty(&rendered).unwrap_or_default();
-    crate::workspace::save_atomic(&file, text.as_bytes())?;
+    crate::fsutil::save_atomic(&file, text.as_bytes())?;
     let mut command = srt.command();
     let program = command.remove(0);
     let mut child = crate::process::host_command(program)

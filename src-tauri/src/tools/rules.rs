@@ -30,9 +30,9 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+use crate::definition::DefinitionChange;
 use crate::error::{Error, Result};
 use crate::events::DecidedBy;
-use crate::tools::definition::DefinitionChange;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
 
 /// The version of the rules format this module reads and writes.
@@ -129,7 +129,7 @@ pub struct CallFacts<'a> {
     /// Whose code made the call (`Notebook` or `Agents`).
     pub caller: Scope,
     /// The tool's hints, as its server declares them.
-    pub hints: Option<&'a crate::tools::definition::ToolHints>,
+    pub hints: Option<&'a crate::definition::ToolHints>,
     /// Now, in milliseconds since the Unix epoch.
     pub now_ms: u64,
 }
@@ -882,7 +882,7 @@ impl RulesHandler {
             return false;
         }
         let message =
-            crate::tools::pins::refusal(request.server_name(), request.tool_name(), change);
+            crate::definition::pins::refusal(request.server_name(), request.tool_name(), change);
         request.decide_as(Decision::Reject, DecidedBy::Rule, Some(message));
         true
     }
@@ -1580,7 +1580,7 @@ mod tests {
     async fn detailed(
         handler: &RulesHandler,
         tool: &str,
-        details: crate::tools::definition::CallDetails,
+        details: crate::definition::CallDetails,
     ) -> (Result<DecidedBy, Refusal>, Option<String>) {
         let approvals = Arc::new(Approvals::new(Duration::from_secs(5)));
         let (_guard, mut events) = approvals.listen();
@@ -1598,10 +1598,10 @@ mod tests {
         (by, request.rule().map(str::to_owned))
     }
 
-    fn tool(read_only: Option<bool>) -> crate::tools::definition::ToolDefinition {
-        crate::tools::definition::ToolDefinition {
+    fn tool(read_only: Option<bool>) -> crate::definition::ToolDefinition {
+        crate::definition::ToolDefinition {
             name: "get_issue".into(),
-            hints: crate::tools::definition::ToolHints {
+            hints: crate::definition::ToolHints {
                 read_only,
                 ..Default::default()
             },
@@ -1609,8 +1609,8 @@ mod tests {
         }
     }
 
-    fn agent() -> Option<crate::tools::definition::Client> {
-        Some(crate::tools::definition::Client {
+    fn agent() -> Option<crate::definition::Client> {
+        Some(crate::definition::Client {
             name: "claude-code".into(),
             version: Some("2.1".into()),
             session: "4f2a".into(),
@@ -1620,7 +1620,7 @@ mod tests {
 
     #[tokio::test]
     async fn read_only_scope_expiry_and_changed_tools() {
-        use crate::tools::definition::{CallDetails, DefinitionChange};
+        use crate::definition::{CallDetails, DefinitionChange};
         let handler = RulesHandler::new(rules(json!([
             {"server": "github", "read_only": true, "decision": "allow"},
         ])));

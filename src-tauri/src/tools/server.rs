@@ -18,10 +18,10 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::{Value, json};
 
-use super::definition::{CallDetails, ToolDefinition};
-use super::pins::{DefinitionDigest, Pins};
 use super::sessions::Sessions;
 use crate::approval::{Approvals, Refusal};
+use crate::definition::pins::{DefinitionDigest, Pins};
+use crate::definition::{CallDetails, ToolDefinition};
 use crate::display::escape;
 use crate::events::DecidedBy;
 use crate::events::{CallDecision, CallOutcome, SessionEvent};

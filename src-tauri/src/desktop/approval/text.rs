@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use crate::definition::{CallDetails, ToolDefinition, ToolHints};
 use crate::display::{escape, escape_lines};
 use crate::tools::ApprovalRequest;
-use crate::tools::definition::{CallDetails, ToolDefinition, ToolHints};
 
 /// How much of the arguments the dialog shows at most, in characters; the panel shows them
 /// whole.
@@ -796,7 +796,7 @@ mod tests {
     fn who_asks_names_an_agents_client_escaped() {
         let r = request("fx", "touch", json!({}));
         let details = CallDetails {
-            client: Some(crate::tools::definition::Client {
+            client: Some(crate::definition::Client {
                 name: "claude-code\u{202e}".into(),
                 version: Some("2.1.0".into()),
                 session: "4f2a9c1e".into(),

@@ -2,7 +2,10 @@
 //! tool's definition as its server lists it (description, schema, the server's own hints),
 //! whether that definition changed since a person accepted it, the MCP client of an agent,
 //! and the line of code that made the call. Everything here comes from untrusted sources
-//! (the server, the agent, kernel code) and is escaped wherever a person reads it.
+//! (the server, the agent, kernel code) and is escaped wherever a person reads it. The
+//! definitions a person accepted are pinned in [`pins`].
+
+pub mod pins;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::definition::{DefinitionChange, ToolDefinition, ToolHints};
+use super::{DefinitionChange, ToolDefinition, ToolHints};
 use crate::error::{Error, Result};
 
 /// The file's name, in the registry's directory.
