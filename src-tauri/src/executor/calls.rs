@@ -23,10 +23,10 @@ use tokio::sync::mpsc;
 
 use crate::apigen::modules::module_source;
 use crate::events::{Events, SessionEvent};
-use crate::sandbox::access::Checker;
-use crate::sandbox::block::{Report, assess};
 use crate::kernel::messages::{ChannelRequest, Header, channel_refusal};
 use crate::kernel::session::KernelSession;
+use crate::sandbox::access::Checker;
+use crate::sandbox::block::{Report, assess};
 use crate::tools::ToolServer;
 
 /// How long an answer is kept for copies of its request (the kernel asks again after 5 s
@@ -81,7 +81,11 @@ impl Calls {
 
     /// Take the kernel's reports of blocked file operations of execution `id`, checked
     /// against the sandbox's policy (`None`: no sandbox, reports are ignored).
-    pub(super) fn with_blocks(mut self, id: String, blocks: Option<(Arc<Checker>, Events)>) -> Self {
+    pub(super) fn with_blocks(
+        mut self,
+        id: String,
+        blocks: Option<(Arc<Checker>, Events)>,
+    ) -> Self {
         self.blocks = blocks.map(|(checker, events)| (id, checker, events));
         self
     }

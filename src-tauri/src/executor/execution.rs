@@ -12,7 +12,6 @@ use super::calls::Calls;
 use super::{CodeExecutionResult, Event, InputRequest, Output, StreamOptions};
 use crate::error::{Error, PythonError, Result};
 use crate::events::{DecidedBy, Events};
-use crate::sandbox::access::Checker;
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
     ChannelMessage, Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT,
@@ -20,6 +19,7 @@ use crate::kernel::messages::{
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
+use crate::sandbox::access::Checker;
 use crate::tools::{ApprovalHandler, Approvals, Decision, ToolEvent, ToolServer};
 
 /// A queued execution, as the caller submitted it.
@@ -114,7 +114,9 @@ async fn execute(
     let kernel = &ctx.kernel;
     let mut collector = OutputCollector::new(options.save_images.then(|| ctx.images_dir.clone()));
     // Tool calls made by this execution's code come here for approval.
-    let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id.clone()), options.origin.clone());
+    let (_listening, mut tool_events) = ctx
+        .approvals
+        .listen_as(Some(id.clone()), options.origin.clone());
     // Tool calls come over stdin, so it is always allowed; a plain input() nobody can
     // answer is told so (`NO_INPUT`) and raises in the kernel.
     let mut calls = Calls::new(ctx.tools.clone(), ctx.sources.clone(), kernel.clone())

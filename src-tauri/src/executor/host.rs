@@ -19,12 +19,12 @@ use crate::error::{Error, Result};
 use crate::events::SessionEvent;
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::enclosure::Enclosure;
-use crate::sandbox::access::Checker;
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
 use crate::kernel::messages::{ExecuteRequest, ReplyStatus};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::pyenv::{self, Progress, PythonEnv};
 use crate::sandbox;
+use crate::sandbox::access::Checker;
 
 const KERNEL_INIT: &str = include_str!("../../python/kernel_init.py");
 

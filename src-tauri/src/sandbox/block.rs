@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+#[cfg(any(test, feature = "desktop"))]
 use serde_json::Value;
 
 use super::access::{Access, Checker, resolve};
@@ -83,10 +84,13 @@ pub fn assess(report: &Report, checker: &Checker) -> Option<Block> {
     let suggestion = match verdict.rule.as_deref() {
         // A write no allowWrite entry covers: the folder it goes into.
         None => Some(narrowest_folder(&path)),
-        // A place the policy hides: an entry inside it makes it readable (or writable)
-        // again; a file hidden by its name only through an entry naming it.
+        // A place the policy hides by name (`**/.env`): srt hides every match whatever
+        // else the policy says, so only editing that entry helps.
+        Some(rule) if rule.starts_with("filesystem.denyRead: ") && rule.contains('*') => None,
+        // A folder the policy hides: an entry inside it makes it readable (or writable)
+        // again.
         Some(rule) if rule.starts_with("filesystem.denyRead: ") => {
-            Some(if rule.contains('*') || access == Access::Read && path.is_file() {
+            Some(if access == Access::Read && path.is_file() {
                 path.clone()
             } else {
                 narrowest_folder(&path)
@@ -142,9 +146,7 @@ pub fn allow(mut policy: Value, access: Access, entry: &str) -> Value {
     let Some(Value::Object(fs)) = fs else {
         return policy;
     };
-    let list = fs
-        .entry(key)
-        .or_insert_with(|| Value::Array(Vec::new()));
+    let list = fs.entry(key).or_insert_with(|| Value::Array(Vec::new()));
     if !list.is_array() {
         *list = Value::Array(Vec::new());
     }
@@ -221,7 +223,11 @@ mod tests {
             Some(p.root.join("out").display().to_string().as_str()),
             "the narrowest folder that covers the file"
         );
-        let changed = allow(policy(), Access::Write, block.suggestion.as_deref().unwrap());
+        let changed = allow(
+            policy(),
+            Access::Write,
+            block.suggestion.as_deref().unwrap(),
+        );
         assert!(
             checker(&p, changed).write(&file).allowed,
             "the suggested change allows exactly that write"
@@ -247,7 +253,11 @@ mod tests {
             None,
             "only absolute paths are taken from the kernel"
         );
-        assert_eq!(assess(&report(5, &p.root.join("out/x")), &c), None, "EIO is not the sandbox");
+        assert_eq!(
+            assess(&report(5, &p.root.join("out/x")), &c),
+            None,
+            "EIO is not the sandbox"
+        );
     }
 
     #[test]
@@ -268,11 +278,19 @@ mod tests {
         assert_eq!(block.suggestion.as_deref(), Some("~/.ssh/config.d"));
         let env = p.root.join("ws/.env");
         let block = assess(&report(EACCES, &env), &c).expect("a block");
-        assert_eq!(block.access, Access::Read, "EACCES on a hidden path is a read");
-        let changed = allow(policy(), Access::Read, block.suggestion.as_deref().unwrap());
+        assert_eq!(
+            block.access,
+            Access::Read,
+            "EACCES on a hidden path is a read"
+        );
+        assert_eq!(
+            block.suggestion, None,
+            "a file hidden by a glob: no entry unhides it, the rule is shown instead"
+        );
+        let changed = allow(policy(), Access::Read, "~/.ssh/id_rsa");
         assert!(
-            checker(&p, changed).read(&env).allowed,
-            "a file hidden by name is readable again through an entry naming it"
+            checker(&p, changed).read(&key).allowed,
+            "the suggested entry makes the hidden file readable again"
         );
     }
 
@@ -282,21 +300,30 @@ mod tests {
         let c = checker(&p, policy());
         let locked = p.root.join("ws/locked/a");
         let block = assess(&report(EROFS, &locked), &c).expect("a block");
-        assert_eq!(block.rule.as_deref(), Some("filesystem.denyWrite: ./locked"));
+        assert_eq!(
+            block.rule.as_deref(),
+            Some("filesystem.denyWrite: ./locked")
+        );
         assert_eq!(
             block.suggestion, None,
             "denyWrite wins over allowWrite: the rule is shown, no entry offered"
         );
         let hook = p.root.join("ws/.git/hooks/pre-commit");
         let block = assess(&report(EROFS, &hook), &c).expect("a block");
-        assert_eq!(block.suggestion, None, "srt's own protection is never offered away");
+        assert_eq!(
+            block.suggestion, None,
+            "srt's own protection is never offered away"
+        );
     }
 
     #[test]
     fn the_narrowest_folder_is_the_folder_itself_or_the_one_a_file_goes_into() {
         let p = place();
         assert_eq!(narrowest_folder(&p.root.join("out")), p.root.join("out"));
-        assert_eq!(narrowest_folder(&p.root.join("out/new.csv")), p.root.join("out"));
+        assert_eq!(
+            narrowest_folder(&p.root.join("out/new.csv")),
+            p.root.join("out")
+        );
         assert_eq!(narrowest_folder(Path::new("/")), PathBuf::from("/"));
     }
 
@@ -304,8 +331,15 @@ mod tests {
     fn allowing_adds_one_entry_once_and_keeps_the_rest() {
         let changed = allow(policy(), Access::Write, "/tmp");
         assert_eq!(changed["filesystem"]["allowWrite"], json!([".", "/tmp"]));
-        assert_eq!(changed["filesystem"]["denyRead"], policy()["filesystem"]["denyRead"]);
-        assert_eq!(allow(changed.clone(), Access::Write, "/tmp"), changed, "no duplicate");
+        assert_eq!(
+            changed["filesystem"]["denyRead"],
+            policy()["filesystem"]["denyRead"]
+        );
+        assert_eq!(
+            allow(changed.clone(), Access::Write, "/tmp"),
+            changed,
+            "no duplicate"
+        );
         let read = allow(json!({}), Access::Read, "~/data");
         assert_eq!(read, json!({"filesystem": {"allowRead": ["~/data"]}}));
     }
