@@ -226,7 +226,7 @@ mod tests {
         let changed = allow(
             policy(),
             Access::Write,
-            block.suggestion.as_deref().unwrap(),
+            block.suggestion.as_deref().expect("a suggestion"),
         );
         assert!(
             checker(&p, changed).write(&file).allowed,
