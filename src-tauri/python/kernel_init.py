@@ -43,6 +43,7 @@ def _ipybox_init():
     _fast_stream_writes()
     _open_channel()
     _approve_shell_commands()
+    _report_sandbox_blocks()
     # IPython trims its output cache (Out, _) every 1000 results and warns about it on
     # stderr, in the middle of the user's output. The trimming is fine; the warning is noise.
     import warnings
@@ -128,6 +129,49 @@ def _approve_shell_commands():
         shebang.__doc__ = original_shebang.__doc__
         script_magics.shebang = shebang
         shell.magics_manager.magics["cell"]["script"] = shebang
+
+
+def _report_sandbox_blocks():
+    # A cell that failed on a file operation the sandbox may have refused (a write to a
+    # read-only place: EROFS; a read in a hidden folder, which srt replaces by an empty one:
+    # ENOENT; EACCES, EPERM) is reported to ipybox with the exception's own errno and
+    # filename, over the channel, never as printed text. ipybox checks the path against the
+    # policy before it offers to allow anything; a report is only a hint.
+    import errno
+    import os
+    import sys
+
+    try:
+        shell = get_ipython()  # noqa: F821
+    except Exception:
+        return
+    codes = {errno.EROFS, errno.ENOENT, errno.EACCES, errno.EPERM}
+
+    def operation(error):
+        # EROFS is a refused write; for the others ipybox tells from the policy.
+        return "write" if error.errno == errno.EROFS else None
+
+    def cause(error):
+        seen = set()
+        while isinstance(error, BaseException) and id(error) not in seen:
+            seen.add(id(error))
+            if isinstance(error, OSError) and error.errno in codes and isinstance(error.filename, (str, bytes)):
+                return error
+            error = error.__cause__ or error.__context__
+        return None
+
+    def report(result):
+        error = cause(getattr(result, "error_in_exec", None))
+        channel = sys.modules.get("ipybox_channel")
+        if error is None or channel is None:
+            return
+        try:
+            path = os.path.abspath(os.fsdecode(error.filename))
+            channel.report_block({"errno": error.errno, "path": path, "op": operation(error)})
+        except Exception:
+            pass
+
+    shell.events.register("post_run_cell", report)
 
 
 def _open_channel():
@@ -366,10 +410,16 @@ def _open_channel():
     if @@REMOTE@@:
         _import_generated_modules(kernel, exchange)
 
+    def report_block(block):
+        """Tell ipybox that the cell failed on a file operation (`errno`, `path`, `op`)."""
+        if getattr(kernel, "_allow_stdin", False):
+            exchange({"v": 1, "id": uuid.uuid4().hex, "block": block}, "ipybox: sandbox block")
+
     kernel._input_request = input_request
     module = types.ModuleType("ipybox_channel", "Tool calls to ipybox over the kernel's stdin channel.")
     module.call = call
     module.NO_INPUT = NO_INPUT
+    module.report_block = report_block
     # The raw request, for tests that play an attacker writing requests by hand.
     module._ask = ask
     module._parent = current_parent
@@ -445,4 +495,4 @@ def _fast_stream_writes():
 
 
 _ipybox_init()
-del _ipybox_init, _fast_stream_writes, _open_channel, _approve_shell_commands, _import_generated_modules
+del _ipybox_init, _fast_stream_writes, _open_channel, _approve_shell_commands, _import_generated_modules, _report_sandbox_blocks

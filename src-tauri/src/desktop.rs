@@ -6,6 +6,7 @@
 
 mod approval;
 mod arrival;
+mod blocks;
 mod commands;
 mod confirm;
 pub mod dto;
@@ -165,6 +166,7 @@ pub fn run(
             policy::save_policy,
             policy::apply_sandbox,
             policy::watch_policy,
+            blocks::allow_blocked,
             remote::remote_state,
             remote::probe_remote,
             remote::apply_remote,

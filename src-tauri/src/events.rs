@@ -188,6 +188,15 @@ pub enum SessionEvent {
         /// How long the call took, approval excluded (ms).
         duration_ms: u64,
     },
+    /// A cell failed because the sandbox blocked a file operation: what the kernel's hook
+    /// reported, checked against the policy in force (never taken from what the cell
+    /// printed), with the change that would allow it.
+    SandboxBlocked {
+        /// The execution whose cell was blocked.
+        execution_id: String,
+        /// What was blocked, by which rule, and what to allow.
+        block: crate::sandbox::block::Block,
+    },
     /// An MCP server process or connection was started.
     McpServerStarted {
         /// The registered server's name.

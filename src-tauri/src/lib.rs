@@ -115,6 +115,7 @@ pub use sandbox::access::{
     Access as SandboxAccess, Checker as SandboxChecker, Verdict as SandboxVerdict,
     report as sandbox_check_report,
 };
+pub use sandbox::block::Block as SandboxBlock;
 pub use sandbox::policy::{
     Review as PolicyReview, WORKSPACE_POLICY, accept as accept_workspace_policy,
     diff as policy_diff, review as review_workspace_policy, workspace_policy,

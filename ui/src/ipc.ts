@@ -92,7 +92,9 @@ export type SessionEvent =
   // MCP servers started on a call, and gone on their own (`stderr`: their last lines;
   // `exit`: how the process ended, absent for a remote server's closed connection).
   | { type: 'mcp_server_started'; server: string }
-  | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit };
+  | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
+  // A cell the sandbox blocked, as ipybox checked it against the policy in force.
+  | { type: 'sandbox_blocked'; execution_id: string; block: SandboxBlock };
 
 // ---- MCP tool calls and their approval
 
@@ -268,6 +270,7 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'tool_call',
   'mcp_server_started',
   'mcp_server_exited',
+  'sandbox_blocked',
 ]);
 
 const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -765,6 +768,23 @@ export interface SandboxVerdict {
 /** Would code be allowed to read/write a path or reach a URL under the policy `text` (unsaved edits too)? */
 export function checkSandboxAccess(text: string, query: string): Promise<SandboxVerdict[]> {
   return call<SandboxVerdict[]>('check_sandbox_access', { text, query });
+}
+
+/** A file operation the sandbox blocked (untrusted path text: shown escaped). */
+export interface SandboxBlock {
+  access: 'read' | 'write';
+  /** Absolute, links followed. */
+  path: string;
+  /** The rule that blocks it; null: no allowWrite entry covers it. */
+  rule: string | null;
+  reason: string;
+  /** The narrowest folder to allow, as the policy spells it; null when no entry would help. */
+  suggestion: string | null;
+}
+
+/** Allow what a cell was blocked doing: asked in a native dialog, saved, the kernel restarted. */
+export function allowBlocked(access: 'read' | 'write', entry: string, path: string): Promise<SandboxState> {
+  return call<SandboxState>('allow_blocked', { access, entry, path });
 }
 
 /** Save as the workspace's sandbox-config.json (refused with errors: InvalidConfig). */

@@ -196,6 +196,11 @@ async fn next(
             images_dir: running.images_dir.clone(),
             handler: running.handler.clone(),
             interrupt_grace: running.interrupt_grace,
+            blocks: running
+                .host
+                .as_ref()
+                .and_then(|h| h.checker.clone())
+                .map(|checker| (checker, events.clone())),
         };
         return Some(Current {
             task: tokio::spawn(execution::run(job, ctx, abort_rx)),

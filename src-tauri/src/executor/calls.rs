@@ -22,8 +22,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::apigen::modules::module_source;
+use crate::events::{Events, SessionEvent};
 use crate::kernel::messages::{ChannelRequest, Header, channel_refusal};
 use crate::kernel::session::KernelSession;
+use crate::sandbox::access::Checker;
+use crate::sandbox::block::{Report, assess};
 use crate::tools::ToolServer;
 
 /// How long an answer is kept for copies of its request (the kernel asks again after 5 s
@@ -45,6 +48,9 @@ pub(super) struct Calls {
     answered_at: VecDeque<(Instant, String)>,
     done: mpsc::UnboundedSender<(String, Arc<Vec<String>>)>,
     answered: mpsc::UnboundedReceiver<(String, Arc<Vec<String>>)>,
+    /// The execution's id, the sandbox's policy and where to tell of a block (with a
+    /// sandbox only).
+    blocks: Option<(String, Arc<Checker>, Events)>,
 }
 
 enum Call {
@@ -69,11 +75,42 @@ impl Calls {
             answered_at: VecDeque::new(),
             done,
             answered,
+            blocks: None,
         }
+    }
+
+    /// Take the kernel's reports of blocked file operations of execution `id`, checked
+    /// against the sandbox's policy (`None`: no sandbox, reports are ignored).
+    pub(super) fn with_blocks(
+        mut self,
+        id: String,
+        blocks: Option<(Arc<Checker>, Events)>,
+    ) -> Self {
+        self.blocks = blocks.map(|(checker, events)| (id, checker, events));
+        self
+    }
+
+    /// The kernel's hook reports a cell that failed with an `OSError`: told on as a
+    /// [`SessionEvent::SandboxBlocked`] only when the policy agrees the sandbox blocked it.
+    fn block(&self, header: &Header, report: &Value) {
+        if let Some((id, checker, events)) = &self.blocks
+            && let Ok(report) = serde_json::from_value::<Report>(report.clone())
+            && let Some(block) = assess(&report, checker)
+        {
+            events.send(SessionEvent::SandboxBlocked {
+                execution_id: id.clone(),
+                block,
+            });
+        }
+        self.reply(header, &json!({"ok": true}).to_string());
     }
 
     /// A request from the kernel, asked by `header`.
     pub(super) fn request(&mut self, header: Header, request: ChannelRequest) {
+        if let Some(report) = request.extra.get("block") {
+            self.block(&header, report);
+            return;
+        }
         if let Some(index) = request.part {
             let value = match self.calls.get(&request.id) {
                 Some(Call::Answered(parts)) if index < parts.len() => {

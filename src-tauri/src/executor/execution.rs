@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::calls::Calls;
 use super::{CodeExecutionResult, Event, InputRequest, Output, StreamOptions};
 use crate::error::{Error, PythonError, Result};
-use crate::events::DecidedBy;
+use crate::events::{DecidedBy, Events};
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
     ChannelMessage, Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT,
@@ -19,6 +19,7 @@ use crate::kernel::messages::{
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
+use crate::sandbox::access::Checker;
 use crate::tools::{ApprovalHandler, Approvals, Decision, ToolEvent, ToolServer};
 
 /// A queued execution, as the caller submitted it.
@@ -69,6 +70,9 @@ pub(super) struct Context {
     pub(super) images_dir: Anchored,
     pub(super) handler: Option<Arc<dyn ApprovalHandler>>,
     pub(super) interrupt_grace: Duration,
+    /// With a sandbox: its policy, to check what the kernel reports as blocked, and where
+    /// to tell of a block.
+    pub(super) blocks: Option<(Arc<Checker>, Events)>,
 }
 
 /// How it ended, for the actor.
@@ -110,10 +114,13 @@ async fn execute(
     let kernel = &ctx.kernel;
     let mut collector = OutputCollector::new(options.save_images.then(|| ctx.images_dir.clone()));
     // Tool calls made by this execution's code come here for approval.
-    let (_listening, mut tool_events) = ctx.approvals.listen_as(Some(id), options.origin.clone());
+    let (_listening, mut tool_events) = ctx
+        .approvals
+        .listen_as(Some(id.clone()), options.origin.clone());
     // Tool calls come over stdin, so it is always allowed; a plain input() nobody can
     // answer is told so (`NO_INPUT`) and raises in the kernel.
-    let mut calls = Calls::new(ctx.tools.clone(), ctx.sources.clone(), kernel.clone());
+    let mut calls = Calls::new(ctx.tools.clone(), ctx.sources.clone(), kernel.clone())
+        .with_blocks(id.clone(), ctx.blocks.clone());
     let request = ExecuteRequest {
         allow_stdin: true,
         ..ExecuteRequest::new(&code)

@@ -24,6 +24,7 @@ use crate::kernel::messages::{ExecuteRequest, ReplyStatus};
 use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::pyenv::{self, Progress, PythonEnv};
 use crate::sandbox;
+use crate::sandbox::access::Checker;
 
 const KERNEL_INIT: &str = include_str!("../../python/kernel_init.py");
 
@@ -88,6 +89,8 @@ pub(super) struct Host {
     pub(super) gateway: Option<Gateway>,
     pub(super) spec: KernelSpec,
     state_dir: Option<PathBuf>,
+    /// The sandbox's policy, to check what a failed cell reports as blocked.
+    pub(super) checker: Option<Arc<Checker>>,
 }
 
 impl Host {
@@ -219,6 +222,7 @@ impl Launcher {
     /// Start a host: a gateway (or a connection to the external one).
     pub(super) async fn start_host(&self) -> Result<Host> {
         let c = &self.config;
+        let mut checker = None;
         let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
             (Some((url, token)), _) => {
                 let endpoint = Endpoint::remote(url, token.clone(), &c.gateway_headers)?;
@@ -232,7 +236,10 @@ impl Launcher {
             (None, Some(python)) => {
                 let state_dir = new_state_dir(&self.home)?;
                 let started = match self.gateway_launch(python, &state_dir) {
-                    Ok(launch) => Gateway::start(launch).await,
+                    Ok((launch, c)) => {
+                        checker = c;
+                        Gateway::start(launch).await
+                    }
                     Err(e) => Err(e),
                 };
                 match started {
@@ -284,6 +291,7 @@ impl Launcher {
             gateway,
             spec,
             state_dir,
+            checker,
         })
     }
 
@@ -299,7 +307,11 @@ impl Launcher {
         }
     }
 
-    fn gateway_launch(&self, python: &PythonEnv, state_dir: &Path) -> Result<GatewayLaunch> {
+    fn gateway_launch(
+        &self,
+        python: &PythonEnv,
+        state_dir: &Path,
+    ) -> Result<(GatewayLaunch, Option<Arc<Checker>>)> {
         let c = &self.config;
         let (home, working_dir) = (&self.home, &self.working_dir);
         let mut gw_env = BTreeMap::new();
@@ -356,7 +368,8 @@ impl Launcher {
             None => None,
         };
         let kernel_env_whitelist: Vec<String> = self.kernel_env.keys().cloned().collect();
-        Ok(GatewayLaunch {
+        let checker = sandbox_launch.as_ref().and_then(|l| l.checker.clone());
+        let launch = GatewayLaunch {
             python: python.python().to_path_buf(),
             host: c.gateway_host.clone(),
             port: c.gateway_port,
@@ -370,7 +383,8 @@ impl Launcher {
             wrapper: c.wrapper.clone(),
             connector: c.connector.clone(),
             enclosure: sandbox_launch.map(|l| Arc::new(l) as Arc<dyn Enclosure>),
-        })
+        };
+        Ok((launch, checker))
     }
 }
 

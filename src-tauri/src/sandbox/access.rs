@@ -158,6 +158,11 @@ impl Checker {
         })
     }
 
+    /// The user's home, for `~` paths.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
     /// The settings as srt receives them.
     pub fn settings(&self) -> &Value {
         &self.settings

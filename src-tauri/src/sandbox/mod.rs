@@ -12,6 +12,7 @@
 //! unsandboxed when a sandbox was asked for.
 
 pub mod access;
+pub mod block;
 /// Only the desktop app tries a policy before it applies it.
 #[cfg(feature = "desktop")]
 pub mod check;
@@ -387,16 +388,19 @@ pub struct SandboxLaunch {
     pub srt: Srt,
     /// The workspace's write guards, held while this sandbox runs.
     pub guard: Option<Arc<placeholders::Guard>>,
+    /// The policy as srt received it, made ready to tell what it blocks: a failed cell's
+    /// path is checked against it ([`block`]) before anything is offered.
+    pub checker: Option<Arc<access::Checker>>,
 }
 
 /// Locate srt, check its dependencies, render the policy for this session and write it to
-/// `<state_dir>/srt.json`, with ipybox's own `additions`.
+/// `<state_dir>/srt.json`, with ipybox's own `paths`.
 pub fn prepare(
     options: &SandboxOptions,
     home: &Path,
     working_dir: &Path,
     state_dir: &Path,
-    additions: policy::Additions<'_>,
+    paths: &SessionPaths,
 ) -> Result<SandboxLaunch> {
     let srt = locate_srt(options.srt.as_deref(), home)?;
     check_tools(&srt)?;
@@ -413,7 +417,10 @@ pub fn prepare(
         )?,
         other => policy::load(other)?,
     };
-    let rendered = policy::render(policy, working_dir, &user_home, additions)?;
+    let checker = access::Checker::new(policy.clone(), working_dir, &user_home, paths)
+        .ok()
+        .map(Arc::new);
+    let rendered = policy::render(policy, working_dir, &user_home, paths.additions())?;
     let protected: Vec<PathBuf> = rendered["filesystem"]["denyWrite"]
         .as_array()
         .into_iter()
@@ -432,6 +439,7 @@ pub fn prepare(
         wrapper,
         srt,
         guard: Some(Arc::new(guard)),
+        checker,
     })
 }
 
@@ -474,7 +482,7 @@ pub fn prepare_session(
     }
     copy_font_cache(&home.join("mplconfig"), mplconfig);
     let paths = SessionPaths::new(options, home, working_dir, state_dir, python);
-    let launch = prepare(options, home, working_dir, state_dir, paths.additions())?;
+    let launch = prepare(options, home, working_dir, state_dir, &paths)?;
     let mut inherited_env: Vec<String> = SRT_ENV.iter().map(|s| (*s).to_owned()).collect();
     inherited_env.push("TMPDIR".to_owned());
     Ok(SessionSandbox {

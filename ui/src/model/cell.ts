@@ -1,4 +1,4 @@
-import type { IopubOutput } from '../ipc';
+import type { IopubOutput, SandboxBlock } from '../ipc';
 import { assertNever } from '../util/assert';
 import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from '../util/json';
 import { newCellId } from './ids';
@@ -43,7 +43,8 @@ export type CellChange =
   | { type: 'input-request' }
   | { type: 'metadata' }
   | { type: 'pending-clear' }
-  | { type: 'tool-calls' };
+  | { type: 'tool-calls' }
+  | { type: 'sandbox-block' };
 
 /** Changes that alter the saved file (the rest is session state). */
 export function isPersistentChange(change: CellChange): boolean {
@@ -58,6 +59,7 @@ export function isPersistentChange(change: CellChange): boolean {
     case 'metadata':
       return true;
     case 'run-state':
+    case 'sandbox-block':
     case 'notice':
     case 'input-request':
     case 'pending-clear':
@@ -106,6 +108,8 @@ export class Cell {
   toolCalls: readonly CellToolCall[] = [];
   /** Which run they belong to (the runner's number for it). */
   private toolCallsRun: number | null = null;
+  /** What the sandbox blocked in the last run, as ipybox checked it. */
+  sandboxBlock: SandboxBlock | null = null;
 
   private listeners = new Set<(change: CellChange) => void>();
 
@@ -227,10 +231,17 @@ export class Cell {
     this.emit({ type: 'cell-type' });
   }
 
-  /** Run `run` began: the tool calls of an earlier run go. */
+  setSandboxBlock(block: SandboxBlock | null): void {
+    if (block === this.sandboxBlock) return;
+    this.sandboxBlock = block;
+    this.emit({ type: 'sandbox-block' });
+  }
+
+  /** Run `run` began: the tool calls (and the block) of an earlier run go. */
   beginToolCalls(run: number): void {
     if (this.toolCallsRun !== null && run <= this.toolCallsRun) return;
     this.toolCallsRun = run;
+    this.setSandboxBlock(null);
     if (this.toolCalls.length === 0) return;
     this.toolCalls = [];
     this.emit({ type: 'tool-calls' });

@@ -5,7 +5,7 @@
  * calls a run makes (session events naming its execution) are listed on its cell.
  */
 import * as ipc from '../ipc';
-import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, ToolCallEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, SandboxBlock, ToolCallEvent } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames, type FrameScheduler } from '../util/frame';
 import type { Cell, RunState } from '../model/cell';
@@ -318,6 +318,11 @@ export class Executor {
     const inFlight = this.inFlight;
     if (inFlight && inFlight.id === null && origin !== null && inFlight.origin === origin) return inFlight;
     return null;
+  }
+
+  /** The sandbox blocked a cell's file operation: the cell offers to allow it. */
+  noteSandboxBlock(executionId: string, block: SandboxBlock): void {
+    this.byId.get(executionId)?.cell.setSandboxBlock(block);
   }
 
   /** A tool call asks for approval: its cell lists it as waiting. */

@@ -552,6 +552,9 @@ export class App implements CellViewHost {
       case 'mcp_server_exited':
         this.serverStatuses.apply(event);
         return;
+      case 'sandbox_blocked':
+        this.executor.noteSandboxBlock(event.execution_id, event.block);
+        return;
       default:
         assertNever(event, 'session event');
     }
@@ -914,6 +917,10 @@ export class App implements CellViewHost {
 
   onToggleOutputScroll(view: CellView): void {
     this.toggleScroll(view.cell);
+  }
+
+  onRunAgain(view: CellView): void {
+    this.executor.run([view.cell]);
   }
 
   onToggleOutputCollapse(view: CellView): void {

@@ -10,6 +10,7 @@ import { renderMarkdown } from '../render/markdown';
 import { frames } from '../util/frame';
 import { CellEditor, renderStaticCode } from './editor';
 import { h } from './dom';
+import { SandboxBlockView } from './sandboxBlockView';
 import { ToolCallsView } from './toolCallsView';
 
 export interface CellViewHost {
@@ -23,6 +24,8 @@ export interface CellViewHost {
   onInputReply(view: CellView, value: string): void;
   onToggleOutputScroll(view: CellView): void;
   onToggleOutputCollapse(view: CellView): void;
+  /** Run the cell again, after a block was allowed. */
+  onRunAgain?(view: CellView): void;
   /** Cells shown but not editable (an agent's). */
   readonly readOnly?: boolean;
 }
@@ -60,6 +63,7 @@ export class CellView {
   private readonly collapsedNote: HTMLButtonElement;
   private readonly noticeEl: HTMLElement;
   private readonly toolCalls: ToolCallsView;
+  private readonly sandboxBlock: SandboxBlockView;
   private editor: CellEditor | null = null;
   private outputViews: OutputView[] = [];
   private stdinEl: HTMLElement | null = null;
@@ -86,7 +90,8 @@ export class CellView {
     this.outputsWrap = h('div', { class: 'outputs-wrap' }, collapser, this.outputsEl, this.collapsedNote);
     this.noticeEl = h('div', { class: 'cell-notice', role: 'alert', hidden: true });
     this.toolCalls = new ToolCallsView(cell);
-    this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.toolCalls.element, this.noticeEl);
+    this.sandboxBlock = new SandboxBlockView(cell, () => this.host.onRunAgain?.(this));
+    this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.sandboxBlock.element, this.toolCalls.element, this.noticeEl);
     this.element.dataset.cellId = cell.id;
 
     // The editor is made when the pointer comes over the text, so that a click lands in it;
@@ -195,6 +200,9 @@ export class CellView {
         return;
       case 'tool-calls':
         this.toolCalls.changed();
+        return;
+      case 'sandbox-block':
+        this.sandboxBlock.changed();
         return;
       default:
         assertNever(change, 'cell change');

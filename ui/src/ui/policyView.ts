@@ -31,7 +31,7 @@ import {
   summarize,
 } from '../model/policy';
 import { h } from './dom';
-import { escapeUntrusted } from '../model/untrusted';
+import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { serverLabel } from '../model/remote';
 import { icon } from './icons';
 import '../styles/policy.css';
@@ -125,6 +125,9 @@ export class PolicyView {
   private readonly stricterText: HTMLElement;
   private readonly checkInput: HTMLInputElement;
   private readonly checkResult: HTMLUListElement;
+  /** What the sandbox blocked lately, newest first. */
+  private readonly recentBlocks = h('ul', { class: 'recent-blocks', 'aria-label': 'Recently blocked' }, h('li', { class: 'panel-hint', text: 'Nothing blocked yet in this session.' }));
+  private static readonly RECENT_BLOCKS = 10;
   /** The presets' texts (shipped profiles), read once. */
   private presets = new Map<string, string>();
   /** Per field (`filesystem.allowWrite[1]`, `network.allowAllUnixSockets`): its input and message. */
@@ -223,6 +226,8 @@ export class PolicyView {
       h('p', { id: 'policy-check-help', class: 'panel-hint', text: 'A path (read and write) or a URL, answered for the policy as edited here, with the rule that decides.' }),
       h('div', { class: 'policy-add-row' }, this.checkInput, checkButton),
       this.checkResult,
+      h('h4', { class: 'policy-subheading', text: 'Recently blocked' }),
+      this.recentBlocks,
     );
     const editorSection = h(
       'section',
@@ -258,9 +263,20 @@ export class PolicyView {
       await ipc
         .onSessionEvent((e) => {
           if (e.type === 'started' || e.type === 'stopped') void this.refreshState();
+          if (e.type === 'sandbox_blocked') this.noteBlock(e.block);
         })
         .catch(() => undefined);
     }
+  }
+
+  /** A cell was blocked: listed newest first (paths escaped), the last few kept. */
+  private noteBlock(block: ipc.SandboxBlock): void {
+    const verb = block.access === 'write' ? 'writing' : 'reading';
+    const why = block.rule ?? block.reason;
+    const item = h('li', { class: 'recent-block' }, `${verb} `, h('code', {}, clipEscaped(block.path, 300)), ` — ${clipEscaped(why, 200)}`);
+    this.recentBlocks.querySelector('.panel-hint')?.remove();
+    this.recentBlocks.prepend(item);
+    while (this.recentBlocks.children.length > PolicyView.RECENT_BLOCKS) this.recentBlocks.lastElementChild?.remove();
   }
 
   /** The kernel restarted (a workspace opened, Apply): read what it runs under. */

@@ -1,0 +1,346 @@
+//! Learning from blocks: when a cell fails because the sandbox refused a file operation,
+//! what was blocked, by which rule, and the narrowest change of the policy that would allow
+//! it.
+//!
+//! The kernel is untrusted, so nothing it prints is read. A hook in the kernel (ipybox's
+//! kernel init) reports the failing exception's structured `errno` and `filename` over the
+//! channel ipybox owns; that report is only a hint. The [`Checker`] for the policy the
+//! session runs under decides whether the sandbox blocks that path at all: a kernel that
+//! lies about a path can at most make ipybox offer a change that the policy check agrees is
+//! a block, and a person still confirms the change natively.
+//!
+//! On Linux srt refuses a write outside `allowWrite` with `EROFS` (a read-only bind
+//! mount), and hides a folder under an empty one, where a read fails with `ENOENT`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+#[cfg(any(test, feature = "desktop"))]
+use serde_json::Value;
+
+use super::access::{Access, Checker, resolve};
+
+/// `EPERM`, `ENOENT`, `EACCES`, `EROFS` (the same numbers on Linux and macOS but `EROFS`,
+/// which is 30 on both).
+const EPERM: i32 = 1;
+const ENOENT: i32 = 2;
+const EACCES: i32 = 13;
+const EROFS: i32 = 30;
+
+/// What the kernel's hook reports about a failed cell: untrusted.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Report {
+    /// The `OSError`'s `errno`.
+    pub errno: i32,
+    /// Its `filename`, made absolute in the kernel's working directory.
+    pub path: String,
+    /// `read` or `write`, when the hook could tell.
+    #[serde(default)]
+    pub op: Option<String>,
+}
+
+/// A file operation the sandbox blocked, as checked against the policy in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Block {
+    /// Reading or writing.
+    pub access: Access,
+    /// The path (absolute, links followed).
+    pub path: String,
+    /// The rule that blocks it (`filesystem.denyRead: ~/.ssh`); `None` for a write no
+    /// `allowWrite` entry covers.
+    pub rule: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+    /// The narrowest folder (or file) whose entry would allow it, as the policy spells it
+    /// (`~/…` inside the home); `None` when no entry the person can add would: ipybox's
+    /// own protections, srt's, or a `denyWrite` entry that must be removed instead.
+    pub suggestion: Option<String>,
+}
+
+/// The block `report` describes, when the policy agrees it is one; `None` when the
+/// sandbox allows what the report says failed (the failure was the file system's own).
+pub fn assess(report: &Report, checker: &Checker) -> Option<Block> {
+    let given = Path::new(&report.path);
+    if !given.is_absolute() {
+        return None;
+    }
+    let path = resolve(given);
+    let access = match (report.errno, report.op.as_deref()) {
+        (EROFS, _) => Access::Write,
+        (ENOENT, _) => Access::Read,
+        (EACCES | EPERM, Some("write")) => Access::Write,
+        (EACCES | EPERM, Some("read")) => Access::Read,
+        (EACCES | EPERM, _) if !checker.read(&path).allowed => Access::Read,
+        (EACCES | EPERM, _) => Access::Write,
+        _ => return None,
+    };
+    let verdict = match access {
+        Access::Write => checker.write(&path),
+        _ => checker.read(&path),
+    };
+    if verdict.allowed {
+        return None;
+    }
+    let suggestion = match verdict.rule.as_deref() {
+        // A write no allowWrite entry covers: the folder it goes into.
+        None => Some(narrowest_folder(&path)),
+        // A place the policy hides by name (`**/.env`): srt hides every match whatever
+        // else the policy says, so only editing that entry helps.
+        Some(rule) if rule.starts_with("filesystem.denyRead: ") && rule.contains('*') => None,
+        // A folder the policy hides: an entry inside it makes it readable (or writable)
+        // again.
+        Some(rule) if rule.starts_with("filesystem.denyRead: ") => {
+            Some(if access == Access::Read && path.is_file() {
+                path.clone()
+            } else {
+                narrowest_folder(&path)
+            })
+        }
+        Some(_) => None,
+    };
+    Some(Block {
+        access,
+        path: path.display().to_string(),
+        rule: verdict.rule,
+        reason: verdict.reason,
+        suggestion: suggestion.map(|p| spell(&p, checker.home())),
+    })
+}
+
+/// The narrowest folder that covers `path`: the folder itself when it is one, else the
+/// folder it lies in.
+pub fn narrowest_folder(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    path.parent().unwrap_or(path).to_path_buf()
+}
+
+/// `path` as a policy spells it: `~/…` inside the home.
+fn spell(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+#[cfg(any(test, feature = "desktop"))]
+/// `policy` with `entry` added to `filesystem.allowWrite` (for a write) or
+/// `filesystem.allowRead` (for a read), unless it is there already.
+pub fn allow(mut policy: Value, access: Access, entry: &str) -> Value {
+    let key = match access {
+        Access::Write => "allowWrite",
+        _ => "allowRead",
+    };
+    if !policy.is_object() {
+        policy = Value::Object(Default::default());
+    }
+    let fs = policy
+        .as_object_mut()
+        .map(|o| {
+            o.entry("filesystem")
+                .or_insert_with(|| Value::Object(Default::default()))
+        })
+        .filter(|f| f.is_object());
+    let Some(Value::Object(fs)) = fs else {
+        return policy;
+    };
+    let list = fs.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    if let Value::Array(items) = list
+        && !items.iter().any(|v| v.as_str() == Some(entry))
+    {
+        items.push(Value::String(entry.to_owned()));
+    }
+    policy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::SessionPaths;
+    use serde_json::json;
+
+    struct Place {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    fn place() -> Place {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        for d in ["home/.ssh", "home/data", "ws", "out"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        std::fs::write(root.join("home/.ssh/id_rsa"), "key").expect("write");
+        std::fs::write(root.join("ws/.env"), "A=1").expect("write");
+        Place { _dir: dir, root }
+    }
+
+    fn checker(p: &Place, policy: Value) -> Checker {
+        Checker::new(
+            policy,
+            &p.root.join("ws"),
+            &p.root.join("home"),
+            &SessionPaths::default(),
+        )
+        .expect("checker")
+    }
+
+    fn policy() -> Value {
+        json!({
+            "filesystem": {
+                "denyRead": ["~/.ssh", "**/.env"],
+                "allowWrite": ["."],
+                "denyWrite": ["./locked"]
+            },
+            "network": {"allowedDomains": [], "deniedDomains": []}
+        })
+    }
+
+    fn report(errno: i32, path: &Path) -> Report {
+        Report {
+            errno,
+            path: path.display().to_string(),
+            op: None,
+        }
+    }
+
+    #[test]
+    fn a_write_outside_allow_write_suggests_the_folder_it_goes_into() {
+        let p = place();
+        let c = checker(&p, policy());
+        let file = p.root.join("out/report.csv");
+        let block = assess(&report(EROFS, &file), &c).expect("a block");
+        assert_eq!(block.access, Access::Write, "EROFS is a refused write");
+        assert_eq!(block.path, file.display().to_string());
+        assert_eq!(block.rule, None, "no rule: nothing allows writing there");
+        assert_eq!(
+            block.suggestion.as_deref(),
+            Some(p.root.join("out").display().to_string().as_str()),
+            "the narrowest folder that covers the file"
+        );
+        let changed = allow(
+            policy(),
+            Access::Write,
+            block.suggestion.as_deref().expect("a suggestion"),
+        );
+        assert!(
+            checker(&p, changed).write(&file).allowed,
+            "the suggested change allows exactly that write"
+        );
+    }
+
+    #[test]
+    fn a_write_the_sandbox_allows_is_not_a_block() {
+        let p = place();
+        let c = checker(&p, policy());
+        assert_eq!(
+            assess(&report(EROFS, &p.root.join("ws/x.csv")), &c),
+            None,
+            "the workspace is writable: a read-only error there is the file system's own"
+        );
+        assert_eq!(
+            assess(&report(ENOENT, &p.root.join("out/missing.csv")), &c),
+            None,
+            "a missing file in a readable place is just missing"
+        );
+        assert_eq!(
+            assess(&report(EROFS, Path::new("relative/x")), &c),
+            None,
+            "only absolute paths are taken from the kernel"
+        );
+        assert_eq!(
+            assess(&report(5, &p.root.join("out/x")), &c),
+            None,
+            "EIO is not the sandbox"
+        );
+    }
+
+    #[test]
+    fn a_read_of_a_hidden_place_suggests_it_inside_the_hidden_folder() {
+        let p = place();
+        let c = checker(&p, policy());
+        let key = p.root.join("home/.ssh/id_rsa");
+        let block = assess(&report(ENOENT, &key), &c).expect("a block");
+        assert_eq!(block.access, Access::Read);
+        assert_eq!(block.rule.as_deref(), Some("filesystem.denyRead: ~/.ssh"));
+        assert_eq!(
+            block.suggestion.as_deref(),
+            Some("~/.ssh/id_rsa"),
+            "an existing file: the file itself, spelled from the home"
+        );
+        let missing = p.root.join("home/.ssh/config.d/x");
+        let block = assess(&report(ENOENT, &missing), &c).expect("a block");
+        assert_eq!(block.suggestion.as_deref(), Some("~/.ssh/config.d"));
+        let env = p.root.join("ws/.env");
+        let block = assess(&report(EACCES, &env), &c).expect("a block");
+        assert_eq!(
+            block.access,
+            Access::Read,
+            "EACCES on a hidden path is a read"
+        );
+        assert_eq!(
+            block.suggestion, None,
+            "a file hidden by a glob: no entry unhides it, the rule is shown instead"
+        );
+        let changed = allow(policy(), Access::Read, "~/.ssh/id_rsa");
+        assert!(
+            checker(&p, changed).read(&key).allowed,
+            "the suggested entry makes the hidden file readable again"
+        );
+    }
+
+    #[test]
+    fn nothing_is_suggested_where_an_entry_cannot_help() {
+        let p = place();
+        let c = checker(&p, policy());
+        let locked = p.root.join("ws/locked/a");
+        let block = assess(&report(EROFS, &locked), &c).expect("a block");
+        assert_eq!(
+            block.rule.as_deref(),
+            Some("filesystem.denyWrite: ./locked")
+        );
+        assert_eq!(
+            block.suggestion, None,
+            "denyWrite wins over allowWrite: the rule is shown, no entry offered"
+        );
+        let hook = p.root.join("ws/.git/hooks/pre-commit");
+        let block = assess(&report(EROFS, &hook), &c).expect("a block");
+        assert_eq!(
+            block.suggestion, None,
+            "srt's own protection is never offered away"
+        );
+    }
+
+    #[test]
+    fn the_narrowest_folder_is_the_folder_itself_or_the_one_a_file_goes_into() {
+        let p = place();
+        assert_eq!(narrowest_folder(&p.root.join("out")), p.root.join("out"));
+        assert_eq!(
+            narrowest_folder(&p.root.join("out/new.csv")),
+            p.root.join("out")
+        );
+        assert_eq!(narrowest_folder(Path::new("/")), PathBuf::from("/"));
+    }
+
+    #[test]
+    fn allowing_adds_one_entry_once_and_keeps_the_rest() {
+        let changed = allow(policy(), Access::Write, "/tmp");
+        assert_eq!(changed["filesystem"]["allowWrite"], json!([".", "/tmp"]));
+        assert_eq!(
+            changed["filesystem"]["denyRead"],
+            policy()["filesystem"]["denyRead"]
+        );
+        assert_eq!(
+            allow(changed.clone(), Access::Write, "/tmp"),
+            changed,
+            "no duplicate"
+        );
+        let read = allow(json!({}), Access::Read, "~/data");
+        assert_eq!(read, json!({"filesystem": {"allowRead": ["~/data"]}}));
+    }
+}

@@ -1,0 +1,59 @@
+/**
+ * Under a cell's error: what the sandbox blocked, in one line ("The sandbox blocked writing
+ * `/tmp/report.csv`"), with "Allow writing" for the narrowest folder that covers it (the
+ * field can be edited). Choosing it asks in a native dialog, which shows the policy change;
+ * the backend then saves the policy and restarts the kernel, and the line offers to run the
+ * cell again. Paths are untrusted text: shown escaped, as text.
+ */
+import * as ipc from '../ipc';
+import type { Cell } from '../model/cell';
+import { clipEscaped } from '../model/untrusted';
+import { h } from './dom';
+
+export class SandboxBlockView {
+  readonly element: HTMLElement;
+
+  constructor(
+    private readonly cell: Cell,
+    private readonly runAgain: () => void,
+  ) {
+    this.element = h('div', { class: 'sandbox-block', role: 'status', hidden: true });
+  }
+
+  /** The cell's block changed: show it (or nothing). */
+  changed(): void {
+    const block = this.cell.sandboxBlock;
+    this.element.replaceChildren();
+    this.element.hidden = block === null;
+    if (block === null) return;
+    const verb = block.access === 'write' ? 'writing' : 'reading';
+    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${verb} `, h('code', {}, clipEscaped(block.path, 300)));
+    this.element.append(line);
+    if (block.suggestion === null) {
+      const rule = block.rule === null ? block.reason : `${block.rule}: ${block.reason}`;
+      this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(rule, 300)}).`));
+      return;
+    }
+    const field = h('input', { class: 'sandbox-block-entry', type: 'text', 'aria-label': `Folder to allow ${verb}`, spellcheck: 'false' });
+    field.value = block.suggestion;
+    const allow = h('button', { class: 'sandbox-block-allow', type: 'button' }, `Allow ${verb}`);
+    const status = h('span', { class: 'sandbox-block-status' });
+    allow.addEventListener('click', () => {
+      allow.disabled = true;
+      status.textContent = 'Asking…';
+      ipc.allowBlocked(block.access, field.value, block.path).then(
+        () => {
+          status.textContent = 'Allowed; the kernel restarted. ';
+          const again = h('button', { class: 'sandbox-block-run', type: 'button' }, 'Run the cell again');
+          again.addEventListener('click', () => this.runAgain());
+          status.append(again);
+        },
+        (e: unknown) => {
+          allow.disabled = false;
+          status.textContent = ipc.describeError(ipc.toBackendError(e));
+        },
+      );
+    });
+    this.element.append(h('div', { class: 'sandbox-block-offer' }, field, allow, status));
+  }
+}
