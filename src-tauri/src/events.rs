@@ -195,7 +195,7 @@ pub enum SessionEvent {
         /// The execution whose cell was blocked.
         execution_id: String,
         /// What was blocked, by which rule, and what to allow.
-        block: crate::sandbox::block::Block,
+        block: SandboxBlock,
     },
     /// An MCP server process or connection was started.
     McpServerStarted {
@@ -360,4 +360,34 @@ mod tests {
             "a remote server's closed connection has no exit status"
         );
     }
+}
+
+/// What is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Reading a file or listing a folder.
+    Read,
+    /// Creating or changing a file.
+    Write,
+    /// Reaching a URL.
+    Connect,
+}
+
+/// A file operation the sandbox blocked, as checked against the policy in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxBlock {
+    /// Reading or writing.
+    pub access: Access,
+    /// The path (absolute, links followed).
+    pub path: String,
+    /// The rule that blocks it (`filesystem.denyRead: ~/.ssh`); `None` for a write no
+    /// `allowWrite` entry covers.
+    pub rule: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+    /// The narrowest folder (or file) whose entry would allow it, as the policy spells it
+    /// (`~/…` inside the home); `None` when no entry the person can add would: ipybox's
+    /// own protections, srt's, or a `denyWrite` entry that must be removed instead.
+    pub suggestion: Option<String>,
 }

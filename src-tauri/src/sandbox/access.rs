@@ -29,17 +29,7 @@ use super::placeholders::{GUARDED_DIRS, GUARDED_FILES};
 use super::policy;
 use crate::error::{Error, Result};
 
-/// What is asked about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Access {
-    /// Reading a file or listing a folder.
-    Read,
-    /// Creating or changing a file.
-    Write,
-    /// Reaching a URL.
-    Connect,
-}
+pub use crate::events::Access;
 
 /// The answer to one question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

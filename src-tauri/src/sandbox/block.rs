@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 #[cfg(any(test, feature = "desktop"))]
 use serde_json::Value;
 
@@ -39,23 +39,7 @@ pub struct Report {
     pub op: Option<String>,
 }
 
-/// A file operation the sandbox blocked, as checked against the policy in force.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Block {
-    /// Reading or writing.
-    pub access: Access,
-    /// The path (absolute, links followed).
-    pub path: String,
-    /// The rule that blocks it (`filesystem.denyRead: ~/.ssh`); `None` for a write no
-    /// `allowWrite` entry covers.
-    pub rule: Option<String>,
-    /// Why, in words.
-    pub reason: String,
-    /// The narrowest folder (or file) whose entry would allow it, as the policy spells it
-    /// (`~/…` inside the home); `None` when no entry the person can add would: ipybox's
-    /// own protections, srt's, or a `denyWrite` entry that must be removed instead.
-    pub suggestion: Option<String>,
-}
+pub use crate::events::SandboxBlock as Block;
 
 /// The block `report` describes, when the policy agrees it is one; `None` when the
 /// sandbox allows what the report says failed (the failure was the file system's own).
