@@ -24,9 +24,10 @@ use super::sessions::Sessions;
 use crate::approval::{Approvals, Refusal};
 use crate::display::escape;
 use crate::events::DecidedBy;
-use crate::events::{CallDecision, CallOutcome, SessionEvent};
+use crate::events::{CallDecision, CallOutcome, RequestSnapshot, SessionEvent};
 use crate::kernel::messages::ChannelRequest;
 use crate::mcp::ServerParams;
+use crate::mcp::handler::ToolProgress;
 
 pub use crate::apigen::SHELL_SERVER;
 /// The tool name of shell commands.
@@ -207,7 +208,9 @@ impl ToolServer {
             tracing::warn!(error = %e, "could not keep the accepted tool definition");
         }
         let started = std::time::Instant::now();
-        let (response, outcome) = self.call(req, &params, args).await;
+        let (response, outcome) = self
+            .call(req, &params, args, &approved.request.snapshot())
+            .await;
         self.approvals.events().send(SessionEvent::ToolCall {
             request: approved.request.snapshot(),
             decision: CallDecision::Approved,
@@ -334,6 +337,7 @@ impl ToolServer {
         req: &ChannelRequest,
         params: &ServerParams,
         args: Value,
+        request: &RequestSnapshot,
     ) -> (Value, CallOutcome) {
         let failed = |kind, message: String| {
             let outcome = CallOutcome::Failed {
@@ -349,7 +353,37 @@ impl ToolServer {
             unreachable!("built as an object above")
         };
         let limit = self.sessions.call_timeout();
-        let called = match tokio::time::timeout(limit, conn.call_tool(&req.tool, arguments)).await {
+        // The server's progress reports on the call become events while it runs.
+        let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        let events = self.approvals.events().clone();
+        let (id, execution_id) = (request.id, request.execution_id.clone());
+        let (server, tool) = (req.server.clone(), req.tool.clone());
+        tokio::spawn(async move {
+            // At most one event per interval, the latest report: a server that reports
+            // without pause must not drown the session's other events (the audit log's).
+            while let Some(mut report) = reports.recv().await {
+                while let Ok(newer) = reports.try_recv() {
+                    report = newer;
+                }
+                let ToolProgress {
+                    progress,
+                    total,
+                    message,
+                } = report;
+                events.send(SessionEvent::ToolProgress {
+                    id,
+                    execution_id: execution_id.clone(),
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    progress,
+                    total,
+                    message,
+                });
+                tokio::time::sleep(PROGRESS_INTERVAL).await;
+            }
+        });
+        let call = conn.call_tool_with_progress(&req.tool, arguments, progress);
+        let called = match tokio::time::timeout(limit, call).await {
             Ok(called) => called,
             Err(_) => {
                 self.sessions.forget_conn(&req.server, &conn).await;
@@ -405,6 +439,9 @@ impl ToolServer {
         }
     }
 }
+
+/// The shortest time between two progress events of one call.
+const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The longest calling line a request carries, in characters (it is kernel code's text).
 const CALL_SITE_SHOWN: usize = 200;
