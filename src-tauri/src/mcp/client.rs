@@ -36,6 +36,9 @@ const INHERITED_ENV: [&str; 8] = [
 
 const STDERR_TAIL: usize = 8 * 1024;
 
+/// Why a server that wants an OAuth sign-in cannot be reached, and what to do now.
+const SIGN_IN_ASKED: &str = "it asks for a sign-in (HTTP 401), and ipybox cannot sign in to MCP servers with OAuth yet. If the server accepts a token, give it in the parameters' \"headers\", e.g. {\"Authorization\": \"Bearer ${TOKEN}\"} with TOKEN in the environment or the workspace's .env";
+
 /// A live client session with one MCP server.
 pub struct McpConnection {
     /// Its exit was reported to the session's listeners.
@@ -201,10 +204,16 @@ pub async fn connect_with(
                 .collect();
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let client = HttpClient::new().map_err(|e| fail(e.to_string(), &stderr))?;
-            let transport = StreamableHttpClientTransport::with_client(client, config);
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
             let service = handshake(handler.clone(), transport, timeout)
                 .await
-                .map_err(|e| fail(e.into_message(), &stderr))?;
+                .map_err(|e| {
+                    if client.sign_in_asked() {
+                        fail(SIGN_IN_ASKED.to_owned(), &stderr)
+                    } else {
+                        fail(e.into_message(), &stderr)
+                    }
+                })?;
             (service, None, None)
         }
         TransportKind::Sse => {

@@ -37,6 +37,9 @@ pub(crate) struct HttpClient {
     /// The sessions whose standalone stream the server answered (or refused).
     answered: Arc<Mutex<HashSet<Arc<str>>>>,
     changed: Arc<tokio::sync::Notify>,
+    /// The server answered a request with `401` or `403` and a challenge: it wants a
+    /// sign-in (or a wider one).
+    refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl HttpClient {
@@ -70,7 +73,13 @@ impl HttpClient {
             inner,
             answered: Arc::default(),
             changed: Arc::default(),
+            refused: Arc::default(),
         })
+    }
+
+    /// Whether the server asked for a sign-in (the MCP authorization spec's `401`/`403`).
+    pub(crate) fn sign_in_asked(&self) -> bool {
+        self.refused.load(std::sync::atomic::Ordering::Acquire)
     }
 
     async fn wait_for_stream(&self, session: &Arc<str>) {
@@ -106,9 +115,18 @@ impl StreamableHttpClient for HttpClient {
         if let (Some(session), JsonRpcMessage::Request(_)) = (&session_id, &message) {
             self.wait_for_stream(session).await;
         }
-        self.inner
+        let answer = self
+            .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await
+            .await;
+        if let Err(
+            StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_),
+        ) = &answer
+        {
+            self.refused
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
+        answer
     }
 
     async fn delete_session(
