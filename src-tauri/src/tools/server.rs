@@ -353,37 +353,21 @@ impl ToolServer {
             unreachable!("built as an object above")
         };
         let limit = self.sessions.call_timeout();
-        // The server's progress reports on the call become events while it runs.
-        let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
-        let events = self.approvals.events().clone();
-        let (id, execution_id) = (request.id, request.execution_id.clone());
-        let (server, tool) = (req.server.clone(), req.tool.clone());
-        tokio::spawn(async move {
-            // At most one event per interval, the latest report: a server that reports
-            // without pause must not drown the session's other events (the audit log's).
-            while let Some(mut report) = reports.recv().await {
-                while let Ok(newer) = reports.try_recv() {
-                    report = newer;
-                }
-                let ToolProgress {
-                    progress,
-                    total,
-                    message,
-                } = report;
-                events.send(SessionEvent::ToolProgress {
-                    id,
-                    execution_id: execution_id.clone(),
-                    server: server.clone(),
-                    tool: tool.clone(),
-                    progress,
-                    total,
-                    message,
-                });
-                tokio::time::sleep(PROGRESS_INTERVAL).await;
-            }
-        });
+        let (progress, forwarded) = forward_progress(
+            self.approvals.events().clone(),
+            Following {
+                id: request.id,
+                execution_id: request.execution_id.clone(),
+                server: req.server.clone(),
+                tool: req.tool.clone(),
+            },
+        );
         let call = conn.call_tool_with_progress(&req.tool, arguments, progress);
-        let called = match tokio::time::timeout(limit, call).await {
+        let called = tokio::time::timeout(limit, call).await;
+        // The call is over, its sink dropped: the last report becomes an event before the
+        // call's own.
+        let _ = forwarded.await;
+        let called = match called {
             Ok(called) => called,
             Err(_) => {
                 self.sessions.forget_conn(&req.server, &conn).await;
@@ -440,6 +424,75 @@ impl ToolServer {
     }
 }
 
+/// The call whose progress is followed: its request id, execution, server and tool.
+struct Following {
+    id: u64,
+    execution_id: Option<String>,
+    server: String,
+    tool: String,
+}
+
+/// The sink for the progress reports of the call `of`, and the task that
+/// makes them events; it ends with the last report once the sink is dropped. At most one
+/// event per [`PROGRESS_INTERVAL`], the latest report: a server that reports without pause
+/// must not drown the session's other events (the audit log's listener would miss calls).
+fn forward_progress(
+    events: crate::events::Events,
+    of: Following,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<ToolProgress>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (sink, mut reports) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
+    let Following {
+        id,
+        execution_id,
+        server,
+        tool,
+    } = of;
+    let task = tokio::spawn(async move {
+        let mut next_at = tokio::time::Instant::now();
+        while let Some(mut report) = reports.recv().await {
+            let mut ended = false;
+            loop {
+                while let Ok(newer) = reports.try_recv() {
+                    report = newer;
+                }
+                if tokio::time::Instant::now() >= next_at {
+                    break;
+                }
+                match tokio::time::timeout_at(next_at, reports.recv()).await {
+                    Ok(Some(newer)) => report = newer,
+                    Ok(None) => {
+                        ended = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            let ToolProgress {
+                progress,
+                total,
+                message,
+            } = report;
+            events.send(SessionEvent::ToolProgress {
+                id,
+                execution_id: execution_id.clone(),
+                server: server.clone(),
+                tool: tool.clone(),
+                progress,
+                total,
+                message,
+            });
+            if ended {
+                return;
+            }
+            next_at = tokio::time::Instant::now() + PROGRESS_INTERVAL;
+        }
+    });
+    (sink, task)
+}
+
 /// The shortest time between two progress events of one call.
 const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -485,4 +538,46 @@ fn call_site(req: &ChannelRequest) -> Option<String> {
         (false, None) => place,
         (true, None) => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_flood_of_progress_reports_becomes_a_few_events_ending_with_the_last() {
+        let events = crate::events::Events::default();
+        let mut heard = events.subscribe();
+        let of = Following {
+            id: 7,
+            execution_id: None,
+            server: "fx".into(),
+            tool: "sleep".into(),
+        };
+        let (sink, task) = forward_progress(events, of);
+        for n in 1..=1000 {
+            let report = ToolProgress {
+                progress: f64::from(n),
+                total: None,
+                message: None,
+            };
+            sink.send(report)
+                .unwrap_or_else(|_| panic!("the forwarder listens"));
+        }
+        drop(sink);
+        task.await
+            .unwrap_or_else(|e| panic!("the forwarder ends: {e}"));
+        let mut seen = Vec::new();
+        while let Ok(event) = heard.try_recv() {
+            if let SessionEvent::ToolProgress { id, progress, .. } = event {
+                assert_eq!(id, 7, "under the call's request id");
+                seen.push(progress);
+            }
+        }
+        assert!(
+            seen.len() <= 2,
+            "reports sent faster than one per interval are coalesced: {seen:?}"
+        );
+        assert_eq!(seen.last(), Some(&1000.0), "the last report always arrives");
+    }
 }
