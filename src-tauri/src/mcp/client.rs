@@ -395,9 +395,11 @@ impl McpConnection {
         abandoned.id = None;
         match answer.map_err(|e| self.call_error(tool, &e.to_string()))? {
             ServerResult::CallToolResult(result) => Ok(result),
-            other => Err(self.error(
+            // A request for input across rounds, or a task: protocols after the one
+            // ipybox negotiates.
+            _ => Err(self.error(
                 &format!("calling {tool} failed"),
-                &format!("the server answered with {other:?} instead of a tool result"),
+                "the server answered with something other than a tool result",
             )),
         }
     }
