@@ -59,3 +59,5 @@ cargo build -p ipybox
 bash tests/e2e/run.sh
 echo "== MCP conformance suite against ipybox mcp --http"
 bash tests/conformance/run.sh target/debug/ipybox
+echo "== MCP conformance suite's client mode against ipybox's own MCP client"
+bash tests/conformance/run-client.sh target/debug/ipybox-conformance-client

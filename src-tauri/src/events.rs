@@ -214,6 +214,34 @@ pub enum SessionEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         exit: Option<ProcessExit>,
     },
+    /// A running tool call's server reported how far it has got
+    /// ([MCP progress](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress)).
+    ToolProgress {
+        /// The call's request ([`RequestSnapshot::id`]).
+        id: u64,
+        /// The execution whose code made the call.
+        execution_id: Option<String>,
+        /// The registered server's name.
+        server: String,
+        /// The tool's name.
+        tool: String,
+        /// Work done so far; increases with each report.
+        progress: f64,
+        /// Work in all, when the server knows it.
+        total: Option<f64>,
+        /// What the server says it is doing (untrusted text).
+        message: Option<String>,
+    },
+    /// An MCP server sent a log message
+    /// ([MCP logging](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging)).
+    McpServerLog {
+        /// The registered server's name.
+        server: String,
+        /// `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or `emergency`.
+        level: String,
+        /// The message (untrusted text).
+        message: String,
+    },
 }
 
 /// How a server's process ended: `{"code": 3}` or `{"signal": 9}`.

@@ -100,6 +100,14 @@ pub use mcp::ServerParams;
 pub use mcp::params::VariableSource;
 pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary};
 
+/// ipybox's MCP client on its own: the connection `register` lists tools through and the
+/// tool server calls tools through (stdio, Streamable HTTP, legacy SSE), with what it
+/// answers a server that asks the person a question or reports progress.
+pub mod mcp_client {
+    pub use crate::mcp::client::{McpConnection, connect, connect_with};
+    pub use crate::mcp::handler::{Answer, Elicitor, Hooks, ServerLog, ToolProgress};
+}
+
 // Approving tool calls, and the audit log.
 pub use audit::{AuditEntry, AuditLog, WorkspaceState};
 pub use tools::{

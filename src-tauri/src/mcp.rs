@@ -1,7 +1,10 @@
-//! MCP client side: the connection parameters users register, `${VAR}` substitution, and
-//! connecting to a server over stdio, Streamable HTTP or the legacy HTTP+SSE transport.
+//! MCP client side: the connection parameters users register, `${VAR}` substitution,
+//! connecting to a server over stdio, Streamable HTTP or the legacy HTTP+SSE transport, and
+//! what the client answers a server (elicitation, progress, logs).
 
 pub mod client;
+pub mod handler;
+mod http;
 pub mod params;
 pub mod sse;
 

@@ -14,6 +14,10 @@
 //!
 //! Speaks MCP as specified at <https://modelcontextprotocol.io/specification>.
 
+// MCP logging is deprecated by SEP-2577 (rmcp marks it so); the fixture still logs as servers
+// of the protocol versions ipybox negotiates do.
+#![allow(deprecated)]
+
 use std::collections::HashMap;
 use std::{
     io::Write as _,
@@ -36,7 +40,8 @@ use rmcp::{
     },
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-        PaginatedRequestParams, Tool,
+        LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+        ProgressNotificationParam, Tool,
     },
     schemars::{self, JsonSchema},
     service::RequestContext,
@@ -233,10 +238,29 @@ impl Fixture {
     async fn sleep(
         &self,
         Parameters(SleepParams { seconds }): Parameters<SleepParams>,
+        context: RequestContext<RoleServer>,
     ) -> CallToolResult {
         match Duration::try_from_secs_f64(seconds) {
             Ok(duration) => {
-                tokio::time::sleep(duration).await;
+                // A long call as a client sees one: a log message when it starts, then a
+                // progress report after each quarter, when the request carries a token.
+                let _ = context
+                    .peer
+                    .notify_logging_message(LoggingMessageNotificationParam::new(
+                        LoggingLevel::Info,
+                        serde_json::json!(format!("sleeping {seconds} s")),
+                    ))
+                    .await;
+                let token = context.meta.get_progress_token();
+                for quarter in 1..=4u32 {
+                    tokio::time::sleep(duration / 4).await;
+                    if let Some(token) = &token {
+                        let report = ProgressNotificationParam::new(token.clone(), quarter.into())
+                            .with_total(4.0)
+                            .with_message(format!("{quarter} of 4"));
+                        let _ = context.peer.notify_progress(report).await;
+                    }
+                }
                 CallToolResult::success(vec![ContentBlock::text("slept")])
             }
             Err(err) => CallToolResult::error(vec![ContentBlock::text(format!(

@@ -11,13 +11,18 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 
+use super::handler::{Handler, Hooks, ToolProgress};
+use super::http::HttpClient;
 use super::params::{ServerParams, TransportKind};
 use super::sse;
 use crate::error::{Error, Result};
@@ -31,12 +36,16 @@ const INHERITED_ENV: [&str; 8] = [
 
 const STDERR_TAIL: usize = 8 * 1024;
 
+/// Why a server that wants an OAuth sign-in cannot be reached, and what to do now.
+const SIGN_IN_ASKED: &str = "it asks for a sign-in (HTTP 401), and ipybox cannot sign in to MCP servers with OAuth yet. If the server accepts a token, give it in the parameters' \"headers\", e.g. {\"Authorization\": \"Bearer ${TOKEN}\"} with TOKEN in the environment or the workspace's .env";
+
 /// A live client session with one MCP server.
 pub struct McpConnection {
     /// Its exit was reported to the session's listeners.
     exit_reported: std::sync::atomic::AtomicBool,
     name: String,
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Handler>,
+    handler: Handler,
     process_group: Option<i32>,
     stderr: Arc<Mutex<String>>,
     /// How the server's process ended, once it has (stdio servers only).
@@ -68,6 +77,20 @@ pub async fn connect(
     workspace: &Path,
     timeout: Duration,
 ) -> Result<McpConnection> {
+    connect_with(name, params, program, workspace, timeout, Hooks::new()).await
+}
+
+/// [`connect`], with `hooks` for what the server sends on its own (questions for the
+/// person, log messages).
+pub async fn connect_with(
+    name: &str,
+    params: &ServerParams,
+    program: Option<Vec<OsString>>,
+    workspace: &Path,
+    timeout: Duration,
+    hooks: Hooks,
+) -> Result<McpConnection> {
+    let handler = Handler::new(name, hooks);
     let stderr = Arc::new(Mutex::new(String::new()));
     let what = params.summary();
     let fail = |e: String, stderr: &Arc<Mutex<String>>| {
@@ -161,7 +184,7 @@ pub async fn connect(
                 }
             });
             let transport = (stdout, stdin);
-            match handshake(transport, timeout).await {
+            match handshake(handler.clone(), transport, timeout).await {
                 Ok(service) => (service, pgid, Some(exit)),
                 Err(e) => {
                     if let Handshake::Failed(_) = e {
@@ -180,10 +203,17 @@ pub async fn connect(
                 .filter_map(|(k, v)| Some((k?, v)))
                 .collect();
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let service = handshake(transport, timeout)
+            let client = HttpClient::new().map_err(|e| fail(e.to_string(), &stderr))?;
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            let service = handshake(handler.clone(), transport, timeout)
                 .await
-                .map_err(|e| fail(e.into_message(), &stderr))?;
+                .map_err(|e| {
+                    if client.sign_in_asked() {
+                        fail(SIGN_IN_ASKED.to_owned(), &stderr)
+                    } else {
+                        fail(e.into_message(), &stderr)
+                    }
+                })?;
             (service, None, None)
         }
         TransportKind::Sse => {
@@ -192,7 +222,7 @@ pub async fn connect(
             let transport = sse::connect(url, &headers, timeout)
                 .await
                 .map_err(|e| fail(e.to_string(), &stderr))?;
-            let service = handshake(transport, timeout)
+            let service = handshake(handler.clone(), transport, timeout)
                 .await
                 .map_err(|e| fail(e.into_message(), &stderr))?;
             (service, None, None)
@@ -202,6 +232,7 @@ pub async fn connect(
         exit_reported: Default::default(),
         name: name.to_owned(),
         service,
+        handler,
         process_group,
         stderr,
         exit,
@@ -228,14 +259,15 @@ impl Handshake {
 
 /// The MCP initialize handshake over `transport`, within `timeout`.
 async fn handshake<T, E, A>(
+    handler: Handler,
     transport: T,
     timeout: Duration,
-) -> std::result::Result<RunningService<RoleClient, ()>, Handshake>
+) -> std::result::Result<RunningService<RoleClient, Handler>, Handshake>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match tokio::time::timeout(timeout, ().serve(transport)).await {
+    match tokio::time::timeout(timeout, handler.serve(transport)).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(e)) => Err(Handshake::Failed(e.to_string())),
         Err(_) => Err(Handshake::TimedOut(timeout)),
@@ -335,14 +367,52 @@ impl McpConnection {
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<CallToolResult> {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        self.service.call_tool(params).await.map_err(|e| {
-            let what = if self.is_closed() {
-                format!("the server exited or closed the connection during the call to {tool}")
-            } else {
-                format!("calling {tool} failed")
-            };
-            self.error(&what, &e.to_string())
-        })
+        self.service
+            .call_tool(params)
+            .await
+            .map_err(|e| self.call_error(tool, &e.to_string()))
+    }
+
+    /// [`Self::call_tool`], sending each progress report the server makes on the call to
+    /// `progress` as it comes. Every request carries a progress token; this one is followed.
+    pub async fn call_tool_with_progress(
+        &self,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        progress: tokio::sync::mpsc::UnboundedSender<ToolProgress>,
+    ) -> Result<CallToolResult> {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .service
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.call_error(tool, &e.to_string()))?;
+        let _following = self.handler.follow(handle.progress_token.clone(), progress);
+        let mut abandoned = Abandoned {
+            peer: self.service.peer().clone(),
+            id: Some(handle.id.clone()),
+        };
+        let answer = handle.await_response().await;
+        abandoned.id = None;
+        match answer.map_err(|e| self.call_error(tool, &e.to_string()))? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            // A request for input across rounds, or a task: protocols after the one
+            // ipybox negotiates.
+            _ => Err(self.error(
+                &format!("calling {tool} failed"),
+                "the server answered with something other than a tool result",
+            )),
+        }
+    }
+
+    fn call_error(&self, tool: &str, detail: &str) -> Error {
+        let what = if self.is_closed() {
+            format!("the server exited or closed the connection during the call to {tool}")
+        } else {
+            format!("calling {tool} failed")
+        };
+        self.error(&what, detail)
     }
 
     /// `true` the first time it is called: whoever notices the exit first reports it.
@@ -400,6 +470,27 @@ impl McpConnection {
             .close_with_timeout(Duration::from_secs(2))
             .await;
         kill_group(self.process_group.take());
+    }
+}
+
+/// Tells the server a call is no longer waited for (its caller gave up, e.g. on a timeout),
+/// so it can stop the work.
+struct Abandoned {
+    peer: rmcp::Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            tokio::spawn(async move {
+                let reason = "ipybox stopped waiting for the call".to_owned();
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
+                    .await;
+            });
+        }
     }
 }
 

@@ -24,9 +24,10 @@ use crate::definition::pins::{DefinitionDigest, Pins};
 use crate::definition::{CallDetails, ToolDefinition};
 use crate::display::escape;
 use crate::events::DecidedBy;
-use crate::events::{CallDecision, CallOutcome, SessionEvent};
+use crate::events::{CallDecision, CallOutcome, RequestSnapshot, SessionEvent};
 use crate::kernel::messages::ChannelRequest;
 use crate::mcp::ServerParams;
+use crate::mcp::handler::ToolProgress;
 
 pub use crate::apigen::SHELL_SERVER;
 /// The tool name of shell commands.
@@ -207,7 +208,9 @@ impl ToolServer {
             tracing::warn!(error = %e, "could not keep the accepted tool definition");
         }
         let started = std::time::Instant::now();
-        let (response, outcome) = self.call(req, &params, args).await;
+        let (response, outcome) = self
+            .call(req, &params, args, &approved.request.snapshot())
+            .await;
         self.approvals.events().send(SessionEvent::ToolCall {
             request: approved.request.snapshot(),
             decision: CallDecision::Approved,
@@ -334,6 +337,7 @@ impl ToolServer {
         req: &ChannelRequest,
         params: &ServerParams,
         args: Value,
+        request: &RequestSnapshot,
     ) -> (Value, CallOutcome) {
         let failed = |kind, message: String| {
             let outcome = CallOutcome::Failed {
@@ -349,7 +353,21 @@ impl ToolServer {
             unreachable!("built as an object above")
         };
         let limit = self.sessions.call_timeout();
-        let called = match tokio::time::timeout(limit, conn.call_tool(&req.tool, arguments)).await {
+        let (progress, forwarded) = forward_progress(
+            self.approvals.events().clone(),
+            Following {
+                id: request.id,
+                execution_id: request.execution_id.clone(),
+                server: req.server.clone(),
+                tool: req.tool.clone(),
+            },
+        );
+        let call = conn.call_tool_with_progress(&req.tool, arguments, progress);
+        let called = tokio::time::timeout(limit, call).await;
+        // The call is over, its sink dropped: the last report becomes an event before the
+        // call's own.
+        let _ = forwarded.await;
+        let called = match called {
             Ok(called) => called,
             Err(_) => {
                 self.sessions.forget_conn(&req.server, &conn).await;
@@ -406,6 +424,78 @@ impl ToolServer {
     }
 }
 
+/// The call whose progress is followed: its request id, execution, server and tool.
+struct Following {
+    id: u64,
+    execution_id: Option<String>,
+    server: String,
+    tool: String,
+}
+
+/// The sink for the progress reports of the call `of`, and the task that
+/// makes them events; it ends with the last report once the sink is dropped. At most one
+/// event per [`PROGRESS_INTERVAL`], the latest report: a server that reports without pause
+/// must not drown the session's other events (the audit log's listener would miss calls).
+fn forward_progress(
+    events: crate::events::Events,
+    of: Following,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<ToolProgress>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (sink, mut reports) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
+    let Following {
+        id,
+        execution_id,
+        server,
+        tool,
+    } = of;
+    let task = tokio::spawn(async move {
+        let mut next_at = tokio::time::Instant::now();
+        while let Some(mut report) = reports.recv().await {
+            let mut ended = false;
+            loop {
+                while let Ok(newer) = reports.try_recv() {
+                    report = newer;
+                }
+                if tokio::time::Instant::now() >= next_at {
+                    break;
+                }
+                match tokio::time::timeout_at(next_at, reports.recv()).await {
+                    Ok(Some(newer)) => report = newer,
+                    Ok(None) => {
+                        ended = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            let ToolProgress {
+                progress,
+                total,
+                message,
+            } = report;
+            events.send(SessionEvent::ToolProgress {
+                id,
+                execution_id: execution_id.clone(),
+                server: server.clone(),
+                tool: tool.clone(),
+                progress,
+                total,
+                message,
+            });
+            if ended {
+                return;
+            }
+            next_at = tokio::time::Instant::now() + PROGRESS_INTERVAL;
+        }
+    });
+    (sink, task)
+}
+
+/// The shortest time between two progress events of one call.
+const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The longest calling line a request carries, in characters (it is kernel code's text).
 const CALL_SITE_SHOWN: usize = 200;
 
@@ -448,4 +538,46 @@ fn call_site(req: &ChannelRequest) -> Option<String> {
         (false, None) => place,
         (true, None) => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_flood_of_progress_reports_becomes_a_few_events_ending_with_the_last() {
+        let events = crate::events::Events::default();
+        let mut heard = events.subscribe();
+        let of = Following {
+            id: 7,
+            execution_id: None,
+            server: "fx".into(),
+            tool: "sleep".into(),
+        };
+        let (sink, task) = forward_progress(events, of);
+        for n in 1..=1000 {
+            let report = ToolProgress {
+                progress: f64::from(n),
+                total: None,
+                message: None,
+            };
+            sink.send(report)
+                .unwrap_or_else(|_| panic!("the forwarder listens"));
+        }
+        drop(sink);
+        task.await
+            .unwrap_or_else(|e| panic!("the forwarder ends: {e}"));
+        let mut seen = Vec::new();
+        while let Ok(event) = heard.try_recv() {
+            if let SessionEvent::ToolProgress { id, progress, .. } = event {
+                assert_eq!(id, 7, "under the call's request id");
+                seen.push(progress);
+            }
+        }
+        assert!(
+            seen.len() <= 2,
+            "reports sent faster than one per interval are coalesced: {seen:?}"
+        );
+        assert_eq!(seen.last(), Some(&1000.0), "the last report always arrives");
+    }
 }

@@ -10,8 +10,10 @@ use tokio::sync::{Mutex, OnceCell};
 
 use crate::error::Result;
 use crate::events::{Events, SessionEvent};
+use crate::mcp::client::connect_with;
+use crate::mcp::handler::Hooks;
 use crate::mcp::params::Variables;
-use crate::mcp::{McpConnection, ServerParams, connect};
+use crate::mcp::{McpConnection, ServerParams};
 
 type Slot = Arc<OnceCell<Arc<McpConnection>>>;
 
@@ -93,13 +95,23 @@ impl Sessions {
                 let vars = self.variables()?;
                 let resolved = params.resolve(&vars)?;
                 let program = crate::sandbox::server_program(&resolved)?;
+                let events = self.events.clone();
+                let server = name.to_owned();
+                let hooks = Hooks::new().on_log(move |log| {
+                    events.send(SessionEvent::McpServerLog {
+                        server: server.clone(),
+                        level: log.level,
+                        message: log.message,
+                    })
+                });
                 let conn = Arc::new(
-                    connect(
+                    connect_with(
                         name,
                         &resolved,
                         program,
                         &self.workspace,
                         self.connect_timeout,
+                        hooks,
                     )
                     .await?,
                 );
