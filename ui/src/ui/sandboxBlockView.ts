@@ -34,9 +34,9 @@ export class SandboxBlockView {
       this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(rule, 300)}).`));
       return;
     }
-    const field = h('input', { class: 'sandbox-block-entry', type: 'text', 'aria-label': `Folder to allow ${verb}`, spellcheck: 'false' });
+    const field = h('input', { class: 'sandbox-block-entry text-input', type: 'text', 'aria-label': `Folder to allow ${verb}`, spellcheck: 'false' });
     field.value = block.suggestion;
-    const allow = h('button', { class: 'sandbox-block-allow', type: 'button' }, `Allow ${verb}`);
+    const allow = h('button', { class: 'sandbox-block-allow button', type: 'button' }, `Allow ${verb}`);
     const status = h('span', { class: 'sandbox-block-status' });
     allow.addEventListener('click', () => {
       allow.disabled = true;
@@ -44,7 +44,7 @@ export class SandboxBlockView {
       ipc.allowBlocked(block.access, field.value, block.path).then(
         () => {
           status.textContent = 'Allowed; the kernel restarted. ';
-          const again = h('button', { class: 'sandbox-block-run', type: 'button' }, 'Run the cell again');
+          const again = h('button', { class: 'sandbox-block-run button button-secondary', type: 'button' }, 'Run the cell again');
           again.addEventListener('click', () => this.runAgain());
           status.append(again);
         },
