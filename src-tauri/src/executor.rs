@@ -11,12 +11,14 @@
 mod actor;
 mod calls;
 mod execution;
+mod help;
 #[cfg(feature = "desktop")]
 pub mod frames;
 mod host;
 mod output;
 mod servers;
 
+pub use help::{Completion, Completions, Inspection};
 pub use output::{MimeBundle, Output, StreamName};
 pub use servers::{Placeholder, Registration, SkippedTool};
 

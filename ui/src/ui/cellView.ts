@@ -11,6 +11,7 @@ import { frames } from '../util/frame';
 import { CellEditor, renderStaticCode } from './editor';
 import { h } from './dom';
 import { ToolCallsView } from './toolCallsView';
+import type { KernelHelpSource } from './kernelHelp';
 
 export interface CellViewHost {
   /** A click on the cell (not in its editor). */
@@ -25,6 +26,8 @@ export interface CellViewHost {
   onToggleOutputCollapse(view: CellView): void;
   /** Cells shown but not editable (an agent's). */
   readonly readOnly?: boolean;
+  /** Completion and help from the kernel for code cells. */
+  readonly kernelHelp?: () => KernelHelpSource | null;
 }
 
 export function promptText(cell: Cell): string {
@@ -272,6 +275,7 @@ export class CellView {
         onChange: (text) => this.cell.setSource(text, true),
         onFocus: () => this.host.onEditorFocus(this),
         onBoundary: (direction) => this.host.onBoundary(this, direction),
+        help: this.host.kernelHelp,
       },
       label,
       this.host.readOnly === true,
