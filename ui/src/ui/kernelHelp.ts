@@ -79,7 +79,9 @@ export function kernelCompletionSource(source: () => KernelHelpSource | null) {
       if (context.aborted) return null;
       if (reply) kernel = kernelOptions(code, reply);
     }
-    const merged = mergeOptions(kernel, local);
+    // After a dot only attributes make sense: the kernel's, when it has them.
+    const afterDot = context.matchBefore(/\.[\w$]*$/) !== null;
+    const merged = afterDot && kernel && kernel.options.length > 0 ? kernel : mergeOptions(kernel, local);
     if (!merged || merged.options.length === 0) return null;
     return { from: merged.from, to: merged.to, options: merged.options.map(shown), validFor: /^[\w$]*$/ };
   };
