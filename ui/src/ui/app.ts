@@ -36,7 +36,7 @@ import { NotebookFiles } from './notebookFiles';
 import type { KernelHelpSource } from './kernelHelp';
 import { SaveController, type SaveStatus } from './saver';
 import { SettingsDialog } from './settingsView';
-import { SidePanel } from './sidePanel';
+import { NOTEBOOK_ROOM, SidePanel } from './sidePanel';
 
 const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
 
@@ -992,6 +992,7 @@ export class App implements CellViewHost {
 
   private onSidePanelChange(): void {
     const open = this.sidePanel.isOpen;
+    this.makeRoomForNotebook();
     this.approvalsButton.setAttribute('aria-expanded', String(open));
     this.approvalsButton.classList.toggle('active', open);
     // Closed with the focus inside: back to the notebook.
@@ -1019,6 +1020,16 @@ export class App implements CellViewHost {
   private syncSidebarForWidth(): void {
     // Narrow windows start with the side list hidden; the toggle brings it back.
     if (window.innerWidth < 900 && !this.sidebar.hidden) this.toggleSidebar(false);
+    this.makeRoomForNotebook();
+  }
+
+  /** With the side panel open, the notebook keeps room for its editor: the side list steps aside first. */
+  private makeRoomForNotebook(): void {
+    if (!this.sidePanel?.isOpen || this.sidebar.hidden) return;
+    const center = this.scroller.parentElement;
+    if (!center || center.getBoundingClientRect().width >= NOTEBOOK_ROOM) return;
+    this.toggleSidebar(false);
+    this.sidePanel.fit();
   }
 
   // ===========================================================================================

@@ -173,3 +173,20 @@ describe('notebook files', () => {
     await close();
   });
 });
+
+describe('room for the notebook', () => {
+  it('keeps the editor usable beside a wide side panel: the side list steps aside first', async () => {
+    const { page, errors, close } = await app({}, { width: 1000, height: 700 });
+    assert.equal(await page.locator('#sidebar').isVisible(), true, 'the side list shows at 1000 px');
+    await page.click('#toggle-approvals');
+    await page.click('#side-tab-audit');
+    await page.waitForTimeout(100);
+    const center = await page.locator('.center').evaluate((el) => el.getBoundingClientRect().width);
+    const editor = await page.locator('.cell .cell-body, .cell .cell-static, .cell .cm-editor').first().evaluate((el) => el.getBoundingClientRect().width);
+    assert.ok(center >= 550, `the notebook keeps its room: ${center} px`);
+    assert.ok(editor >= 400, `a cell's text has a usable width: ${editor} px`);
+    assert.equal(await page.locator('#sidebar').isVisible(), false, 'the side list made room');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});
