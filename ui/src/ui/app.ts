@@ -1243,6 +1243,21 @@ export class App implements CellViewHost {
     );
   }
 
+  /** "Install X" under a ModuleNotFoundError: asked natively (the name comes from kernel output), then installed as from the side list, where pip's log shows. */
+  async onInstallRequest(spec: string): Promise<void> {
+    if (this.installing) return;
+    let ok = false;
+    try {
+      ok = await ipc.confirmDialog(`Install the package “${escapeUntrusted(spec)}” with pip into the kernel's Python environment?`, 'Install a package', `Install ${escapeUntrusted(spec)}`);
+    } catch {
+      ok = false;
+    }
+    if (!ok) return;
+    if (this.sidebar.hidden) this.toggleSidebar(true);
+    this.packageInput.value = spec;
+    await this.installPackage();
+  }
+
   private async installPackage(): Promise<void> {
     const spec = this.packageInput.value.trim();
     if (!spec || this.installing) return;

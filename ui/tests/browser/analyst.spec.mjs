@@ -190,3 +190,35 @@ describe('room for the notebook', () => {
     await close();
   });
 });
+
+describe('a missing module', () => {
+  it('offers to install the package that provides it, asked natively, and installs it as the side list does', async () => {
+    const { page, errors, close } = await app({ notebook: null });
+    await page.evaluate(() => {
+      window.__mock.onExecute = async (ctx) => {
+        ctx.outputs({ type: 'error', ename: 'ModuleNotFoundError', evalue: ctx.code.includes('evil') ? "No module named '--index-url=http://x'" : "No module named 'sklearn.linear_model'", traceback: ['\x1b[31mModuleNotFoundError\x1b[0m: No module named ...'] });
+        return 'failed';
+      };
+    });
+    await typeInto(page, 'import sklearn.linear_model');
+    await page.keyboard.press('Control+Enter');
+    const offer = page.locator('.cell .install-offer');
+    await offer.waitFor();
+    assert.equal(await offer.textContent(), 'Install scikit-learn');
+    await offer.click();
+    await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'install_package'));
+    const dialog = await page.evaluate(() => window.__mock.calls.filter((c) => c.cmd === 'plugin:dialog|message' || c.cmd === 'plugin:dialog|ask').map((c) => JSON.stringify(c.args)));
+    assert.ok(dialog.some((d) => d.includes('scikit-learn')), `asked in a native dialog first: ${dialog}`);
+    assert.deepEqual((await calls(page, 'install_package')).at(-1), { spec: 'scikit-learn' });
+    await page.locator('.install-status', { hasText: 'Installed scikit-learn' }).waitFor();
+
+    await page.keyboard.press('Escape');
+    await typeInto(page, 'import evil');
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() => window.__mock.calls.filter((c) => c.cmd === 'execute').length === 2);
+    await page.waitForTimeout(200);
+    assert.equal(await page.locator('.cell .install-offer').count(), 0, 'nothing pip would read as an option is offered');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});
