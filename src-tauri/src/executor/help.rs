@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::CodeExecutor;
 use super::actor::Command;
 use crate::error::{Error, Result};
+use crate::kernel::messages::CompleteReply;
 use crate::kernel::session::KernelSession;
 
 /// How long a completion or help request waits for the kernel.
@@ -75,40 +76,7 @@ impl CodeExecutor {
         if reply.status != crate::kernel::messages::ReplyStatus::Ok {
             return Err(Error::gateway("the kernel could not complete this code"));
         }
-        let typed = reply
-            .metadata
-            .get("_jupyter_types_experimental")
-            .cloned()
-            .and_then(|t| serde_json::from_value::<Vec<Typed>>(t).ok())
-            .filter(|t| {
-                // IPython gives them for the same range as the matches; use them only then.
-                t.iter()
-                    .all(|t| t.start == reply.cursor_start && t.end == reply.cursor_end)
-            });
-        let items = match typed {
-            Some(typed) => typed
-                .into_iter()
-                .map(|t| Completion {
-                    text: t.text,
-                    kind: t.r#type.filter(|k| !k.is_empty() && k != "<unknown>"),
-                    signature: t.signature.filter(|s| !s.is_empty()),
-                })
-                .collect(),
-            None => reply
-                .matches
-                .into_iter()
-                .map(|text| Completion {
-                    text,
-                    kind: None,
-                    signature: None,
-                })
-                .collect(),
-        };
-        Ok(Completions {
-            start: reply.cursor_start,
-            end: reply.cursor_end,
-            items,
-        })
+        Ok(completions(reply))
     }
 
     /// The kernel's help on the name at `cursor` (code points) of `code`: signature and
@@ -134,5 +102,87 @@ impl CodeExecutor {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Kernel(tx))?;
         rx.await.map_err(|_| Error::NotRunning)?.ok_or(Error::NotRunning)
+    }
+}
+
+/// A `complete_reply` as [`Completions`]: Jedi's typed entries when IPython gives them for the
+/// same range as its matches, else the bare matches.
+fn completions(reply: CompleteReply) -> Completions {
+    let typed = reply
+        .metadata
+        .get("_jupyter_types_experimental")
+        .cloned()
+        .and_then(|t| serde_json::from_value::<Vec<Typed>>(t).ok())
+        .filter(|t| {
+            t.iter()
+                .all(|t| t.start == reply.cursor_start && t.end == reply.cursor_end)
+        });
+    let items = match typed {
+        Some(typed) => typed
+            .into_iter()
+            .map(|t| Completion {
+                text: t.text,
+                kind: t.r#type.filter(|k| !k.is_empty() && k != "<unknown>"),
+                signature: t.signature.filter(|s| !s.is_empty()),
+            })
+            .collect(),
+        None => reply
+            .matches
+            .into_iter()
+            .map(|text| Completion {
+                text,
+                kind: None,
+                signature: None,
+            })
+            .collect(),
+    };
+    Completions {
+        start: reply.cursor_start,
+        end: reply.cursor_end,
+        items,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(json: serde_json::Value) -> CompleteReply {
+        serde_json::from_value(json).expect("a complete_reply")
+    }
+
+    #[test]
+    fn jedis_types_come_along_and_the_ui_sees_camel_case() {
+        let c = completions(reply(serde_json::json!({
+            "status": "ok", "matches": ["DataFrame", "date_range"], "cursor_start": 3, "cursor_end": 5,
+            "metadata": {"_jupyter_types_experimental": [
+                {"start": 3, "end": 5, "text": "DataFrame", "type": "class", "signature": "(data=None)"},
+                {"start": 3, "end": 5, "text": "date_range", "type": "<unknown>", "signature": ""}
+            ]}
+        })));
+        assert_eq!(
+            serde_json::to_value(&c).expect("serializes"),
+            serde_json::json!({"start": 3, "end": 5, "items": [
+                {"text": "DataFrame", "kind": "class", "signature": "(data=None)"},
+                {"text": "date_range"}
+            ]}),
+            "the shape ui/src/ipc.ts reads"
+        );
+    }
+
+    #[test]
+    fn bare_matches_without_types_or_with_types_for_another_range() {
+        let c = completions(reply(serde_json::json!({
+            "status": "ok", "matches": ["path"], "cursor_start": 3, "cursor_end": 5,
+            "metadata": {"_jupyter_types_experimental": [
+                {"start": 0, "end": 5, "text": "os.path", "type": "module"}
+            ]}
+        })));
+        assert_eq!(c.items.len(), 1);
+        assert_eq!(
+            (c.items[0].text.as_str(), c.items[0].kind.as_deref()),
+            ("path", None),
+            "types for another range are not trusted to match: {c:?}"
+        );
     }
 }
