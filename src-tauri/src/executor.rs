@@ -11,9 +11,9 @@
 mod actor;
 mod calls;
 mod execution;
-mod help;
 #[cfg(feature = "desktop")]
 pub mod frames;
+mod help;
 mod host;
 mod output;
 mod servers;

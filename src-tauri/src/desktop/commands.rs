@@ -274,7 +274,15 @@ pub async fn rename_notebook<R: Runtime>(
     );
     files::rename(&from, &to)?;
     if state.state()?.notebook_path == from.display().to_string() {
-        return state.open(&app, Target { workspace: ws, notebook: to }).await;
+        return state
+            .open(
+                &app,
+                Target {
+                    workspace: ws,
+                    notebook: to,
+                },
+            )
+            .await;
     }
     state.state()
 }
@@ -295,7 +303,15 @@ pub async fn save_notebook_as<R: Runtime>(
     if trusted == Some(true) {
         TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
     }
-    state.open(&app, Target { workspace: ws, notebook: path }).await
+    state
+        .open(
+            &app,
+            Target {
+                workspace: ws,
+                notebook: path,
+            },
+        )
+        .await
 }
 
 /// Copy a notebook of the workspace to `NAME-Copy1.ipynb` (the next free name); its path.

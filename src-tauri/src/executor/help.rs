@@ -101,7 +101,9 @@ impl CodeExecutor {
     async fn active_kernel(&self) -> Result<KernelSession> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Kernel(tx))?;
-        rx.await.map_err(|_| Error::NotRunning)?.ok_or(Error::NotRunning)
+        rx.await
+            .map_err(|_| Error::NotRunning)?
+            .ok_or(Error::NotRunning)
     }
 }
 

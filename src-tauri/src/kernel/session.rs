@@ -233,7 +233,9 @@ impl KernelSession {
         let request = CompleteRequest { code, cursor_pos };
         match self.help("complete_request", &request, timeout).await? {
             Content::CompleteReply(reply) => Ok(reply),
-            _ => Err(Error::gateway("the kernel's completion reply was malformed")),
+            _ => Err(Error::gateway(
+                "the kernel's completion reply was malformed",
+            )),
         }
     }
 
@@ -255,7 +257,9 @@ impl KernelSession {
         };
         match self.help("inspect_request", &request, timeout).await? {
             Content::InspectReply(reply) => Ok(reply),
-            _ => Err(Error::gateway("the kernel's inspection reply was malformed")),
+            _ => Err(Error::gateway(
+                "the kernel's inspection reply was malformed",
+            )),
         }
     }
 

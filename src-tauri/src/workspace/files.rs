@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 /// workspace itself resolved): a visible `.ipynb` name without separators or control
 /// characters. Whether the file exists is not checked.
 pub fn notebook_in(workspace: &Path, path: &Path) -> Result<PathBuf> {
-    let shown = crate::display::escape(&path.display().to_string());
+    let shown = crate::display::escape(&path.display().to_string()).into_owned();
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -53,7 +53,10 @@ fn check_name(name: &str) -> Result<()> {
             "“{shown}” would be a hidden file; give a name that does not start with a dot"
         )));
     }
-    if name.chars().any(|c| c.is_control() || c == '/' || c == '\\') {
+    if name
+        .chars()
+        .any(|c| c.is_control() || c == '/' || c == '\\')
+    {
         return Err(Error::config(format!(
             "“{shown}” has a slash or a control character; give a plain file name"
         )));
@@ -221,7 +224,10 @@ mod tests {
         assert!(create(&b, b"new").is_err(), "Save As does not replace b");
         assert_eq!(std::fs::read_to_string(&b).expect("read"), "B");
         create(&ws.join("e.ipynb"), b"E").expect("created");
-        assert_eq!(std::fs::read_to_string(ws.join("e.ipynb")).expect("read"), "E");
+        assert_eq!(
+            std::fs::read_to_string(ws.join("e.ipynb")).expect("read"),
+            "E"
+        );
 
         assert_eq!(duplicate(&c).expect("copied"), ws.join("c-Copy1.ipynb"));
         assert_eq!(duplicate(&c).expect("copied"), ws.join("c-Copy2.ipynb"));
