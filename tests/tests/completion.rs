@@ -54,11 +54,22 @@ async fn tab_gets_the_kernels_matches_with_types_and_shift_tab_its_help() {
         help.text.contains("Signature:") && help.text.contains("join("),
         "signature and docstring: {help:?}"
     );
+    e.execute(
+        "def doubled(x):\n    \"\"\"Twice x.\"\"\"\n    return x * 2",
+        None,
+    )
+    .await
+    .unwrap();
+    let code = "doubled(";
+    let brief = e.inspect(code, code.chars().count(), 0).await.unwrap();
     let more = e.inspect(code, code.chars().count(), 1).await.unwrap();
     assert!(
-        more.text.contains("def join(") && more.text.len() > help.text.len(),
-        "detail level 1 adds the source: {}",
-        more.text.len()
+        brief.text.contains("Twice x.") && !brief.text.contains("Source:"),
+        "detail level 0: signature and docstring: {brief:?}"
+    );
+    assert!(
+        more.text.contains("Source:") && more.text.contains(" x * "),
+        "detail level 1 adds the source: {more:?}"
     );
     let nothing = e.inspect("no_such_name_here", 5, 0).await.unwrap();
     assert!(!nothing.found, "an unknown name has no help: {nothing:?}");
