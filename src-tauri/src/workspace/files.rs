@@ -53,12 +53,10 @@ fn check_name(name: &str) -> Result<()> {
             "“{shown}” would be a hidden file; give a name that does not start with a dot"
         )));
     }
-    if name
-        .chars()
-        .any(|c| c.is_control() || c == '/' || c == '\\')
-    {
+    // Control, bidi and invisible characters (what the escaper would show as `\uXXXX`).
+    if name.contains(['/', '\\']) || shown != name {
         return Err(Error::config(format!(
-            "“{shown}” has a slash or a control character; give a plain file name"
+            "“{shown}” has a slash or characters that do not show as themselves; give a plain file name"
         )));
     }
     if name.len() > 255 {
