@@ -17,6 +17,7 @@ mod remote;
 mod servers;
 mod session;
 mod settings;
+mod trash;
 mod trust;
 
 pub use arrival::Arrivals;
@@ -133,6 +134,12 @@ pub fn run(
             commands::open_notebook,
             commands::choose_workspace,
             commands::install_package,
+            commands::complete,
+            commands::inspect,
+            commands::rename_notebook,
+            commands::save_notebook_as,
+            commands::duplicate_notebook,
+            commands::trash_notebook,
             commands::set_title,
             commands::approvals_pending,
             commands::decide_approval,

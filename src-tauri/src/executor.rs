@@ -13,10 +13,12 @@ mod calls;
 mod execution;
 #[cfg(feature = "desktop")]
 pub mod frames;
+mod help;
 mod host;
 mod output;
 mod servers;
 
+pub use help::{Completion, Completions, Inspection};
 pub use output::{MimeBundle, Output, StreamName};
 pub use servers::{Placeholder, Registration, SkippedTool};
 

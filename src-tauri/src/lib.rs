@@ -29,7 +29,8 @@
 //!   owns the session's hosts (`executor/host.rs`: a gateway and its kernels; with a sandbox
 //!   one per kernel) and runs executions (`executor/execution.rs`, the tool calls their code
 //!   asks for over the kernel's stdin channel in `executor/calls.rs`) whose outputs a
-//!   notebook renders (`executor/output.rs`).
+//!   notebook renders (`executor/output.rs`); completion and help from the kernel, asked
+//!   without queueing behind executions (`executor/help.rs`).
 //! - `tools`: the tool server that answers kernels' calls, approval rules, MCP sessions.
 //! - `registry`: the servers of a workspace; `audit`: its audit log.
 //! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named;
@@ -87,8 +88,9 @@ pub use events::{
     CallDecision, CallOutcome, DecidedBy, ProcessExit, RequestSnapshot, SessionEvent,
 };
 pub use executor::{
-    CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, DEFAULT_TIMEOUT, Event,
-    ExecutionStream, InputRequest, MimeBundle, Output, RegisteredServer, StreamName, StreamOptions,
+    CancelHandle, CodeExecutionResult, CodeExecutor, CodeExecutorBuilder, Completion, Completions,
+    DEFAULT_TIMEOUT, Event, ExecutionStream, InputRequest, Inspection, MimeBundle, Output,
+    RegisteredServer, StreamName, StreamOptions,
 };
 pub use pyenv::{Progress, ProvisionStep, PythonEnv};
 

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+pub mod files;
+
 /// The notebook a folder opens when it has none.
 pub const DEFAULT_NOTEBOOK: &str = "Untitled.ipynb";
 

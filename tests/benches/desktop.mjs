@@ -3,6 +3,8 @@
 //   warm `print(1)` from keypress to output painted (median of 20);
 //   100,000 printed lines: longest main-thread stall while streaming, time to final render;
 //   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots;
+//   Tab in a cell to the kernel's completion list painted, warm kernel (median of 20,
+//   BENCH_ONLY=complete);
 //   a tool call to its native approval dialog on screen (median of 10), and an agent's call
 //   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint); a decision in the
 //   dialog to the tool started, and fifty queued calls decided with one batch choice.
@@ -165,6 +167,44 @@ if (!only || only === 'stream') {
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
   const r = await executeAsync(app, STREAM_100K);
   results.stream_100k_lines = { total_ms: round(r.total), worst_frame_gap_ms: round(r.worstFrameGap), state: r.state, tail: r.text.trim() };
+  await app.quit();
+}
+
+/** In the page: Tab in the editing cell, resolve at the first frame painted after the
+ *  completion list appeared (closed with Escape first, if open). */
+const TAB_TO_PAINT = `
+  const done = arguments[0];
+  const content = document.querySelector('.cell.editing .cm-content');
+  const key = (key) => content.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true, cancelable: true}));
+  if (document.querySelector('.cm-tooltip-autocomplete')) key('Escape');
+  requestAnimationFrame(() => {
+    const t0 = performance.now();
+    const obs = new MutationObserver(() => {
+      const items = document.querySelectorAll('.cm-tooltip-autocomplete li');
+      if (!items.length) return;
+      obs.disconnect();
+      requestAnimationFrame(() => done({ ms: performance.now() - t0, items: items.length, first: items[0].textContent }));
+    });
+    obs.observe(document.body, {childList: true, subtree: true});
+    key('Tab');
+  });
+`;
+
+if (!only || only === 'complete') {
+  const dir = workspace({ 'bench.ipynb': notebook('import pandas as pd', 'pd.') });
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')], { env });
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  await app.execute('window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", shiftKey: true, bubbles: true})); return true;');
+  await app.until('pandas imported', () => app.execute('return document.querySelector(".cell").dataset.state === "done";'), 60000);
+  // Edit the second cell with the cursor after `pd.`.
+  await app.execute('window.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true})); return true;');
+  await app.until('edit mode', () => app.execute('return !!document.querySelector(".cell.editing .cm-content");'));
+  await app.execute('const c = document.querySelector(".cell.editing .cm-content"); const r = document.createRange(); r.selectNodeContents(c); r.collapse(false); const s = getSelection(); s.removeAllRanges(); s.addRange(r); return true;');
+  const warmup = await executeAsync(app, TAB_TO_PAINT);
+  const times = [];
+  for (let k = 0; k < 20; k++) times.push((await executeAsync(app, TAB_TO_PAINT)).ms);
+  results.tab_to_completion_list_painted_ms = { median: round(median(times)), min: round(Math.min(...times)), max: round(Math.max(...times)), first_cold: round(warmup.ms), items: warmup.items };
   await app.quit();
 }
 

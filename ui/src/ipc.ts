@@ -465,6 +465,56 @@ export function openNotebook(path: string): Promise<AppState> {
   return call<AppState>('open_notebook', { path });
 }
 
+/** Give a notebook of the workspace a new name (never over another file); the open one keeps its kernel. */
+export function renameNotebook(from: string, to: string): Promise<AppState> {
+  return call<AppState>('rename_notebook', { from, to });
+}
+
+/** Save the open notebook as a new file of the workspace and go on in it, with the same kernel. */
+export function saveNotebookAs(path: string, content: string, trusted: boolean): Promise<AppState> {
+  return call<AppState>('save_notebook_as', { path, content, trusted });
+}
+
+/** Copy a notebook to `NAME-Copy1.ipynb` (the next free name); the copy's path. */
+export function duplicateNotebook(path: string): Promise<string> {
+  return call<string>('duplicate_notebook', { path });
+}
+
+/** Move a notebook of the workspace to the trash. */
+export function trashNotebook(path: string): Promise<void> {
+  return call<void>('trash_notebook', { path });
+}
+
+// ---- completion and help from the kernel (positions count Unicode code points, as Jupyter's)
+
+/** One of the kernel's completions; all of it is untrusted text. */
+export interface KernelCompletion {
+  text: string;
+  /** Jedi's kind: function, class, module, instance, keyword, path, … */
+  kind?: string;
+  signature?: string;
+}
+
+export interface KernelCompletions {
+  start: number;
+  end: number;
+  items: KernelCompletion[];
+}
+
+/** What the kernel says about a name: signature and docstring as text with ANSI colours (untrusted). */
+export interface KernelInspection {
+  found: boolean;
+  text: string;
+}
+
+export function complete(code: string, cursor: number): Promise<KernelCompletions> {
+  return call<KernelCompletions>('complete', { code, cursor });
+}
+
+export function inspect(code: string, cursor: number, detail: 0 | 1): Promise<KernelInspection> {
+  return call<KernelInspection>('inspect', { code, cursor, detail });
+}
+
 /** pip's output. */
 export function installPackage(spec: string): Promise<string> {
   return call<string>('install_package', { spec });

@@ -16,10 +16,10 @@ use crate::audit::AuditEntry;
 use crate::error::Error;
 use crate::events::DecidedBy;
 use crate::executor::frames::{FRAME, Framed, in_frames};
-use crate::executor::{Event, StreamOptions};
+use crate::executor::{Completions, Event, Inspection, StreamOptions};
 use crate::tools::rules::{Rule, RuleDecision};
 use crate::tools::{ApprovalRequest, Decision, Rules};
-use crate::workspace::{self, Target};
+use crate::workspace::{self, Target, files};
 
 type Reply<T> = Result<T, DesktopError>;
 
@@ -235,6 +235,99 @@ pub async fn choose_workspace<R: Runtime>(
     };
     let target = Target::resolve(&folder)?;
     Ok(Some(state.open(&app, target).await?))
+}
+
+/// The kernel's completions of `code` at `cursor` (code points): Tab in a cell.
+#[tauri::command]
+pub async fn complete(
+    state: State<'_, Desktop>,
+    code: String,
+    cursor: usize,
+) -> Reply<Completions> {
+    Ok(state.executor()?.complete(&code, cursor).await?)
+}
+
+/// The kernel's help on the name at `cursor` of `code`: Shift+Tab in a cell.
+#[tauri::command]
+pub async fn inspect(
+    state: State<'_, Desktop>,
+    code: String,
+    cursor: usize,
+    detail: u8,
+) -> Reply<Inspection> {
+    Ok(state.executor()?.inspect(&code, cursor, detail).await?)
+}
+
+/// Rename the workspace's notebook `from` to `to` (never over another file). The open
+/// notebook keeps its kernel under its new name.
+#[tauri::command]
+pub async fn rename_notebook<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, Desktop>,
+    from: String,
+    to: String,
+) -> Reply<AppState> {
+    let ws = state.workspace()?;
+    let (from, to) = (
+        files::notebook_in(&ws, Path::new(&from))?,
+        files::notebook_in(&ws, Path::new(&to))?,
+    );
+    files::rename(&from, &to)?;
+    if state.state()?.notebook_path == from.display().to_string() {
+        return state
+            .open(
+                &app,
+                Target {
+                    workspace: ws,
+                    notebook: to,
+                },
+            )
+            .await;
+    }
+    state.state()
+}
+
+/// Save the open notebook (`content`) as a new file `path` of the workspace and go on in
+/// it with the same kernel; `trusted` as for [`save_notebook`].
+#[tauri::command]
+pub async fn save_notebook_as<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, Desktop>,
+    path: String,
+    content: String,
+    trusted: Option<bool>,
+) -> Reply<AppState> {
+    let ws = state.workspace()?;
+    let path = files::notebook_in(&ws, Path::new(&path))?;
+    files::create(&path, content.as_bytes())?;
+    if trusted == Some(true) {
+        TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
+    }
+    state
+        .open(
+            &app,
+            Target {
+                workspace: ws,
+                notebook: path,
+            },
+        )
+        .await
+}
+
+/// Copy a notebook of the workspace to `NAME-Copy1.ipynb` (the next free name); its path.
+#[tauri::command]
+pub fn duplicate_notebook(state: State<'_, Desktop>, path: String) -> Reply<String> {
+    let path = files::notebook_in(&state.workspace()?, Path::new(&path))?;
+    Ok(files::duplicate(&path)?.display().to_string())
+}
+
+/// Move a notebook of the workspace to the trash (the freedesktop.org trash, through GIO,
+/// where the file manager can restore it).
+#[tauri::command]
+pub fn trash_notebook(state: State<'_, Desktop>, path: String) -> Reply<()> {
+    let path = files::notebook_in(&state.workspace()?, Path::new(&path))?;
+    super::trash::trash(&path)?;
+    Ok(())
 }
 
 #[tauri::command]

@@ -29,6 +29,8 @@ pub(super) enum Command {
     Reset(oneshot::Sender<Result<()>>),
     Interrupt(oneshot::Sender<Result<()>>),
     Execute(Job),
+    /// The active kernel, for requests that do not queue (completion, help).
+    Kernel(oneshot::Sender<Option<KernelSession>>),
 }
 
 /// The execution that runs now.
@@ -112,6 +114,13 @@ pub(super) async fn run(
                             let _ = abort.send(Abort::Interrupt);
                         }
                         let _ = reply.send(Ok(()));
+                    }
+                    Command::Kernel(reply) => {
+                        let kernel = running
+                            .as_ref()
+                            .and_then(|r| r.kernel.clone())
+                            .filter(|k| !k.is_dead());
+                        let _ = reply.send(kernel);
                     }
                     Command::Execute(job) => {
                         if running.is_none() {

@@ -106,6 +106,10 @@ pub struct Header {
     /// Protocol version.
     #[serde(default)]
     pub version: String,
+    /// The subshell that handles the request (kernel subshells, JEP 91); `None`: the main
+    /// shell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subshell_id: Option<String>,
 }
 
 impl Header {
@@ -118,6 +122,7 @@ impl Header {
             date: iso8601_now(),
             msg_type: msg_type.to_owned(),
             version: PROTOCOL_VERSION.to_owned(),
+            subshell_id: None,
         }
     }
 }
@@ -206,6 +211,12 @@ pub enum Content {
     InputRequest(InputRequest),
     /// `execute_input` (iopub): the kernel began the request.
     ExecuteInput(ExecuteInput),
+    /// `complete_reply` (shell).
+    CompleteReply(CompleteReply),
+    /// `inspect_reply` (shell).
+    InspectReply(InspectReply),
+    /// `create_subshell_reply` (control).
+    CreateSubshellReply(CreateSubshellReply),
     /// Anything else (`execute_input`, comm messages, …).
     Unknown,
 }
@@ -227,6 +238,9 @@ impl Content {
             "kernel_info_reply" => p(raw, Content::KernelInfoReply),
             "input_request" => p(raw, Content::InputRequest),
             "execute_input" => p(raw, Content::ExecuteInput),
+            "complete_reply" => p(raw, Content::CompleteReply),
+            "inspect_reply" => p(raw, Content::InspectReply),
+            "create_subshell_reply" => p(raw, Content::CreateSubshellReply),
             _ => Content::Unknown,
         }
     }
@@ -566,6 +580,66 @@ fn empty_object_if_none<S: serde::Serializer>(
         Some(h) => h.serialize(s),
         None => BTreeMap::<String, Value>::new().serialize(s),
     }
+}
+
+/// `complete_request` content ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#completion)).
+#[derive(Debug, Serialize)]
+pub struct CompleteRequest<'a> {
+    /// The cell's text.
+    pub code: &'a str,
+    /// The cursor, in Unicode code points from the start of `code`.
+    pub cursor_pos: usize,
+}
+
+/// `complete_reply` content.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct CompleteReply {
+    /// `ok` or `error`.
+    pub status: ReplyStatus,
+    /// The completions' texts.
+    #[serde(default)]
+    pub matches: Vec<String>,
+    /// Start of the text the matches replace (code points).
+    #[serde(default)]
+    pub cursor_start: usize,
+    /// End of the text the matches replace (code points).
+    #[serde(default)]
+    pub cursor_end: usize,
+    /// IPython puts Jedi's types and signatures under `_jupyter_types_experimental`.
+    #[serde(default)]
+    pub metadata: Value,
+}
+
+/// `inspect_request` content ([spec](https://jupyter-client.readthedocs.io/en/stable/messaging.html#introspection)).
+#[derive(Debug, Serialize)]
+pub struct InspectRequest<'a> {
+    /// The cell's text.
+    pub code: &'a str,
+    /// The cursor, in Unicode code points from the start of `code`.
+    pub cursor_pos: usize,
+    /// 0: signature and docstring; 1: more (the source, when there is one).
+    pub detail_level: u8,
+}
+
+/// `inspect_reply` content.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct InspectReply {
+    /// `ok` or `error`.
+    pub status: ReplyStatus,
+    /// Whether an object was found.
+    #[serde(default)]
+    pub found: bool,
+    /// A MIME bundle (`text/plain` with ANSI colours, sometimes `text/html`).
+    #[serde(default)]
+    pub data: BTreeMap<String, Value>,
+}
+
+/// `create_subshell_reply` content (JEP 91).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CreateSubshellReply {
+    /// The new subshell's id.
+    #[serde(default)]
+    pub subshell_id: Option<String>,
 }
 
 /// `input_reply` content.

@@ -17,8 +17,9 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::api::{GatewayApi, KernelSocket};
 use super::messages::{
-    Channel, Content, Empty, ExecuteReply, ExecuteRequest, ExecutionState, Header, Incoming,
-    InputReply, InputRequest, Request, Wire, channel_refusal,
+    Channel, CompleteReply, CompleteRequest, Content, Empty, ExecuteReply, ExecuteRequest,
+    ExecutionState, Header, Incoming, InputReply, InputRequest, InspectReply, InspectRequest,
+    Request, Wire, channel_refusal,
 };
 use crate::error::{Error, Result};
 
@@ -70,6 +71,11 @@ pub struct KernelSession {
     api: GatewayApi,
     commands: mpsc::UnboundedSender<Command>,
     dead: Arc<AtomicBool>,
+    /// The kernel runs requests on subshells of their own (JEP 91, ipykernel 7).
+    subshells: bool,
+    /// The subshell completion and help requests go to, made on the first one: they are
+    /// then answered while a cell runs on the main shell. `None` inside: making it failed.
+    helper: Arc<tokio::sync::OnceCell<Option<String>>>,
 }
 
 impl std::fmt::Debug for Command {
@@ -133,19 +139,26 @@ impl KernelSession {
             wire,
         };
         tokio::spawn(run(socket, rx, dead.clone(), link));
-        let session = KernelSession {
+        let mut session = KernelSession {
             id: id.to_owned(),
             session_id,
             wire,
             api: api.clone(),
             commands: tx,
             dead,
+            subshells: false,
+            helper: Default::default(),
         };
-        session.wait_ready(ready_timeout).await?;
+        let info = session.wait_ready(ready_timeout).await?;
+        session.subshells = info
+            .get("supported_features")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|f| f.iter().any(|f| f == "kernel subshells"));
         Ok(session)
     }
 
-    async fn wait_ready(&self, timeout: Duration) -> Result<()> {
+    /// Wait until the kernel answers `kernel_info_request`; its reply.
+    async fn wait_ready(&self, timeout: Duration) -> Result<serde_json::Value> {
         // The kernel may not have subscribed its iopub socket yet; kernel_info is answered on
         // shell once it is up. Retry the request until one is answered.
         let deadline = tokio::time::Instant::now() + timeout;
@@ -156,7 +169,9 @@ impl KernelSession {
             let attempt = tokio::time::Instant::now() + Duration::from_secs(2);
             let answered = loop {
                 match tokio::time::timeout_at(attempt.min(deadline), events.recv()).await {
-                    Ok(Some(KernelEvent::Output(Content::KernelInfoReply(_)))) => break true,
+                    Ok(Some(KernelEvent::Output(Content::KernelInfoReply(info)))) => {
+                        break Some(info);
+                    }
                     Ok(Some(KernelEvent::Died(reason))) => {
                         return Err(Error::kernel_start(format!(
                             "the kernel died while starting: {reason}"
@@ -168,12 +183,12 @@ impl KernelSession {
                             "the kernel's connection closed while starting",
                         ));
                     }
-                    Err(_) => break false,
+                    Err(_) => break None,
                 }
             };
             self.forget(&header.msg_id);
-            if answered {
-                return Ok(());
+            if let Some(info) = answered {
+                return Ok(info);
             }
             if tokio::time::Instant::now() >= deadline {
                 return Err(Error::kernel_start(format!(
@@ -203,6 +218,128 @@ impl KernelSession {
         let frame = encode(self.wire, &Request::new(&header, Channel::Shell, request));
         let events = self.send(header.msg_id.clone(), frame)?;
         Ok((header.msg_id, events))
+    }
+
+    /// Ask the kernel for completions of `code` at `cursor_pos` (code points); see
+    /// [`KernelSession::help`] for when it is answered.
+    ///
+    /// Spec: <https://jupyter-client.readthedocs.io/en/stable/messaging.html#completion>.
+    pub async fn complete(
+        &self,
+        code: &str,
+        cursor_pos: usize,
+        timeout: Duration,
+    ) -> Result<CompleteReply> {
+        let request = CompleteRequest { code, cursor_pos };
+        match self.help("complete_request", &request, timeout).await? {
+            Content::CompleteReply(reply) => Ok(reply),
+            _ => Err(Error::gateway(
+                "the kernel's completion reply was malformed",
+            )),
+        }
+    }
+
+    /// Ask the kernel what the name at `cursor_pos` is (signature and docstring; with
+    /// `detail_level` 1 also the source).
+    ///
+    /// Spec: <https://jupyter-client.readthedocs.io/en/stable/messaging.html#introspection>.
+    pub async fn inspect(
+        &self,
+        code: &str,
+        cursor_pos: usize,
+        detail_level: u8,
+        timeout: Duration,
+    ) -> Result<InspectReply> {
+        let request = InspectRequest {
+            code,
+            cursor_pos,
+            detail_level,
+        };
+        match self.help("inspect_request", &request, timeout).await? {
+            Content::InspectReply(reply) => Ok(reply),
+            _ => Err(Error::gateway(
+                "the kernel's inspection reply was malformed",
+            )),
+        }
+    }
+
+    /// Send a shell request of `msg_type` and wait up to `timeout` for its reply. A kernel
+    /// with subshells answers it on the helper subshell, so a running cell does not hold it
+    /// up; any other kernel answers it after the running cell.
+    async fn help<C: serde::Serialize>(
+        &self,
+        msg_type: &str,
+        content: &C,
+        timeout: Duration,
+    ) -> Result<Content> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut header = Header::new(msg_type, &self.session_id);
+        header.subshell_id = self.helper_subshell(deadline).await;
+        let reply = self
+            .request(&header, Channel::Shell, content, deadline)
+            .await?;
+        reply.ok_or_else(|| {
+            Error::gateway(format!(
+                "the kernel did not answer within {:.1} s",
+                timeout.as_secs_f64()
+            ))
+        })
+    }
+
+    /// The helper subshell's id, made on first use; `None` when the kernel has no subshells
+    /// or making one failed (requests then go to the main shell).
+    async fn helper_subshell(&self, deadline: tokio::time::Instant) -> Option<String> {
+        if !self.subshells {
+            return None;
+        }
+        self.helper
+            .get_or_init(|| async {
+                let header = Header::new("create_subshell_request", &self.session_id);
+                match self
+                    .request(&header, Channel::Control, &Empty {}, deadline)
+                    .await
+                {
+                    Ok(Some(Content::CreateSubshellReply(reply))) => reply.subshell_id,
+                    other => {
+                        tracing::debug!(kernel = %self.id, ?other, "no helper subshell");
+                        None
+                    }
+                }
+            })
+            .await
+            .clone()
+    }
+
+    /// Send one request and wait until `deadline` for its reply (its first message that is
+    /// not output): `None` when none came.
+    async fn request<C: serde::Serialize>(
+        &self,
+        header: &Header,
+        channel: Channel,
+        content: &C,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<Content>> {
+        let frame = encode(self.wire, &Request::new(header, channel, content));
+        let mut events = self.send(header.msg_id.clone(), frame)?;
+        let reply = loop {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Some(KernelEvent::Output(
+                    reply @ (Content::CompleteReply(_)
+                    | Content::InspectReply(_)
+                    | Content::CreateSubshellReply(_)),
+                ))) => break Ok(Some(reply)),
+                Ok(Some(KernelEvent::Died(reason))) => {
+                    break Err(Error::KernelDied {
+                        reason,
+                        output: Default::default(),
+                    });
+                }
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => break Ok(None),
+            }
+        };
+        self.forget(&header.msg_id);
+        reply
     }
 
     fn send(

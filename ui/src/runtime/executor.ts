@@ -243,6 +243,8 @@ export class Executor {
           return;
         }
         this.complete(exec, 'failed');
+        // An interrupted cell says so once: its KeyboardInterrupt traceback, when it has one.
+        if (event.error.code === 'Cancelled' && cell.outputs.some((o) => o.kind === 'error' && o.ename === 'KeyboardInterrupt')) return;
         if (event.error.code !== 'CodeExecutionError') cell.setNotice({ kind: 'error', text: ipc.describeError(event.error) });
         return;
       default:

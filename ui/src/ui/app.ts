@@ -9,7 +9,7 @@ import { assertNever } from '../util/assert';
 import { frames } from '../util/frame';
 import { Cell, type CellType } from '../model/cell';
 import { NotebookEditor, type Mode } from '../model/commands';
-import { emptyNotebook, parseNotebook } from '../model/ipynb';
+import { emptyNotebook, parseNotebook, serializeNotebook } from '../model/ipynb';
 import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
 import { KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
@@ -32,9 +32,11 @@ import { h, inCellEditor, isTextField } from './dom';
 import { icon, type IconName } from './icons';
 import { MenuButton } from './menu';
 import { NotebookView } from './notebookView';
+import { NotebookFiles } from './notebookFiles';
+import type { KernelHelpSource } from './kernelHelp';
 import { SaveController, type SaveStatus } from './saver';
 import { SettingsDialog } from './settingsView';
-import { SidePanel } from './sidePanel';
+import { NOTEBOOK_ROOM, SidePanel } from './sidePanel';
 
 /**
  * Mark (for the desktop benchmark) the first frame painted after this point: the frame after
@@ -118,6 +120,9 @@ export class App implements CellViewHost {
   private readonly docTabs: DocumentTabs;
   private readonly endpointDialog: EndpointDialog;
   private readonly agentsButton: HTMLButtonElement;
+  private readonly files: NotebookFiles;
+  /** Completion and help for code cells come from the kernel, through the backend. */
+  readonly kernelHelp = (): KernelHelpSource | null => (ipc.hasBackend() ? { complete: ipc.complete, inspect: ipc.inspect } : null);
   private readonly saveToolDialog = new SaveToolDialog((tool) => {
     this.flash(`Saved ${escapeUntrusted(tool.module)}`);
     void this.savedToolsView.reload();
@@ -133,6 +138,25 @@ export class App implements CellViewHost {
   }
 
   constructor(root: HTMLElement) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the host reads the app's current state
+    const app = this;
+    this.files = new NotebookFiles({
+      get state() {
+        return app.state;
+      },
+      get notebooks() {
+        return app.notebooks;
+      },
+      snapshot: () => ({ content: serializeNotebook(this.notebook), trusted: this.notebook.contentTrusted, version: this.notebook.version }),
+      saveCurrent: () => this.saver.save(),
+      moved: (state, version) => this.moved(state, version),
+      pauseSaving: () => this.saver.pause(),
+      resumeSaving: () => this.saver.resume(),
+      leaveTrashed: () => this.leaveTrashed(),
+      newNotebook: () => this.newNotebook(),
+      refreshNotebooks: () => this.refreshNotebooks(),
+      flash: (text) => this.flash(text),
+    });
     this.notebook = emptyNotebook();
     this.editor = new NotebookEditor(this.notebook);
     this.executor = this.newExecutor(this.notebook);
@@ -157,6 +181,15 @@ export class App implements CellViewHost {
       return b;
     };
     const group = (...children: Node[]): HTMLElement => h('div', { class: 'tool-group', role: 'group' }, ...children);
+    const fileMenuButton = h('button', { id: 'file-menu', class: 'tool tool-narrow', type: 'button', 'aria-label': 'Notebook file: new, rename, save as, duplicate, delete', title: 'Notebook file' }, icon('chevron'));
+    const fileMenu = new MenuButton(fileMenuButton, 'Notebook file');
+    fileMenu.setItems([
+      { id: 'file-new', label: 'New notebook', action: () => this.afterMenu(() => void this.newNotebook()) },
+      { id: 'file-rename', label: 'Rename…', action: () => this.files.rename() },
+      { id: 'file-save-as', label: 'Save as…', action: () => this.files.saveAs() },
+      { id: 'file-duplicate', label: 'Duplicate', action: () => this.afterMenu(() => void this.files.duplicate()) },
+      { id: 'file-trash', label: 'Move to trash…', action: () => void this.files.trash() },
+    ]);
 
     this.workspaceLabel = h('span', { class: 'workspace-name', text: '' });
     const openFolder = btn({ id: 'open-folder', icon: 'folder', label: 'Open folder', text: 'Open folder', onClick: () => void this.chooseWorkspace() });
@@ -210,7 +243,7 @@ export class App implements CellViewHost {
       { class: 'toolbar', role: 'toolbar', 'aria-label': 'Notebook toolbar' },
       group(sidebarToggle, h('span', { class: 'brand', text: 'ipybox' })),
       group(openFolder, this.recentMenu.element),
-      group(btn({ id: 'save', icon: 'save', label: 'Save notebook', command: 'save', onClick: () => void this.save() })),
+      group(btn({ id: 'save', icon: 'save', label: 'Save notebook', command: 'save', onClick: () => void this.save() }), fileMenu.element),
       group(
         btn({ id: 'add-cell', icon: 'plus', label: 'Insert a cell below', command: 'insert-below', onClick: () => this.dispatch('insert-below') }),
         btn({ id: 'delete-cell', icon: 'trash', label: 'Delete selected cells', command: 'delete-cells', onClick: () => this.dispatch('delete-cells') }),
@@ -308,7 +341,7 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element);
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element);
 
     this.saver.subscribe((s) => this.showSaveStatus(s));
     this.wireNotebook();
@@ -997,6 +1030,7 @@ export class App implements CellViewHost {
 
   private onSidePanelChange(): void {
     const open = this.sidePanel.isOpen;
+    this.makeRoomForNotebook();
     this.approvalsButton.setAttribute('aria-expanded', String(open));
     this.approvalsButton.classList.toggle('active', open);
     // Closed with the focus inside: back to the notebook.
@@ -1024,6 +1058,16 @@ export class App implements CellViewHost {
   private syncSidebarForWidth(): void {
     // Narrow windows start with the side list hidden; the toggle brings it back.
     if (window.innerWidth < 900 && !this.sidebar.hidden) this.toggleSidebar(false);
+    this.makeRoomForNotebook();
+  }
+
+  /** With the side panel open, the notebook keeps room for its editor: the side list steps aside first. */
+  private makeRoomForNotebook(): void {
+    if (!this.sidePanel?.isOpen || this.sidebar.hidden) return;
+    const center = this.scroller.parentElement;
+    if (!center || center.getBoundingClientRect().width >= NOTEBOOK_ROOM) return;
+    this.toggleSidebar(false);
+    this.sidePanel.fit();
   }
 
   // ===========================================================================================
@@ -1172,6 +1216,26 @@ export class App implements CellViewHost {
     await this.openNotebook(`${ws.replace(/[\\/]+$/, '')}${sep}${name}`);
   }
 
+  /** The open notebook was renamed or saved as another file: same cells, same kernel, new name. */
+  private moved(state: AppState, savedVersion: number | null): void {
+    this.state = state;
+    this.saver.moveTo(state.notebookPath, savedVersion);
+    this.pathEl.textContent = state.notebookPath;
+    this.pathEl.title = state.notebookPath;
+    this.docTabs.setNotebookName(baseName(state.notebookPath));
+    this.renderNotebookList();
+  }
+
+  /** The open notebook is in the trash: show the next one (or a new one), saving nothing. */
+  private async leaveTrashed(): Promise<void> {
+    const gone = this.state?.notebookPath ?? '';
+    const next = this.notebooks.find((p) => p !== gone);
+    // Forget the trashed notebook's edits, so leaving it does not write it back.
+    this.saver.reset(emptyNotebook(), gone, false);
+    if (next) await this.openNotebook(next);
+    else await this.newNotebook();
+  }
+
   private async switchTo(state: AppState): Promise<void> {
     const trusted = await this.trustOf(state);
     const before = this.state?.workspace;
@@ -1203,11 +1267,33 @@ export class App implements CellViewHost {
     this.notebookList.replaceChildren(
       ...paths.map((path) => {
         const rel = ws && path.startsWith(ws) ? path.slice(ws.length + 1) : baseName(path);
-        const b = h('button', { class: 'notebook-link', type: 'button', title: path, 'aria-current': path === current ? 'page' : undefined }, icon('file'), h('span', { text: rel }));
+        const b = h('button', { class: 'notebook-link', type: 'button', title: path, 'aria-current': path === current ? 'page' : undefined }, icon('file'), h('span', { text: escapeUntrusted(rel) }));
         b.addEventListener('click', () => void this.openNotebook(path));
-        return h('li', {}, b);
+        const more = h('button', { class: 'tool tool-small notebook-more', type: 'button', 'aria-label': `More actions for ${escapeUntrusted(rel)}`, title: 'Rename, duplicate, delete', text: '⋯' });
+        const menu = new MenuButton(more, `Notebook ${escapeUntrusted(rel)}`);
+        menu.setItems([
+          { label: 'Rename…', action: () => this.files.rename(path) },
+          { label: 'Duplicate', action: () => void this.files.duplicate(path) },
+          { label: 'Move to trash…', action: () => void this.files.trash(path) },
+        ]);
+        return h('li', { class: 'notebook-item' }, b, menu.element);
       }),
     );
+  }
+
+  /** "Install X" under a ModuleNotFoundError: asked natively (the name comes from kernel output), then installed as from the side list, where pip's log shows. */
+  async onInstallRequest(spec: string): Promise<void> {
+    if (this.installing) return;
+    let ok = false;
+    try {
+      ok = await ipc.confirmDialog(`Install the package “${escapeUntrusted(spec)}” with pip into the kernel's Python environment?`, 'Install a package', `Install ${escapeUntrusted(spec)}`);
+    } catch {
+      ok = false;
+    }
+    if (!ok) return;
+    if (this.sidebar.hidden) this.toggleSidebar(true);
+    this.packageInput.value = spec;
+    await this.installPackage();
   }
 
   private async installPackage(): Promise<void> {

@@ -12,6 +12,8 @@ import { CellEditor, renderStaticCode } from './editor';
 import { h } from './dom';
 import { SandboxBlockView } from './sandboxBlockView';
 import { ToolCallsView } from './toolCallsView';
+import type { KernelHelpSource } from './kernelHelp';
+import { packageForMissingModule } from '../model/missingModule';
 
 export interface CellViewHost {
   /** A click on the cell (not in its editor). */
@@ -28,6 +30,10 @@ export interface CellViewHost {
   onRunAgain?(view: CellView): void;
   /** Cells shown but not editable (an agent's). */
   readonly readOnly?: boolean;
+  /** Completion and help from the kernel for code cells. */
+  readonly kernelHelp?: () => KernelHelpSource | null;
+  /** "Install X" under a ModuleNotFoundError was clicked. */
+  onInstallRequest?(spec: string): void;
 }
 
 export function promptText(cell: Cell): string {
@@ -210,7 +216,15 @@ export class CellView {
   }
 
   private makeOutputView(output: (typeof this.cell.outputs)[number]): OutputView {
-    return createOutputView(output, { trusted: this.trusted, onStreamRendered: () => this.keepAtBottom() });
+    const view = createOutputView(output, { trusted: this.trusted, onStreamRendered: () => this.keepAtBottom() });
+    const install = this.host.onInstallRequest?.bind(this.host);
+    const spec = output.kind === 'error' && install ? packageForMissingModule(output.ename, output.evalue) : null;
+    if (spec && install) {
+      const button = h('button', { class: 'button button-small install-offer', type: 'button', text: `Install ${spec}`, title: `Install ${spec} with pip into the kernel's Python environment` });
+      button.addEventListener('click', () => install(spec));
+      view.element.append(button);
+    }
+    return view;
   }
 
   /** The notebook was trusted (or not): outputs read from the file render anew. */
@@ -280,6 +294,7 @@ export class CellView {
         onChange: (text) => this.cell.setSource(text, true),
         onFocus: () => this.host.onEditorFocus(this),
         onBoundary: (direction) => this.host.onBoundary(this, direction),
+        help: this.host.kernelHelp,
       },
       label,
       this.host.readOnly === true,

@@ -1,6 +1,7 @@
 /**
  * The CodeMirror 6 editor of one cell: Python (or Markdown) highlighting, bracket matching,
- * auto-indent, closing brackets, history, search, and Tab completion from the cell's own names.
+ * auto-indent, closing brackets, history, search, Tab completion from the kernel and the
+ * cell's own names, and Shift+Tab help from the kernel (`kernelHelp.ts`).
  */
 import {
   autocompletion,
@@ -27,6 +28,7 @@ import { highlightCode, tags as t } from '@lezer/highlight';
 import { StyleModule } from 'style-mod';
 import type { CellType } from '../model/cell';
 import { assertNever } from '../util/assert';
+import { kernelCompletionSource, kernelHelp, type KernelHelpSource } from './kernelHelp';
 
 /** Colours come from CSS variables, so the editor follows the light/dark theme. */
 const highlight = HighlightStyle.define([
@@ -152,6 +154,8 @@ export interface EditorCallbacks {
   onFocus(): void;
   /** Arrow up on the first line / down on the last line: return true when handled (move to the next cell). */
   onBoundary(direction: 'up' | 'down'): boolean;
+  /** Completion and help from the kernel; absent or null: the cell's own words only. */
+  help?: () => KernelHelpSource | null;
 }
 
 function languageFor(type: CellType): Extension {
@@ -180,9 +184,15 @@ function tabCompleteOrIndent(view: EditorView): boolean {
 export class CellEditor {
   readonly view: EditorView;
   private readonly language = new Compartment();
+  private readonly help: ReturnType<typeof kernelHelp>;
+  private type: CellType;
   private silent = false;
 
   constructor(parent: HTMLElement, text: string, type: CellType, callbacks: EditorCallbacks, label: string, readOnly = false) {
+    this.type = type;
+    const source = callbacks.help ?? (() => null);
+    this.help = kernelHelp(source);
+    const complete = kernelCompletionSource(source);
     const boundary = (direction: 'up' | 'down') => (view: EditorView): boolean => {
       const sel = view.state.selection.main;
       if (!sel.empty || completionStatus(view.state) !== null) return false;
@@ -205,7 +215,11 @@ export class CellEditor {
           indentOnInput(),
           bracketMatching(),
           closeBrackets(),
-          autocompletion({ activateOnTyping: false, icons: false }),
+          autocompletion({
+            activateOnTyping: false,
+            override: [(context) => (this.type === 'code' ? complete(context) : null)],
+          }),
+          this.help.extension,
           highlightSelectionMatches(),
           search({ top: true }),
           syntaxHighlighting(highlight),
@@ -216,7 +230,8 @@ export class CellEditor {
             keymap.of([
               { key: 'ArrowUp', run: boundary('up') },
               { key: 'ArrowDown', run: boundary('down') },
-              { key: 'Tab', run: tabCompleteOrIndent, shift: indentLess },
+              { key: 'Tab', run: tabCompleteOrIndent, shift: (view) => (this.type === 'code' && this.help.show(view)) || indentLess(view) },
+              { key: 'Escape', run: (view) => this.help.close(view) },
             ]),
           ),
           keymap.of([...closeBracketsKeymap, ...completionKeymap, ...searchKeymap, ...historyKeymap, ...defaultKeymap]),
@@ -248,6 +263,7 @@ export class CellEditor {
   }
 
   setType(type: CellType): void {
+    this.type = type;
     this.view.dispatch({ effects: this.language.reconfigure(languageFor(type)) });
   }
 
@@ -270,7 +286,7 @@ export class CellEditor {
 
   /** A completion list or a search panel wants Escape for itself. */
   get wantsEscape(): boolean {
-    return completionStatus(this.view.state) !== null;
+    return completionStatus(this.view.state) !== null || this.help.isOpen(this.view.state);
   }
 
   destroy(): void {

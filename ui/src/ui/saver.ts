@@ -39,6 +39,7 @@ export class SaveController {
   private lastTitle = '';
   private waiting = 0;
   private blockedReason: string | null = null;
+  private paused = false;
   private status: SaveStatus = { state: 'clean', text: '' };
   private listeners = new Set<(s: SaveStatus) => void>();
 
@@ -69,6 +70,7 @@ export class SaveController {
   /** Track a freshly opened notebook. `blocked`: the file could not be read, so never write over it. */
   reset(notebook: Notebook, path: string, exists: boolean, blocked: string | null = null): void {
     this.clearTimer();
+    this.paused = false;
     this.notebook = notebook;
     this.path = path;
     this.savedVersion = notebook.version;
@@ -78,6 +80,35 @@ export class SaveController {
     if (blocked) this.setStatus({ state: 'blocked', text: 'Not saved: the file could not be read' });
     else this.setStatus(exists ? { state: 'clean', text: 'Saved' } : { state: 'new', text: 'Not saved yet' });
     this.updateTitle();
+  }
+
+  /**
+   * The open notebook now lives at `path` (renamed, or saved as a new file): the same notebook,
+   * saved there from now on. `savedVersion`: the version written there (Save As); null when
+   * the file moved as it was (rename).
+   */
+  moveTo(path: string, savedVersion: number | null): void {
+    this.path = path;
+    if (savedVersion !== null) {
+      this.savedVersion = savedVersion;
+      this.exists = true;
+      this.blockedReason = null;
+    }
+    this.lastTitle = '';
+    this.updateTitle();
+    if (this.dirty) this.changed();
+    else this.setStatus({ state: 'saved', text: 'Saved' });
+  }
+
+  /** Write nothing until `resume` (the file is being moved to the trash). */
+  pause(): void {
+    this.paused = true;
+    this.clearTimer();
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (this.dirty) this.changed();
   }
 
   /**
@@ -93,7 +124,7 @@ export class SaveController {
     if (state !== 'dirty' && state !== 'saving' && state !== 'blocked' && state !== 'error') {
       this.setStatus({ state: 'dirty', text: 'Unsaved changes' });
     }
-    if (this.blockedReason) return;
+    if (this.blockedReason || this.paused) return;
     const now = Date.now();
     this.lastChangeAt = now;
     this.firstUnsavedAt ??= now;
@@ -114,7 +145,7 @@ export class SaveController {
 
   private async autosave(): Promise<void> {
     this.timer = null;
-    if (!this.dirty || this.blockedReason) return;
+    if (!this.dirty || this.blockedReason || this.paused) return;
     if (this.inFlight) {
       // Never two at once: try again when this one is done.
       await this.inFlight;
@@ -128,7 +159,7 @@ export class SaveController {
   async save(force = false): Promise<boolean> {
     const nb = this.notebook;
     if (!nb) return false;
-    if (this.blockedReason && !force) return false;
+    if ((this.blockedReason && !force) || this.paused) return false;
     while (this.inFlight) await this.inFlight;
     if (!this.dirty && this.exists && !force) return true;
     this.clearTimer();

@@ -26,8 +26,8 @@ interface TabParts {
 }
 
 const MIN_WIDTH = 280;
-/** Room the notebook keeps beside the panel. */
-const NOTEBOOK_ROOM = 440;
+/** Room the notebook keeps beside the panel: a cell's editor stays wide enough for a line of code. */
+export const NOTEBOOK_ROOM = 560;
 
 export class SidePanel {
   readonly element: HTMLElement;
@@ -145,6 +145,11 @@ export class SidePanel {
     }
     const room = (parent?.clientWidth || window.innerWidth) - others - NOTEBOOK_ROOM;
     return Math.max(MIN_WIDTH, room);
+  }
+
+  /** Fit the open panel again (after the room beside it changed). */
+  fit(): void {
+    if (this.isOpen) this.applyWidth();
   }
 
   private applyWidth(): void {

@@ -144,6 +144,27 @@ describe('running cells through the execute channel', () => {
     expect(cell.notice?.text).toBe('The execution timed out and was interrupted. after 30 s');
   });
 
+  it('an interrupted cell says so once: its KeyboardInterrupt traceback, no notice under it', async () => {
+    const { cells, ex, frames } = setup(['while True: pass', 'import time; time.sleep(99)']);
+    const [c0, c1] = cells;
+    if (!c0 || !c1) throw new Error();
+    ex.run([c0]);
+    await settle(frames);
+    runs[0]?.send({ type: 'started', executionCount: 1 });
+    runs[0]?.send({ type: 'outputs', outputs: [{ type: 'error', ename: 'KeyboardInterrupt', evalue: '', traceback: ['KeyboardInterrupt'] }] });
+    runs[0]?.send({ type: 'failed', error: { code: 'Cancelled', message: 'the execution was interrupted' } });
+    await settle(frames);
+    expect(c0.runState).toBe('failed');
+    expect(c0.notice).toBeNull();
+    // Without a traceback (the kernel was replaced), the notice is the only word of it.
+    ex.run([c1]);
+    await settle(frames);
+    runs[1]?.send({ type: 'started', executionCount: 2 });
+    runs[1]?.send({ type: 'failed', error: { code: 'Cancelled', message: 'the execution was interrupted' } });
+    await settle(frames);
+    expect(c1.notice?.text).toBe('Cancelled. the execution was interrupted');
+  });
+
   it('input() shows a request and replies with reply_input; the answer is echoed', async () => {
     const { cells, ex, frames } = setup(['name = input("Name: ")']);
     const cell = cells[0];

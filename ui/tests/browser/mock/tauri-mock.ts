@@ -11,6 +11,7 @@ import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { type PolicyMockConfig, policyBackend } from './policy-mock';
 import { type ServersMockConfig, serversBackend } from './servers-mock';
 import { type RemoteMockConfig, remoteBackend } from './remote-mock';
+import { type HelpMockConfig, helpBackend } from './help-mock';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -53,6 +54,8 @@ interface MockConfig {
   grants?: Json[] | false;
   /** false: the backend has no rule_would_match (the rules editor then shows no preview). */
   ruleWouldMatch?: boolean;
+  /** The kernel's completion and help. */
+  help?: HelpMockConfig;
 }
 
 interface ApprovalRequest {
@@ -146,6 +149,9 @@ const policy = policyBackend(workspace, config.policy ?? {});
 const servers = serversBackend(config.servers ?? {});
 const remote = remoteBackend(config.remote ?? {}, (url) => policy.setRemote(url));
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
+const help = helpBackend(config.help ?? {}, () => config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`]);
+/** The notebook the window shows, as the backend's session knows it. */
+let currentPath = notebookPath;
 /** Notebook texts the person trusted (every one is, unless `config.trusted` is false). */
 const trustedContents = new Set<string>();
 
@@ -721,8 +727,27 @@ mockIPC(
         if (config.dialog === 'cancel' || typeof args.content !== 'string') return false;
         trustedContents.add(args.content);
         return true;
+      case 'complete':
+      case 'inspect':
       case 'list_notebooks':
-        return config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`];
+      case 'duplicate_notebook':
+      case 'trash_notebook':
+        return (await help.command(cmd, args)).value;
+      case 'rename_notebook':
+      case 'save_notebook_as': {
+        const to = cmd === 'rename_notebook' ? String(args.to) : String(args.path);
+        await help.command(cmd, args);
+        if (cmd === 'save_notebook_as' || args.from === currentPath) currentPath = to;
+        return {
+          workspace,
+          workspaceName: workspace.split('/').pop() ?? workspace,
+          notebookPath: currentPath,
+          notebook: null,
+          recent: [workspace],
+          sandbox: config.sandbox ?? true,
+          kernel: 'idle',
+        };
+      }
       case 'install_package':
         await sleep(50);
         if (typeof args.spec === 'string' && args.spec.includes('does-not-exist')) {
@@ -737,6 +762,7 @@ mockIPC(
       case 'open_notebook': {
         const path = typeof args.path === 'string' ? args.path : workspace;
         const ws = cmd === 'open_workspace' ? path : workspace;
+        if (cmd === 'open_notebook') currentPath = path;
         return {
           workspace: ws,
           workspaceName: ws.split('/').pop() ?? ws,

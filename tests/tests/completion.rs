@@ -1,0 +1,153 @@
+//! Completion and help from a real kernel, as a notebook's Tab and Shift+Tab ask for them:
+//! the kernel's matches with Jedi's types, positions in code points, help with signature and
+//! docstring, generated tool modules completing their `Params` fields, and answers while a
+//! cell runs (ipykernel 7 answers on a subshell of its own).
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use ipybox::{CodeExecutor, Event, ServerParams, StreamOptions};
+use ipybox_tests::{started, workspace};
+
+#[tokio::test]
+async fn tab_gets_the_kernels_matches_with_types_and_shift_tab_its_help() {
+    let ws = workspace();
+    let e = started(ws.path()).await;
+    e.execute("import os\nrows_of_data = [1, 2]", None)
+        .await
+        .unwrap();
+
+    let code = "os.pa";
+    let c = e.complete(code, code.chars().count()).await.unwrap();
+    assert_eq!((c.start, c.end), (3, 5), "the matches replace `pa`: {c:?}");
+    let path = c.items.iter().find(|i| i.text == "path");
+    assert!(path.is_some(), "os.pa offers path: {c:?}");
+    assert_eq!(
+        path.unwrap().kind.as_deref(),
+        Some("module"),
+        "Jedi's type comes along: {c:?}"
+    );
+    let pardir = c.items.iter().find(|i| i.text == "pardir").unwrap();
+    assert_eq!(pardir.kind.as_deref(), Some("instance"), "{c:?}");
+
+    // A name the kernel holds, after text with characters outside the BMP and accents:
+    // Jupyter counts code points, not bytes nor UTF-16 units.
+    let code = "s = '😀é'; rows_of";
+    let cursor = code.chars().count();
+    let c = e.complete(code, cursor).await.unwrap();
+    assert_eq!(
+        (c.start, c.end),
+        (cursor - "rows_of".len(), cursor),
+        "positions in code points: {c:?}"
+    );
+    assert!(
+        c.items.iter().any(|i| i.text == "rows_of_data"),
+        "the kernel's own variables complete: {c:?}"
+    );
+
+    let code = "os.path.join(";
+    let help = e.inspect(code, code.chars().count(), 0).await.unwrap();
+    assert!(help.found, "{help:?}");
+    assert!(
+        help.text.contains("Signature:") && help.text.contains("join("),
+        "signature and docstring: {help:?}"
+    );
+    e.execute(
+        "def doubled(x):\n    \"\"\"Twice x.\"\"\"\n    return x * 2",
+        None,
+    )
+    .await
+    .unwrap();
+    let code = "doubled(";
+    let brief = e.inspect(code, code.chars().count(), 0).await.unwrap();
+    let more = e.inspect(code, code.chars().count(), 1).await.unwrap();
+    assert!(
+        brief.text.contains("Twice x.") && !brief.text.contains("Source:"),
+        "detail level 0: signature and docstring: {brief:?}"
+    );
+    assert!(
+        more.text.contains("Source:") && more.text.contains(" x * "),
+        "detail level 1 adds the source: {more:?}"
+    );
+    let nothing = e.inspect("no_such_name_here", 5, 0).await.unwrap();
+    assert!(!nothing.found, "an unknown name has no help: {nothing:?}");
+}
+
+#[tokio::test]
+async fn help_is_answered_while_a_cell_runs() {
+    let ws = workspace();
+    let e = started(ws.path()).await;
+    e.execute("import os", None).await.unwrap();
+    // Warm Jedi up first, so the figure below is about waiting, not about parsing `os`.
+    e.complete("os.pa", 5).await.unwrap();
+
+    let options = StreamOptions {
+        timeout: None,
+        outputs: true,
+        ..Default::default()
+    };
+    let mut s = e.stream(
+        "import time\nprint('busy', flush=True)\ntime.sleep(6)\nprint('done')",
+        options,
+    );
+    loop {
+        match s.next().await {
+            Some(Ok(Event::Output(o))) if o.terminal_text().is_some_and(|t| t.contains("busy")) => {
+                break;
+            }
+            Some(Ok(_)) => {}
+            other => panic!("the cell ended before it printed: {other:?}"),
+        }
+    }
+    let t = Instant::now();
+    let c = e.complete("os.pa", 5).await.unwrap();
+    let completed = t.elapsed();
+    let help = e.inspect("os.getcwd", 9, 0).await.unwrap();
+    let helped = t.elapsed();
+    assert!(c.items.iter().any(|i| i.text == "path"), "{c:?}");
+    assert!(help.found, "{help:?}");
+    assert!(
+        helped < Duration::from_secs(2),
+        "completion ({completed:?}) and help ({helped:?}) do not wait for the running cell (6 s)"
+    );
+    drop(s);
+    e.interrupt().await.unwrap();
+}
+
+#[tokio::test]
+async fn generated_tool_modules_complete_their_params_fields() {
+    let ws = workspace();
+    let e = CodeExecutor::builder().working_dir(ws.path()).build();
+    let params = ServerParams::from_json(&serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
+        "args": ["stdio"],
+    }))
+    .unwrap();
+    e.register_mcp_server("fx", &params).await.unwrap();
+    e.start().await.unwrap();
+    e.execute("from mcptools.fx.echo import Params, run", None)
+        .await
+        .unwrap();
+    let code = "run(Params(te";
+    let c = e.complete(code, code.chars().count()).await.unwrap();
+    assert!(
+        c.items.iter().any(|i| i.text == "text="),
+        "the tool's argument is offered as a keyword: {c:?}"
+    );
+    let code = "run(Params(";
+    let help = e.inspect(code, code.chars().count(), 0).await.unwrap();
+    assert!(
+        help.text.contains("text"),
+        "help on Params shows its fields: {help:?}"
+    );
+}
+
+#[tokio::test]
+async fn asking_a_stopped_executor_says_so() {
+    let ws = workspace();
+    let e = CodeExecutor::builder().working_dir(ws.path()).build();
+    let err = e.complete("os.pa", 5).await.unwrap_err();
+    assert_eq!(err.code(), ipybox::ErrorCode::NotRunning, "{err}");
+}
