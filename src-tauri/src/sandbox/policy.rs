@@ -329,12 +329,36 @@ pub fn render(
         if fs.get("disabled").and_then(Value::as_bool) == Some(true) {
             tracing::warn!("the sandbox policy disables file-system restrictions");
         }
+        // What the person hid by name stays hidden: ipybox makes its own folders readable
+        // again inside what it or a wider entry hides (the data directory, the home), never
+        // one the policy names itself (a kernel that then cannot start is undone).
+        let hidden_by_name: Vec<String> = fs
+            .get("denyRead")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| absolute(s, workspace, home))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let allow_read: Vec<PathBuf> = additions
+            .allow_read
+            .iter()
+            .filter(|dir| {
+                let dir = dir.to_string_lossy();
+                !hidden_by_name
+                    .iter()
+                    .any(|h| h.trim_end_matches('/') == dir.trim_end_matches('/'))
+            })
+            .cloned()
+            .collect();
         for key in PATH_LISTS {
             let extra = match key {
                 "allowWrite" => additions.allow_write,
                 "denyWrite" => additions.deny_write,
                 "denyRead" => additions.deny_read,
-                _ => additions.allow_read,
+                _ => &allow_read,
             };
             let required = REQUIRED_PATH_LISTS.contains(&key) || !extra.is_empty();
             if let Some(list) = string_list(fs, "filesystem", key, required)? {
@@ -482,6 +506,33 @@ mod tests {
             },
         )
         .expect("default policy renders")
+    }
+
+    #[test]
+    fn a_folder_the_policy_hides_by_name_is_not_made_readable_again() {
+        let policy = serde_json::json!({
+            "filesystem": { "denyRead": ["~", "/data/venv"], "allowWrite": ["."], "denyWrite": [] },
+            "network": { "allowedDomains": [], "deniedDomains": [] },
+        });
+        let allow = [
+            PathBuf::from("/data/venv"),
+            PathBuf::from("/data/sessions/s1"),
+        ];
+        let p = render(
+            policy,
+            Path::new("/work/ws"),
+            Path::new("/home/u"),
+            Additions {
+                allow_read: &allow,
+                ..Additions::default()
+            },
+        )
+        .expect("renders");
+        assert_eq!(
+            p["filesystem"]["allowRead"],
+            serde_json::json!(["/data/sessions/s1"]),
+            "the environment the policy hides itself stays hidden; the state inside a wider entry is readable"
+        );
     }
 
     #[test]
