@@ -41,6 +41,8 @@ IPYBOX_EXAMPLE_SERVER="{\"command\": \"node\", \"args\": [\"$PWD/tests/servers/n
   target/debug/examples/quickstart | grep -q "Echo: hello from kernel code"
 echo "== cargo test"
 cargo test "${features[@]}" -- --test-threads 2
+echo "== the kernel's side of ipybox's channel, held to the same examples"
+python3 -m unittest discover -s tests/python
 if [ "$(id -u)" = 0 ]; then
   echo "== the untrusted-workspace attacks again, as an unprivileged user"
   bash scripts/test-unprivileged.sh

@@ -44,7 +44,9 @@
 //!   requests those events carry (a request tells the events when it is decided).
 //! - `definition`: a tool as its server lists it and as a person accepted it (pinned by
 //!   hash), the agent and the line of code behind a call — what approvals show.
-//! - `pyenv`: the kernels' Python environment; `process`: child processes that never
+//! - `channel`: what kernel code and ipybox say over the kernel's stdin channel (tool
+//!   calls, module sources, sandbox blocks, and their answers); `pyenv`: the kernels'
+//!   Python environment; `process`: child processes that never
 //!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
 //!   kernel code writes too; `error`: one error type with stable codes; `display`:
 //!   untrusted text as a person reads it (one escaping rule for the terminal, the dialog and
@@ -54,6 +56,7 @@ mod apigen;
 mod approval;
 mod audit;
 mod auth;
+mod channel;
 mod definition;
 #[cfg(feature = "desktop")]
 mod desktop;

@@ -1,7 +1,7 @@
 //! Tool calls kernel code asks for over the kernel's stdin channel.
 //!
 //! The kernel (`ipybox_channel`, installed by ipybox's kernel init) sends an
-//! `input_request` whose content carries `{"ipybox": {id, server, tool, args}}`; the
+//! `input_request` whose content carries a [`Request`] (the protocol is `channel.rs`); the
 //! execution that ran the cell hands it here, the [`ToolServer`] approves and runs it, and
 //! the answer goes back as the `input_reply` value. The channel reaches only the client that
 //! ran the cell, and needs no network path from the kernel to ipybox: the same for local,
@@ -18,23 +18,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::apigen::modules::module_source;
+use crate::channel::{Answer, BlockReport, RefusalKind, Request, first_reply, part_reply};
 use crate::events::{Events, SessionEvent};
-use crate::kernel::messages::{ChannelRequest, Header, channel_refusal};
+use crate::kernel::messages::Header;
 use crate::kernel::session::KernelSession;
 use crate::sandbox::access::Checker;
-use crate::sandbox::block::{Report, assess};
+use crate::sandbox::block::assess;
 use crate::tools::ToolServer;
 
 /// How long an answer is kept for copies of its request (the kernel asks again after 5 s
 /// without an answer; a connection is taken up again within 30 s).
 const KEEP_ANSWERS: Duration = Duration::from_secs(60);
-
-/// Characters per part of a long answer (JSON escaping at most doubles them on the wire).
-const PART_CHARS: usize = 2 << 20;
 
 /// The calls of one execution.
 pub(super) struct Calls {
@@ -92,59 +89,59 @@ impl Calls {
 
     /// The kernel's hook reports a cell that failed with an `OSError`: told on as a
     /// [`SessionEvent::SandboxBlocked`] only when the policy agrees the sandbox blocked it.
-    fn block(&self, header: &Header, report: &Value) {
+    fn block(&self, header: &Header, report: &BlockReport) {
         if let Some((id, checker, events)) = &self.blocks
-            && let Ok(report) = serde_json::from_value::<Report>(report.clone())
-            && let Some(block) = assess(&report, checker)
+            && let Some(block) = assess(report, checker)
         {
             events.send(SessionEvent::SandboxBlocked {
                 execution_id: id.clone(),
                 block,
             });
         }
-        self.reply(header, &json!({"ok": true}).to_string());
+        self.reply(header, &Answer::Noted.to_reply());
     }
 
     /// A request from the kernel, asked by `header`.
-    pub(super) fn request(&mut self, header: Header, request: ChannelRequest) {
-        if let Some(report) = request.extra.get("block") {
-            self.block(&header, report);
-            return;
+    pub(super) fn request(&mut self, header: Header, request: Request) {
+        match &request {
+            Request::Block { report, .. } => return self.block(&header, report),
+            Request::Part { id, part } => {
+                let value = match self.calls.get(id) {
+                    Some(Call::Answered(parts)) if *part < parts.len() => part_reply(&parts[*part]),
+                    _ => Answer::refused(RefusalKind::BadRequest, "no such part of an answer")
+                        .to_reply(),
+                };
+                return self.reply(&header, &value);
+            }
+            Request::Call(_) | Request::Module { .. } => {}
         }
-        if let Some(index) = request.part {
-            let value = match self.calls.get(&request.id) {
-                Some(Call::Answered(parts)) if index < parts.len() => {
-                    json!({ "part": parts[index] }).to_string()
-                }
-                _ => channel_refusal("bad_request", "no such part of an answer"),
-            };
-            self.reply(&header, &value);
-            return;
-        }
-        match self.calls.get_mut(&request.id) {
+        let id = request.id().to_owned();
+        match self.calls.get_mut(&id) {
             Some(Call::Running(waiting)) => waiting.push(header),
             Some(Call::Answered(parts)) => {
-                let first = first_part(parts);
+                let first = first_reply(parts);
                 self.reply(&header, &first);
             }
             None => {
-                self.calls
-                    .insert(request.id.clone(), Call::Running(Vec::new()));
+                self.calls.insert(id.clone(), Call::Running(Vec::new()));
                 let (tools, kernel, done) =
                     (self.tools.clone(), self.kernel.clone(), self.done.clone());
                 let sources = self.sources.clone();
                 tokio::spawn(async move {
-                    let answer = match &request.module {
-                        Some(module) => module_answer(sources, module.clone()).await,
-                        None => tools.answer(&request).await,
+                    let answer = match request {
+                        Request::Module { module, .. } => module_answer(sources, module).await,
+                        Request::Call(call) => tools.answer(&call).await,
+                        Request::Block { .. } | Request::Part { .. } => {
+                            unreachable!("answered above")
+                        }
                     };
-                    let parts = Arc::new(split(&answer));
+                    let parts = Arc::new(answer.to_parts());
                     // Answered from the task: it may outlive the execution (a call from a
                     // thread the cell left running is still approved or refused).
-                    if let Err(e) = kernel.input_reply(&header, &first_part(&parts)) {
+                    if let Err(e) = kernel.input_reply(&header, &first_reply(&parts)) {
                         tracing::warn!(error = %e, "answering a tool call failed");
                     }
-                    let _ = done.send((request.id, parts));
+                    let _ = done.send((id, parts));
                 });
             }
         }
@@ -157,7 +154,7 @@ impl Calls {
             return std::future::pending().await;
         };
         if let Some(Call::Running(waiting)) = self.calls.remove(&id) {
-            let first = first_part(&parts);
+            let first = first_reply(&parts);
             for header in &waiting {
                 self.reply(header, &first);
             }
@@ -182,63 +179,23 @@ impl Calls {
 }
 
 /// The source of a generated module, for a remote kernel's import hook.
-async fn module_answer(sources: Option<Arc<PathBuf>>, module: String) -> Value {
+async fn module_answer(sources: Option<Arc<PathBuf>>, module: String) -> Answer {
     let Some(workspace) = sources else {
-        return json!({"ok": false, "error": "bad_request",
-            "message": "this kernel imports generated modules from the workspace itself"});
+        return Answer::refused(
+            RefusalKind::BadRequest,
+            "this kernel imports generated modules from the workspace itself",
+        );
     };
     let found = tokio::task::spawn_blocking(move || module_source(&workspace, &module))
         .await
         .ok()
         .flatten();
     match found {
-        Some(m) => json!({"ok": true, "package": m.package, "path": m.path, "source": m.source}),
-        None => json!({"ok": false, "error": "not_found", "message": "no such module"}),
-    }
-}
-
-/// The answer as the kernel receives it: whole, or in parts.
-fn split(answer: &Value) -> Vec<String> {
-    let text = answer.to_string();
-    if text.len() <= PART_CHARS {
-        return vec![text];
-    }
-    let mut parts = Vec::new();
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        let mut end = PART_CHARS.min(rest.len());
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        parts.push(rest[..end].to_owned());
-        rest = &rest[end..];
-    }
-    parts
-}
-
-/// The value of the first reply: the answer itself, or the first part with the count.
-fn first_part(parts: &[String]) -> String {
-    match parts {
-        [whole] => whole.clone(),
-        _ => json!({"parts": parts.len(), "part": parts[0]}).to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_answers_split_on_character_boundaries_and_join_again() {
-        let short = json!({"ok": true, "content": []});
-        assert_eq!(split(&short), vec![short.to_string()]);
-
-        let long = json!({"ok": true, "text": "é".repeat(PART_CHARS)});
-        let parts = split(&long);
-        assert!(parts.len() > 1);
-        assert!(parts.iter().all(|p| p.len() <= PART_CHARS));
-        assert_eq!(parts.concat(), long.to_string());
-        let first: Value = serde_json::from_str(&first_part(&parts)).expect("json");
-        assert_eq!(first["parts"], parts.len());
+        Some(m) => Answer::Module {
+            package: m.package,
+            path: m.path,
+            source: m.source,
+        },
+        None => Answer::refused(RefusalKind::NotFound, "no such module"),
     }
 }

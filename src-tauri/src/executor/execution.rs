@@ -10,12 +10,12 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::calls::Calls;
 use super::{CodeExecutionResult, Event, InputRequest, Output, StreamOptions};
+use crate::channel::{self, Answer, RefusalKind};
 use crate::error::{Error, PythonError, Result};
 use crate::events::{DecidedBy, Events};
 use crate::fsutil::Anchored;
 use crate::kernel::messages::{
-    ChannelMessage, Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT,
-    ReplyStatus, channel_refusal,
+    Content, ErrorContent, ExecuteReply, ExecuteRequest, Header, NO_INPUT, ReplyStatus,
 };
 use crate::kernel::output::{OutputCollector, python_error};
 use crate::kernel::session::{KernelEvent, KernelSession};
@@ -229,15 +229,12 @@ async fn execute(
             }
             Some(KernelEvent::Input { header, request }) => {
                 match request.ipybox {
-                    Some(ChannelMessage::Request(call)) => {
-                        calls.request(header, *call);
+                    Some(channel::Message::Request(request)) => {
+                        calls.request(header, *request);
                         continue;
                     }
-                    Some(ChannelMessage::Malformed(why)) => {
-                        let refusal = channel_refusal(
-                            "bad_request",
-                            &format!("ipybox could not read this request from the kernel: {why}"),
-                        );
+                    Some(channel::Message::Malformed(why)) => {
+                        let refusal = Answer::refused(RefusalKind::BadRequest, why).to_reply();
                         if let Err(e) = kernel.input_reply(&header, &refusal) {
                             tracing::warn!(error = %e, "answering a malformed request failed");
                         }
@@ -315,10 +312,11 @@ async fn execute(
                     Ok(Some(KernelEvent::Input { header, request })) => {
                         // Nothing more is asked of a person for a cell being stopped.
                         let value = match request.ipybox {
-                            Some(_) => channel_refusal(
-                                "rejected",
+                            Some(_) => Answer::refused(
+                                RefusalKind::Rejected,
                                 "the cell was stopped before the call could be approved",
-                            ),
+                            )
+                            .to_reply(),
                             None => "\u{4}".to_owned(),
                         };
                         let _ = kernel.input_reply(&header, &value);

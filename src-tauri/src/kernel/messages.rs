@@ -410,70 +410,15 @@ pub struct InputRequest {
     /// Whether the input is a password.
     #[serde(default)]
     pub password: bool,
-    /// A tool call the kernel's code asks ipybox to make (`ipybox_channel`): an ipybox
-    /// addition to the content, absent in ordinary `input()` requests.
+    /// A request of ipybox's channel (`crate::channel`): an ipybox addition to the content,
+    /// absent in ordinary `input()` requests.
     #[serde(default)]
-    pub ipybox: Option<ChannelMessage>,
-}
-
-/// What kernel code sent over its stdin channel: a request ipybox can read, or one it
-/// cannot, which is answered with an error at once (rather than left to hang the cell until
-/// its timeout).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChannelMessage {
-    /// A well-formed request.
-    Request(Box<ChannelRequest>),
-    /// Not a request: why.
-    Malformed(String),
-}
-
-impl<'de> Deserialize<'de> for ChannelMessage {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(d)?;
-        Ok(match serde_json::from_value(value) {
-            Ok(request) => ChannelMessage::Request(Box::new(request)),
-            Err(e) => ChannelMessage::Malformed(e.to_string()),
-        })
-    }
-}
-
-/// The `input_reply` value of a channel request that is refused or failed: the kernel raises
-/// `ToolServerError` with `message` (`ApprovalRejected` for `rejected`).
-pub fn channel_refusal(kind: &str, message: &str) -> String {
-    serde_json::json!({"ok": false, "error": kind, "message": message}).to_string()
+    pub ipybox: Option<crate::channel::Message>,
 }
 
 /// The `input_reply` value for a plain `input()` nobody can answer: the kernel raises
 /// `StdinNotImplementedError`, as ipykernel does when stdin is not allowed.
 pub const NO_INPUT: &str = "\u{0}ipybox:no-input";
-
-/// A request kernel code sends over its stdin channel (`ipybox_channel.call`): a tool call,
-/// or the next part of a long answer.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ChannelRequest {
-    /// The call's id, chosen by the kernel; a request asked again carries the same id.
-    pub id: String,
-    /// The MCP server (or `ipybox` for shell commands).
-    #[serde(default)]
-    pub server: String,
-    /// The tool.
-    #[serde(default)]
-    pub tool: String,
-    /// The arguments, as the kernel sent them (checked by the tool server).
-    #[serde(default)]
-    pub args: serde_json::Value,
-    /// Set when the kernel asks for part `part` of an answer too long for one message.
-    #[serde(default)]
-    pub part: Option<usize>,
-    /// Set when the kernel's import hook asks for the source of a generated module
-    /// (`mcptools.fx.echo`): a kernel on a remote gateway does not see the workspace.
-    #[serde(default)]
-    pub module: Option<String>,
-    /// Everything else the kernel put in the request (connection parameters it may try to
-    /// smuggle in are refused).
-    #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
 
 /// An outgoing message.
 #[derive(Debug, Serialize)]

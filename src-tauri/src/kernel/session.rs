@@ -19,8 +19,9 @@ use super::api::{GatewayApi, KernelSocket};
 use super::messages::{
     Channel, CompleteReply, CompleteRequest, Content, Empty, ExecuteReply, ExecuteRequest,
     ExecutionState, Header, Incoming, InputReply, InputRequest, InspectReply, InspectRequest,
-    Request, Wire, channel_refusal,
+    Request, Wire,
 };
+use crate::channel::{Answer, RefusalKind};
 use crate::error::{Error, Result};
 
 /// What a request receives.
@@ -585,10 +586,11 @@ enum Routed {
 /// end-of-file.
 fn refuse_orphan(request: &Header, call: bool, link: &Link) -> WsMessage {
     let value = if call {
-        channel_refusal(
-            "rejected",
+        Answer::refused(
+            RefusalKind::Rejected,
             "the cell that made this call has finished, so nobody is asked to approve it; finish the threads and tasks that call tools before the cell ends",
         )
+        .to_reply()
     } else {
         "\u{4}".to_owned()
     };

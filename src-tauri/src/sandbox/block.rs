@@ -14,11 +14,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 #[cfg(any(test, feature = "desktop"))]
 use serde_json::Value;
 
 use super::access::{Access, Checker, resolve};
+use crate::channel::{BlockReport, FileOp};
 
 /// `EPERM`, `ENOENT`, `EACCES`, `EROFS` (the same numbers on Linux and macOS but `EROFS`,
 /// which is 30 on both).
@@ -27,33 +27,21 @@ const ENOENT: i32 = 2;
 const EACCES: i32 = 13;
 const EROFS: i32 = 30;
 
-/// What the kernel's hook reports about a failed cell: untrusted.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Report {
-    /// The `OSError`'s `errno`.
-    pub errno: i32,
-    /// Its `filename`, made absolute in the kernel's working directory.
-    pub path: String,
-    /// `read` or `write`, when the hook could tell.
-    #[serde(default)]
-    pub op: Option<String>,
-}
-
 pub use crate::events::SandboxBlock as Block;
 
 /// The block `report` describes, when the policy agrees it is one; `None` when the
 /// sandbox allows what the report says failed (the failure was the file system's own).
-pub fn assess(report: &Report, checker: &Checker) -> Option<Block> {
+pub fn assess(report: &BlockReport, checker: &Checker) -> Option<Block> {
     let given = Path::new(&report.path);
     if !given.is_absolute() {
         return None;
     }
     let path = resolve(given);
-    let access = match (report.errno, report.op.as_deref()) {
+    let access = match (report.errno, report.op) {
         (EROFS, _) => Access::Write,
         (ENOENT, _) => Access::Read,
-        (EACCES | EPERM, Some("write")) => Access::Write,
-        (EACCES | EPERM, Some("read")) => Access::Read,
+        (EACCES | EPERM, Some(FileOp::Write)) => Access::Write,
+        (EACCES | EPERM, Some(FileOp::Read)) => Access::Read,
         (EACCES | EPERM, _) if !checker.read(&path).allowed => Access::Read,
         (EACCES | EPERM, _) => Access::Write,
         _ => return None,
@@ -185,8 +173,8 @@ mod tests {
         })
     }
 
-    fn report(errno: i32, path: &Path) -> Report {
-        Report {
+    fn report(errno: i32, path: &Path) -> BlockReport {
+        BlockReport {
             errno,
             path: path.display().to_string(),
             op: None,

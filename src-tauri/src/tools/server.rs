@@ -1,12 +1,9 @@
 //! The tool server: runs the tool calls kernel code asks for, after approval.
 //!
 //! Kernel code asks over its own stdin channel (`ipybox_channel` in the kernel, see
-//! `executor/calls.rs`), so no network path from the kernel to ipybox exists. Each request
-//! `{server, tool, args}` gets a JSON answer: `{"ok": true, "is_error": bool, "structured":
-//! …, "content": [MCP content blocks]}` when the tool ran (a tool-reported failure has
-//! `is_error: true`), or `{"ok": false, "error": KIND, "message"}` — `rejected`,
-//! `approval_timeout`, `bad_request` (malformed, or connection parameters sent from the
-//! kernel), `unknown_server`, `unknown_tool`, `mcp_error`, `mcp_timeout`.
+//! `executor/calls.rs`; the protocol is `channel.rs`), so no network path from the kernel
+//! to ipybox exists. Each [`Call`] gets an [`Answer`]: the tool's result when it ran, or a
+//! refusal of a [`RefusalKind`].
 //!
 //! Only a tool its server lists is asked about: a call naming a server that is not
 //! registered, or a tool the server does not list (or a name no tool can have), is refused
@@ -20,12 +17,12 @@ use serde_json::{Value, json};
 
 use super::sessions::Sessions;
 use crate::approval::{Approvals, Refusal};
+use crate::channel::{Answer, Call, RefusalKind};
 use crate::definition::pins::{DefinitionDigest, Pins};
 use crate::definition::{CallDetails, ToolDefinition};
 use crate::display::escape;
 use crate::events::DecidedBy;
 use crate::events::{CallDecision, CallOutcome, RequestSnapshot, SessionEvent};
-use crate::kernel::messages::ChannelRequest;
 use crate::mcp::ServerParams;
 use crate::mcp::handler::ToolProgress;
 
@@ -44,17 +41,12 @@ pub struct ToolServer {
     pins: Option<Pins>,
 }
 
-/// A refusal or failure, as the kernel receives it.
-fn error(kind: &str, message: impl Into<String>) -> Value {
-    json!({"ok": false, "error": kind, "message": message.into()})
-}
-
 /// The answer to a call that was not approved.
-fn refused(refusal: Refusal) -> Value {
+fn refused(refusal: Refusal) -> Answer {
     match refusal {
-        Refusal::Rejected(reason) => error("rejected", reason),
-        Refusal::TimedOut(t) => error(
-            "approval_timeout",
+        Refusal::Rejected(reason) => Answer::refused(RefusalKind::Rejected, reason),
+        Refusal::TimedOut(t) => Answer::refused(
+            RefusalKind::ApprovalTimeout,
             format!("nobody approved it within {:.0} s", t.as_secs_f64()),
         ),
     }
@@ -122,22 +114,13 @@ impl ToolServer {
     }
 
     /// Answer a call kernel code asked for: approve it, run it, say how it went.
-    pub async fn answer(&self, req: &ChannelRequest) -> Value {
-        if ["server_params", "params", "command", "url"]
-            .iter()
-            .any(|k| req.extra.contains_key(*k))
-        {
-            return error(
-                "bad_request",
-                "connection parameters are not accepted: ipybox only runs MCP servers the application registered, by name",
-            );
-        }
+    pub async fn answer(&self, req: &Call) -> Answer {
         let args = match &req.args {
             Value::Object(_) => req.args.clone(),
             Value::Null => json!({}),
             _ => {
-                return error(
-                    "bad_request",
+                return Answer::refused(
+                    RefusalKind::BadRequest,
                     "expected {\"server\": str, \"tool\": str, \"args\": object}: the arguments are not an object",
                 );
             }
@@ -165,7 +148,7 @@ impl ToolServer {
                     known.join(", ")
                 }
             );
-            return self.refuse_unasked(req, &args, "", "unknown_server", message);
+            return self.refuse_unasked(req, &args, "", RefusalKind::UnknownServer, message);
         };
         let described = match self.sessions.variables() {
             Ok(vars) => params.describe(&vars),
@@ -231,10 +214,10 @@ impl ToolServer {
         server: &str,
         tool: &str,
         params: &ServerParams,
-    ) -> Result<(ToolDefinition, DefinitionDigest), (&'static str, String)> {
+    ) -> Result<(ToolDefinition, DefinitionDigest), (RefusalKind, String)> {
         let no_such = |names: &[String]| {
             (
-                "unknown_tool",
+                RefusalKind::UnknownTool,
                 format!(
                     "the MCP server \"{server}\" has no tool \"{}\" (its tools: {})",
                     escape(tool),
@@ -253,7 +236,7 @@ impl ToolServer {
         };
         if !crate::apigen::is_tool_name(tool) {
             return Err((
-                "unknown_tool",
+                RefusalKind::UnknownTool,
                 format!(
                     "the MCP server \"{server}\" has no tool \"{}\": that is not a tool name (MCP tool names are 1 to 128 letters, digits, _, -, . and /)",
                     escape(tool)
@@ -266,14 +249,14 @@ impl ToolServer {
                 .sessions
                 .get(server, params)
                 .await
-                .map_err(|e| ("mcp_error", e.to_string()))?,
+                .map_err(|e| (RefusalKind::McpError, e.to_string()))?,
         };
         let mut names = Vec::new();
         for fresh in [false, true] {
             let listing = conn
                 .listing(fresh)
                 .await
-                .map_err(|e| ("mcp_error", e.to_string()))?;
+                .map_err(|e| (RefusalKind::McpError, e.to_string()))?;
             if let Some((definition, digest)) = listing.get(tool) {
                 return Ok((definition.clone(), *digest));
             }
@@ -287,24 +270,24 @@ impl ToolServer {
     /// policy.
     fn refuse_unasked(
         &self,
-        req: &ChannelRequest,
+        req: &Call,
         args: &Value,
         described: &str,
-        kind: &str,
+        kind: RefusalKind,
         message: String,
-    ) -> Value {
+    ) -> Answer {
         self.approvals
             .refuse_unasked(&req.server, &req.tool, args, described, message.clone());
-        error(kind, message)
+        Answer::refused(kind, message)
     }
 
     /// A shell command the kernel wants to run (`!cmd`, `%%bash`): only approval, the kernel
     /// runs it.
-    async fn approve_shell(&self, req: &ChannelRequest, args: &Value) -> Value {
+    async fn approve_shell(&self, req: &Call, args: &Value) -> Answer {
         let command = args.get("command").and_then(Value::as_str);
         let (SHELL_TOOL, Some(command)) = (req.tool.as_str(), command) else {
-            return error(
-                "bad_request",
+            return Answer::refused(
+                RefusalKind::BadRequest,
                 format!("{SHELL_SERVER}.{SHELL_TOOL} takes {{\"command\": str}}"),
             );
         };
@@ -325,7 +308,11 @@ impl ToolServer {
                     outcome: Some(CallOutcome::Ok),
                     duration_ms: 0,
                 });
-                json!({"ok": true, "is_error": false, "content": []})
+                Answer::Result {
+                    is_error: false,
+                    content: json!([]),
+                    structured: None,
+                }
             }
             Err(refusal) => refused(refusal),
         }
@@ -334,20 +321,20 @@ impl ToolServer {
     /// Call an approved tool: the answer for the kernel, and the outcome for listeners.
     async fn call(
         &self,
-        req: &ChannelRequest,
+        req: &Call,
         params: &ServerParams,
         args: Value,
         request: &RequestSnapshot,
-    ) -> (Value, CallOutcome) {
+    ) -> (Answer, CallOutcome) {
         let failed = |kind, message: String| {
             let outcome = CallOutcome::Failed {
                 message: message.clone(),
             };
-            (error(kind, message), outcome)
+            (Answer::refused(kind, message), outcome)
         };
         let conn = match self.sessions.get(&req.server, params).await {
             Ok(c) => c,
-            Err(e) => return failed("mcp_error", e.to_string()),
+            Err(e) => return failed(RefusalKind::McpError, e.to_string()),
         };
         let Value::Object(arguments) = args else {
             unreachable!("built as an object above")
@@ -372,7 +359,7 @@ impl ToolServer {
             Err(_) => {
                 self.sessions.forget_conn(&req.server, &conn).await;
                 return failed(
-                    "mcp_timeout",
+                    RefusalKind::McpTimeout,
                     format!(
                         "the MCP server {:?} did not answer the call to {:?} within {:.0} s (it is stuck, or sent an answer ipybox could not read); the next call starts the server afresh",
                         req.server,
@@ -386,14 +373,11 @@ impl ToolServer {
             Ok(result) => {
                 let content =
                     serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
-                let mut body = json!({
-                    "ok": true,
-                    "is_error": result.is_error.unwrap_or(false),
-                    "content": content,
-                });
-                if let Some(s) = result.structured_content {
-                    body["structured"] = s;
-                }
+                let body = Answer::Result {
+                    is_error: result.is_error.unwrap_or(false),
+                    content,
+                    structured: result.structured_content,
+                };
                 let outcome = if result.is_error.unwrap_or(false) {
                     CallOutcome::ToolError
                 } else {
@@ -409,7 +393,7 @@ impl ToolServer {
                 {
                     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
                     return failed(
-                        "unknown_tool",
+                        RefusalKind::UnknownTool,
                         format!(
                             "the MCP server {:?} has no tool {:?} (its tools: {})",
                             req.server,
@@ -418,7 +402,7 @@ impl ToolServer {
                         ),
                     );
                 }
-                failed("mcp_error", e.to_string())
+                failed(RefusalKind::McpError, e.to_string())
             }
         }
     }
@@ -503,8 +487,8 @@ const CALL_SITE_SHOWN: usize = 200;
 /// number or the file, the line number, the line's text): "line 2: fx.touch(p)" in a cell,
 /// "helpers.py, line 7: fx.touch(p)" in a module. It
 /// is kernel code's claim, shortened, and escaped wherever a person reads it.
-fn call_site(req: &ChannelRequest) -> Option<String> {
-    let site = req.extra.get("site")?.as_object()?;
+fn call_site(req: &Call) -> Option<String> {
+    let site = req.site.as_ref()?;
     let short = |s: &str, n: usize| -> String {
         let mut out: String = s.chars().take(n).collect();
         if s.chars().count() > n {
@@ -515,15 +499,14 @@ fn call_site(req: &ChannelRequest) -> Option<String> {
     // A cell is named by the request's origin ("cell 1 of analysis.ipynb"); the kernel's
     // own number for it counts executions, not the notebook's cells, and would contradict
     // it. A module is named by its file.
-    let file = match (site.get("cell"), site.get("file").and_then(Value::as_str)) {
-        (Some(Value::Number(_)), _) => None,
-        (_, Some(file)) => Some(short(file, 80)),
-        _ => None,
+    let file = match (site.cell, &site.file) {
+        (Some(_), _) | (None, None) => None,
+        (None, Some(file)) => Some(short(file, 80)),
     };
-    let line = site.get("line").and_then(Value::as_u64);
+    let line = site.line;
     let text = site
-        .get("text")
-        .and_then(Value::as_str)
+        .text
+        .as_deref()
         .map(|t| short(t.trim(), CALL_SITE_SHOWN))
         .filter(|t| !t.is_empty());
     let place = match (file, line) {
