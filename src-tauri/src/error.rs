@@ -237,6 +237,80 @@ impl Error {
         }
     }
 
+    /// The same error again, for a second caller waiting on the one failure (a start asked
+    /// for twice): the same variant and words, its cause folded into the message.
+    pub(crate) fn again(&self) -> Error {
+        let message = self.to_string();
+        let output = |o: &PartialOutput| Box::new(o.clone());
+        match self {
+            Error::CodeExecution { error, output: o } => Error::CodeExecution {
+                error: error.clone(),
+                output: output(o),
+            },
+            Error::Timeout {
+                timeout,
+                output: o,
+                kernel_restarted,
+            } => Error::Timeout {
+                timeout: *timeout,
+                output: output(o),
+                kernel_restarted: *kernel_restarted,
+            },
+            Error::KernelDied { reason, output: o } => Error::KernelDied {
+                reason: reason.clone(),
+                output: output(o),
+            },
+            Error::Cancelled { reason, output: o } => Error::Cancelled {
+                reason: reason.clone(),
+                output: output(o),
+            },
+            Error::GatewayHttp {
+                method,
+                path,
+                status,
+                body,
+            } => Error::GatewayHttp {
+                method,
+                path: path.clone(),
+                status: *status,
+                body: body.clone(),
+            },
+            Error::NotRunning => Error::NotRunning,
+            Error::Gateway { .. } => Error::Gateway {
+                message,
+                source: None,
+            },
+            Error::KernelStart { .. } => Error::KernelStart {
+                message,
+                source: None,
+            },
+            Error::PythonEnv { .. } => Error::PythonEnv {
+                message,
+                source: None,
+            },
+            Error::Image { .. } => Error::Image {
+                message,
+                source: None,
+            },
+            Error::Mcp { .. } => Error::Mcp {
+                message,
+                source: None,
+            },
+            Error::Config { .. } => Error::Config {
+                message,
+                source: None,
+            },
+            Error::Sandbox { .. } => Error::Sandbox {
+                message,
+                source: None,
+            },
+            Error::Io { context, source } => Error::Io {
+                context: context.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+        }
+    }
+
     /// Output produced before the failure, for errors that end an execution.
     pub fn partial_output(&self) -> Option<&PartialOutput> {
         match self {

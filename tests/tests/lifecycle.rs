@@ -6,7 +6,9 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use ipybox_tests::{alive, ipybox_bin, spawn_host, started, tree, wait_for, workspace};
+use ipybox_tests::{
+    alive, builder, ipybox_bin, spawn_host, started, tree, wait_for, workspace,
+};
 
 #[tokio::test]
 async fn stop_leaves_no_process_behind() {
@@ -94,4 +96,59 @@ async fn dropping_the_executor_stops_everything() {
         "processes left after drop: {:?}",
         pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
     );
+}
+
+/// The session's actor never waits on a start: while the gateway takes seconds to come up
+/// (here a wrapper that sleeps first, as provisioning Python or a sandbox would),
+/// `interrupt()` and `stop()` are answered at once, the start hears it was stopped, and
+/// what the start made is shut down once made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_and_interrupt_are_answered_at_once_during_a_slow_first_start() {
+    let ws = workspace();
+    let pid_file = ws.path().join("gateway.pid");
+    let wrapper = format!("echo $$ > {}; sleep 3; exec \"$@\"", pid_file.display());
+    let e = builder(ws.path())
+        .gateway_wrapper(vec!["sh".into(), "-c".into(), wrapper.into(), "sh".into()])
+        .build();
+    let started_at = std::time::Instant::now();
+    let start = tokio::spawn(e.start_now());
+    assert!(
+        wait_for(Duration::from_secs(10), || pid_file.exists()),
+        "the gateway's wrapper runs"
+    );
+
+    let asked = std::time::Instant::now();
+    e.interrupt().await.expect("interrupt is answered");
+    let interrupted_in = asked.elapsed();
+    let asked = std::time::Instant::now();
+    e.stop().await.expect("stop is answered");
+    let stopped_in = asked.elapsed();
+    let start = start.await.unwrap();
+    assert!(
+        started_at.elapsed() < Duration::from_secs(3),
+        "all of it before the gateway could come up ({:?})",
+        started_at.elapsed()
+    );
+    assert!(
+        interrupted_in < Duration::from_millis(500) && stopped_in < Duration::from_millis(500),
+        "answered at once, not after the start: interrupt {interrupted_in:?}, stop {stopped_in:?}"
+    );
+    let err = start.expect_err("the start was stopped");
+    assert!(err.to_string().contains("stopped"), "{err}");
+    assert!(!e.is_running().await);
+
+    // What the start made is shut down once made: the gateway does not outlive it.
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        wait_for(Duration::from_secs(60), || !alive(pid)),
+        "the gateway the stopped start made is gone"
+    );
+    // And the executor starts again.
+    let again = builder(ws.path()).build();
+    again.start().await.expect("a new start works");
+    again.stop().await.unwrap();
 }

@@ -42,13 +42,109 @@ struct Current {
     kernel_id: String,
 }
 
+/// Where the session is. Starting it and replacing its kernel run in tasks the actor owns,
+/// so its mailbox is never kept waiting: `stop()`, `interrupt()` and status questions are
+/// answered at once even while Python is provisioned or a sandbox starts.
+enum State {
+    Stopped,
+    /// Being started; each waiter hears how it went.
+    Launching {
+        task: JoinHandle<Result<Running>>,
+        waiters: Vec<Reply>,
+    },
+    Running(Box<Running>),
+    /// Its kernel being replaced; executions wait in the queue.
+    Replacing {
+        task: JoinHandle<(Box<Running>, Result<()>)>,
+        waiters: Vec<Reply>,
+        why: Replacement,
+    },
+}
+
+type Reply = oneshot::Sender<Result<()>>;
+
+/// Why a kernel is replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replacement {
+    /// `reset()`.
+    Reset,
+    /// It died or ignored an interrupt, in a sandbox of its own (which goes with it).
+    Retired,
+    /// It was found dead when an execution was about to run.
+    Dead,
+}
+
+/// A task of the session's that finished.
+enum Settled {
+    Launched(std::result::Result<Result<Running>, tokio::task::JoinError>),
+    Replaced(std::result::Result<(Box<Running>, Result<()>), tokio::task::JoinError>),
+}
+
+impl State {
+    /// The session's task, when one runs, finished; pending forever otherwise.
+    async fn settled(&mut self) -> Settled {
+        match self {
+            State::Launching { task, .. } => Settled::Launched(task.await),
+            State::Replacing { task, .. } => Settled::Replaced(task.await),
+            State::Stopped | State::Running(_) => std::future::pending().await,
+        }
+    }
+
+    fn running(&self) -> Option<&Running> {
+        match self {
+            State::Running(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Replace the kernel of a running session in a task; `waiter` hears how it went.
+    fn replace(&mut self, why: Replacement, waiter: Option<Reply>) {
+        match std::mem::replace(self, State::Stopped) {
+            State::Running(mut r) => {
+                let task = tokio::spawn(async move {
+                    let result = match why {
+                        Replacement::Reset => r.reset().await,
+                        Replacement::Retired => {
+                            r.retire_isolated().await;
+                            Ok(())
+                        }
+                        Replacement::Dead => r.revive().await,
+                    };
+                    (r, result)
+                });
+                *self = State::Replacing {
+                    task,
+                    waiters: waiter.into_iter().collect(),
+                    why,
+                };
+            }
+            other => {
+                *self = other;
+                if let Some(w) = waiter {
+                    let _ = w.send(Err(Error::NotRunning));
+                }
+            }
+        }
+    }
+}
+
+/// Tell every waiter how something went (a failure as the same error for each).
+fn answer_all(waiters: Vec<Reply>, result: &Result<()>) {
+    for w in waiters {
+        let _ = w.send(match result {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e.again()),
+        });
+    }
+}
+
 /// The actor's loop; ends (stopping the session) when every handle is gone.
 pub(super) async fn run(
     config: Config,
     snapshot: Arc<Mutex<Snapshot>>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let mut running: Option<Running> = None;
+    let mut state = State::Stopped;
     let mut queue: VecDeque<Job> = VecDeque::new();
     let mut current: Option<Current> = None;
     loop {
@@ -56,57 +152,79 @@ pub(super) async fn run(
             command = commands.recv() => {
                 let Some(command) = command else { break };
                 match command {
-                    Command::Start(reply) => {
-                        let result = match &running {
-                            Some(_) => Ok(()),
-                            None => match Running::launch(&config).await {
-                                Ok(r) => {
-                                    running = Some(r);
-                                    config.events.send(SessionEvent::Started);
-                                    Ok(())
-                                }
-                                Err(e) => Err(e),
-                            },
-                        };
-                        publish(&snapshot, running.as_ref());
-                        let _ = reply.send(result);
-                    }
+                    Command::Start(reply) => match &mut state {
+                        State::Stopped => {
+                            let config = config.clone();
+                            state = State::Launching {
+                                task: tokio::spawn(async move { Running::launch(&config).await }),
+                                waiters: vec![reply],
+                            };
+                        }
+                        State::Launching { waiters, .. } => waiters.push(reply),
+                        State::Running(_) | State::Replacing { .. } => {
+                            let _ = reply.send(Ok(()));
+                        }
+                    },
                     Command::Stop(reply) => {
                         abort_current(&mut current, "the executor was stopped");
                         for job in queue.drain(..) {
                             job.refuse(Error::NotRunning);
                         }
-                        if let Some(r) = running.take() {
-                            r.shutdown().await;
-                            config.events.send(SessionEvent::Stopped);
-                        }
                         publish(&snapshot, None);
-                        let _ = reply.send(Ok(()));
-                    }
-                    Command::Reset(reply) => {
-                        let result = match running.as_mut() {
-                            None => Err(Error::NotRunning),
-                            Some(r) => {
-                                // The old kernel stops computing at once; it is deleted after.
-                                if current.is_some()
-                                    && let Some(k) = &r.kernel
-                                {
-                                    let k = k.clone();
-                                    tokio::spawn(async move { k.interrupt().await });
-                                }
-                                abort_current(&mut current, "the kernel was reset");
-                                let reset = r.reset().await;
-                                if reset.is_ok() {
-                                    config.events.send(SessionEvent::KernelReplaced {
-                                        reason: "reset".into(),
-                                    });
-                                }
-                                reset
+                        let events = config.events.clone();
+                        match std::mem::replace(&mut state, State::Stopped) {
+                            State::Stopped => {
+                                let _ = reply.send(Ok(()));
                             }
-                        };
-                        publish(&snapshot, running.as_ref());
-                        let _ = reply.send(result);
+                            State::Launching { task, waiters } => {
+                                // Answered now; what the start makes is shut down when made.
+                                answer_all(waiters, &Err(stopped_while_starting()));
+                                let _ = reply.send(Ok(()));
+                                tokio::spawn(async move {
+                                    if let Ok(Ok(r)) = task.await {
+                                        r.shutdown().await;
+                                    }
+                                });
+                            }
+                            State::Running(r) => {
+                                tokio::spawn(async move {
+                                    r.shutdown().await;
+                                    events.send(SessionEvent::Stopped);
+                                    let _ = reply.send(Ok(()));
+                                });
+                            }
+                            State::Replacing { task, waiters, .. } => {
+                                answer_all(waiters, &Err(Error::NotRunning));
+                                tokio::spawn(async move {
+                                    if let Ok((r, _)) = task.await {
+                                        r.shutdown().await;
+                                    }
+                                    events.send(SessionEvent::Stopped);
+                                    let _ = reply.send(Ok(()));
+                                });
+                            }
+                        }
                     }
+                    Command::Reset(reply) => match &mut state {
+                        State::Stopped => {
+                            let _ = reply.send(Err(Error::NotRunning));
+                        }
+                        // The kernel that comes is fresh.
+                        State::Launching { waiters, .. } | State::Replacing { waiters, .. } => {
+                            waiters.push(reply);
+                        }
+                        State::Running(r) => {
+                            // The old kernel stops computing at once; it is deleted after.
+                            if current.is_some()
+                                && let Some(k) = &r.kernel
+                            {
+                                let k = k.clone();
+                                tokio::spawn(async move { k.interrupt().await });
+                            }
+                            abort_current(&mut current, "the kernel was reset");
+                            state.replace(Replacement::Reset, Some(reply));
+                        }
+                    },
                     Command::Interrupt(reply) => {
                         if let Some(c) = current.as_mut()
                             && let Some(abort) = c.abort.take()
@@ -116,14 +234,14 @@ pub(super) async fn run(
                         let _ = reply.send(Ok(()));
                     }
                     Command::Kernel(reply) => {
-                        let kernel = running
-                            .as_ref()
+                        let kernel = state
+                            .running()
                             .and_then(|r| r.kernel.clone())
                             .filter(|k| !k.is_dead());
                         let _ = reply.send(kernel);
                     }
                     Command::Execute(job) => {
-                        if running.is_none() {
+                        if matches!(state, State::Stopped) {
                             job.refuse(Error::NotRunning);
                         } else {
                             queue.push_back(job);
@@ -131,6 +249,69 @@ pub(super) async fn run(
                     }
                 }
             }
+            settled = state.settled() => match settled {
+                Settled::Launched(launched) => {
+                    let State::Launching { waiters, .. } = std::mem::replace(&mut state, State::Stopped)
+                    else {
+                        unreachable!("only a launch finishes a launch")
+                    };
+                    let launched = launched.unwrap_or_else(|e| {
+                        Err(Error::kernel_start(format!("starting the session failed: {e}")))
+                    });
+                    match launched {
+                        Ok(r) => {
+                            state = State::Running(Box::new(r));
+                            config.events.send(SessionEvent::Started);
+                            publish(&snapshot, state.running());
+                            answer_all(waiters, &Ok(()));
+                        }
+                        Err(e) => {
+                            for job in queue.drain(..) {
+                                job.refuse(e.again());
+                            }
+                            answer_all(waiters, &Err(e));
+                        }
+                    }
+                }
+                Settled::Replaced(replaced) => {
+                    let State::Replacing { waiters, why, .. } =
+                        std::mem::replace(&mut state, State::Stopped)
+                    else {
+                        unreachable!("only a replacement finishes a replacement")
+                    };
+                    match replaced {
+                        Ok((r, result)) => {
+                            state = State::Running(r);
+                            match (&result, why) {
+                                (Ok(()), Replacement::Reset) => {
+                                    config.events.send(SessionEvent::KernelReplaced {
+                                        reason: "reset".into(),
+                                    });
+                                }
+                                (Err(e), Replacement::Dead) => {
+                                    // The execution that found it dead hears why.
+                                    if let Some(job) = queue.pop_front() {
+                                        job.refuse(e.again());
+                                    }
+                                }
+                                _ => {}
+                            }
+                            publish(&snapshot, state.running());
+                            answer_all(waiters, &result);
+                        }
+                        Err(e) => {
+                            // The task that held the session failed: the session is gone.
+                            let e = Error::kernel_start(format!("replacing the kernel failed: {e}"));
+                            for job in queue.drain(..) {
+                                job.refuse(e.again());
+                            }
+                            answer_all(waiters, &Err(e));
+                            publish(&snapshot, None);
+                            config.events.send(SessionEvent::Stopped);
+                        }
+                    }
+                }
+            },
             outcome = async {
                 match current.as_mut() {
                     Some(c) => (&mut c.task).await.ok(),
@@ -138,15 +319,19 @@ pub(super) async fn run(
                 }
             } => {
                 if let Some(c) = current.take()
-                    && let Some(r) = running.as_mut()
+                    && let State::Running(r) = &mut state
                     && outcome.is_none_or(|o| o.retire)
                     && r.kernel.as_ref().is_some_and(|k| k.id() == c.kernel_id)
                 {
-                    r.retire_kernel().await;
                     config.events.send(SessionEvent::KernelReplaced {
                         reason: "the kernel died or did not respond to an interrupt".into(),
                     });
-                    publish(&snapshot, running.as_ref());
+                    if r.launcher.isolated() {
+                        state.replace(Replacement::Retired, None);
+                    } else {
+                        r.retire_shared();
+                        publish(&snapshot, state.running());
+                    }
                 }
                 if queue.is_empty() {
                     config.events.send(SessionEvent::KernelIdle);
@@ -154,11 +339,15 @@ pub(super) async fn run(
             }
         }
         if current.is_none()
-            && let Some(r) = running.as_mut()
+            && let State::Running(r) = &mut state
         {
-            current = next(&mut queue, r, &config.events).await;
-            if current.is_some() {
-                publish(&snapshot, running.as_ref());
+            match next(&mut queue, r, &config.events) {
+                Next::Run(c) => {
+                    current = Some(c);
+                    publish(&snapshot, state.running());
+                }
+                Next::Revive => state.replace(Replacement::Dead, None),
+                Next::Idle => {}
             }
         }
     }
@@ -166,17 +355,44 @@ pub(super) async fn run(
     for job in queue.drain(..) {
         job.refuse(Error::NotRunning);
     }
-    if let Some(r) = running.take() {
-        r.shutdown().await;
+    match state {
+        State::Stopped => {}
+        State::Launching { task, waiters } => {
+            answer_all(waiters, &Err(stopped_while_starting()));
+            if let Ok(Ok(r)) = task.await {
+                r.shutdown().await;
+            }
+        }
+        State::Running(r) => r.shutdown().await,
+        State::Replacing { task, waiters, .. } => {
+            answer_all(waiters, &Err(Error::NotRunning));
+            if let Ok((r, _)) = task.await {
+                r.shutdown().await;
+            }
+        }
     }
 }
 
+/// The error of a start that a stop overtook.
+fn stopped_while_starting() -> Error {
+    Error::Cancelled {
+        reason: "the executor was stopped while it started".into(),
+        output: Default::default(),
+    }
+}
+
+/// What to do for the queue.
+enum Next {
+    /// Run this execution.
+    Run(Current),
+    /// The kernel is gone: start a fresh one first (the execution waits at the front).
+    Revive,
+    /// Nothing is queued.
+    Idle,
+}
+
 /// Start the first queued job that was not cancelled.
-async fn next(
-    queue: &mut VecDeque<Job>,
-    running: &mut Running,
-    events: &Events,
-) -> Option<Current> {
+fn next(queue: &mut VecDeque<Job>, running: &Running, events: &Events) -> Next {
     while let Some(mut job) = queue.pop_front() {
         if job.is_cancelled() {
             job.refuse(Error::Cancelled {
@@ -185,12 +401,9 @@ async fn next(
             });
             continue;
         }
-        let kernel = match running.kernel().await {
-            Ok(k) => k.clone(),
-            Err(e) => {
-                job.refuse(e);
-                continue;
-            }
+        let Some(kernel) = running.kernel.as_ref().filter(|k| !k.is_dead()).cloned() else {
+            queue.push_front(job);
+            return Next::Revive;
         };
         let (abort, abort_rx) = oneshot::channel();
         let kernel_id = kernel.id().to_owned();
@@ -211,13 +424,13 @@ async fn next(
                 .and_then(|h| h.checker.clone())
                 .map(|checker| (checker, events.clone())),
         };
-        return Some(Current {
+        return Next::Run(Current {
             task: tokio::spawn(execution::run(job, ctx, abort_rx)),
             abort: Some(abort),
             kernel_id,
         });
     }
-    None
+    Next::Idle
 }
 
 /// End the running execution now; it reports back (and the queue moves on) at once.
@@ -406,25 +619,28 @@ impl Running {
         Ok(())
     }
 
-    /// The active kernel, replacing a dead one.
-    async fn kernel(&mut self) -> Result<&KernelSession> {
-        if self.kernel.as_ref().is_none_or(KernelSession::is_dead) {
-            self.replace_kernel().await?;
-            self.ensure_spare();
-        }
-        self.kernel.as_ref().ok_or(Error::NotRunning)
+    /// A fresh kernel for one found dead, and a spare behind it.
+    async fn revive(&mut self) -> Result<()> {
+        self.replace_kernel().await?;
+        self.ensure_spare();
+        Ok(())
     }
 
-    /// Give up on the active kernel (it died or ignored an interrupt). Without a sandbox the
-    /// next execution takes a fresh kernel; with one, its whole sandbox is replaced now.
-    async fn retire_kernel(&mut self) {
-        if self.launcher.isolated() {
-            if let Err(e) = self.replace_kernel().await {
-                tracing::warn!(error = %e, "replacing the sandbox failed; the next execution retries");
-                self.kernel = None;
-            }
-        } else if let Some(k) = self.kernel.take() {
+    /// Give up on the active kernel (it died or ignored an interrupt) when kernels share a
+    /// host: the next execution takes a fresh kernel.
+    fn retire_shared(&mut self) {
+        if let Some(k) = self.kernel.take() {
             discard(k);
+        }
+        self.ensure_spare();
+    }
+
+    /// Give up on the active kernel when each has a sandbox of its own: the whole sandbox
+    /// is replaced now.
+    async fn retire_isolated(&mut self) {
+        if let Err(e) = self.replace_kernel().await {
+            tracing::warn!(error = %e, "replacing the sandbox failed; the next execution retries");
+            self.kernel = None;
         }
         self.ensure_spare();
     }
