@@ -6,9 +6,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use ipybox_tests::{
-    alive, builder, ipybox_bin, spawn_host, started, tree, wait_for, workspace,
-};
+use ipybox_tests::{alive, builder, ipybox_bin, spawn_host, started, tree, wait_for, workspace};
 
 #[tokio::test]
 async fn stop_leaves_no_process_behind() {
