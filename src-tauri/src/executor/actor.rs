@@ -49,7 +49,7 @@ enum State {
     Stopped,
     /// Being started; each waiter hears how it went.
     Launching {
-        task: JoinHandle<Result<Running>>,
+        task: JoinHandle<Result<Box<Running>>>,
         waiters: Vec<Reply>,
     },
     Running(Box<Running>),
@@ -76,7 +76,7 @@ enum Replacement {
 
 /// A task of the session's that finished.
 enum Settled {
-    Launched(std::result::Result<Result<Running>, tokio::task::JoinError>),
+    Launched(std::result::Result<Result<Box<Running>>, tokio::task::JoinError>),
     Replaced(std::result::Result<(Box<Running>, Result<()>), tokio::task::JoinError>),
 }
 
@@ -156,7 +156,7 @@ pub(super) async fn run(
                         State::Stopped => {
                             let config = config.clone();
                             state = State::Launching {
-                                task: tokio::spawn(async move { Running::launch(&config).await }),
+                                task: tokio::spawn(async move { Running::launch(&config).await.map(Box::new) }),
                                 waiters: vec![reply],
                             };
                         }
@@ -260,7 +260,7 @@ pub(super) async fn run(
                     });
                     match launched {
                         Ok(r) => {
-                            state = State::Running(Box::new(r));
+                            state = State::Running(r);
                             config.events.send(SessionEvent::Started);
                             publish(&snapshot, state.running());
                             answer_all(waiters, &Ok(()));
