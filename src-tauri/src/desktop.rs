@@ -11,6 +11,7 @@ mod commands;
 mod confirm;
 pub mod dto;
 mod endpoint;
+mod frames;
 mod panel;
 mod policy;
 mod remote;

@@ -8,6 +8,7 @@ use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
 use super::dto::{AppSettings, AppState, DesktopError, ExecEvent, McpEndpointState, SavedTool};
+use super::frames::{FRAME, Framed, in_frames};
 use super::session::Desktop;
 use super::settings::Settings;
 use super::trust::TrustStore;
@@ -15,7 +16,6 @@ use crate::apigen::codeaction::CodeAction;
 use crate::audit::AuditEntry;
 use crate::error::Error;
 use crate::events::DecidedBy;
-use crate::executor::frames::{FRAME, Framed, in_frames};
 use crate::executor::{Completions, Event, Inspection, StreamOptions};
 use crate::tools::rules::{Rule, RuleDecision};
 use crate::tools::{ApprovalRequest, Decision, Rules};

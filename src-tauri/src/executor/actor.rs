@@ -486,11 +486,7 @@ enum Spare {
 impl Running {
     /// Start a session for `config`: the first host and kernel, the tool server's state.
     async fn launch(c: &Config) -> Result<Running> {
-        let working_dir = match &c.working_dir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| Error::io("reading the current directory", e))?,
-        };
+        let working_dir = c.working_dir()?;
         let working_dir = std::fs::canonicalize(&working_dir).map_err(|e| {
             Error::config(format!(
                 "the working directory {} is not usable: {e}",

@@ -7,8 +7,8 @@ use std::time::Duration;
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 
-use super::{Event, Output};
 use crate::error::Result;
+use crate::executor::{Event, Output};
 
 /// How long outputs are gathered before they are sent: one frame at 60 Hz.
 pub const FRAME: Duration = Duration::from_millis(16);
@@ -45,7 +45,7 @@ pub fn push_output(batch: &mut Vec<Output>, output: Output) {
 /// its end, at most one frame; any other event (input, approval, result, error) goes out at
 /// once after the outputs before it. The
 /// receiver ends after the last event; dropping it drops `events` (which, for an
-/// [`ExecutionStream`](super::ExecutionStream), cancels the execution).
+/// [`ExecutionStream`](crate::executor::ExecutionStream), cancels the execution).
 pub fn in_frames<S>(events: S, frame: Duration) -> mpsc::Receiver<Result<Framed>>
 where
     S: Stream<Item = Result<Event>> + Send + Unpin + 'static,
