@@ -17,10 +17,14 @@ mod help;
 mod host;
 mod output;
 mod servers;
+mod variables;
 
 pub use help::{Completion, Completions, Inspection};
 pub use output::{MimeBundle, Output, StreamName};
 pub use servers::{Placeholder, Registration, SkippedTool};
+pub use variables::{
+    Filter, FilterOp, FrameColumn, FramePage, FrameQuery, KernelVariables, SortKey, Variable,
+};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
