@@ -233,7 +233,7 @@ export class App implements CellViewHost {
     this.agentsButton.setAttribute('aria-haspopup', 'dialog');
     const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', text: 'Settings', onClick: () => void this.settingsDialog.open() });
     // The MCP servers tab, visible in the toolbar (not only as a tab of a closed side panel).
-    const variablesButton = btn({ id: 'open-variables', icon: 'panel', label: 'Variables the kernel holds', text: 'Variables', onClick: () => this.toggleSideTab('variables') });
+    const variablesButton = btn({ id: 'open-variables', icon: 'panel', label: 'Variables the kernel holds', onClick: () => this.toggleSideTab('variables') });
     const serversButton = btn({ id: 'open-servers', icon: 'package', label: 'MCP servers: register, check and regenerate the tools code can call', text: 'MCP servers', onClick: () => this.toggleSideTab('servers') });
     serversButton.setAttribute('aria-controls', 'right-panel');
     settingsButton.setAttribute('aria-haspopup', 'dialog');
