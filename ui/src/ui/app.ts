@@ -459,6 +459,7 @@ export class App implements CellViewHost {
     this.executor = this.newExecutor(nb);
     this.view.attach(this.editor);
     this.wireNotebook();
+    this.variablesView.kernelChanged();
     this.saver.reset(nb, state?.notebookPath ?? 'Untitled.ipynb', state?.notebook !== null && state !== null, blocked);
     this.syncTrustBanner();
 
@@ -902,6 +903,7 @@ export class App implements CellViewHost {
     try {
       await ipc.restartKernel();
       this.executor.cancelAll('The kernel was restarted.');
+      this.variablesView.kernelChanged();
       this.setKernelBase('idle');
       this.flash('The kernel was restarted.');
     } catch (err) {

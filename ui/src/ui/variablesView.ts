@@ -99,6 +99,13 @@ export class VariablesView {
     if (ended && this.shown) void this.refresh();
   }
 
+  /** Another kernel (a restart, another notebook): its frames are not the grid's; list again. */
+  kernelChanged(): void {
+    this.lastPending = 0;
+    this.grid.close();
+    if (this.shown) void this.refresh();
+  }
+
   /** Ask the kernel again (one request at a time; a cell that ended meanwhile asks once more). */
   async refresh(): Promise<void> {
     if (this.inFlight) {

@@ -55,6 +55,22 @@ describe('the Variables tab', () => {
     await close();
   });
 
+  it('lists again after a restart, and the grid of the old kernel closes', async () => {
+    const { page, errors, close } = await app({});
+    await openGrid(page);
+    await page.keyboard.press('Escape');
+    await page.click('#open-variables');
+    await page.click('#open-variables');
+    await page.waitForSelector('#variables-body tr');
+    const asked = (await calls(page, 'kernel_variables')).length;
+    await page.evaluate(() => document.querySelector('#data-grid-close')?.closest('dialog')?.showModal());
+    await page.evaluate(() => document.querySelector('#restart').click());
+    await page.waitForFunction((n) => window.__mock.calls.filter((c) => c.cmd === 'kernel_variables').length > n, asked);
+    assert.equal(await page.locator('#data-grid[open]').count(), 0, 'the grid showed a frame of the old kernel');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('shows hostile names and values as text', async () => {
     const variables = [
       { name: 'x\u202eevil', type: '<img src=x onerror=alert(1)>', repr: "'<script>alert(1)</script>\u2028\nline'" },
