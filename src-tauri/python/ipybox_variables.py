@@ -460,44 +460,84 @@ def _pandas_page(df, name, offset, limit, sort, filters, nulls):
     }
 
 
+def _polars_value(dtype, text):
+    """The filter's text as a value of a polars column's type."""
+    try:
+        if dtype.is_integer():
+            number = float(text)
+            return int(number) if number.is_integer() else number
+        if dtype.is_float():
+            return float(text)
+        if dtype == _polars().Boolean:
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false", "1", "0"):
+                raise ValueError
+            return lowered in ("true", "1")
+    except (ValueError, TypeError):
+        raise FrameError(f"{text!r} is not a value of this column's type ({dtype})") from None
+    return text
+
+
 def _polars_page(df, name, offset, limit, sort, filters, nulls):
     pl = _polars()
-    view = df
-    exprs = []
+    exprs, codes = [], []
     for spec in filters:
-        column = pl.col(df.columns[spec["column"]])
+        label = df.columns[spec["column"]]
+        column, ref = pl.col(label), f"pl.col({label!r})"
         op, text = spec["op"], spec.get("value", "")
         if op == "null":
             exprs.append(column.is_null())
+            codes.append(f"{ref}.is_null()")
         elif op == "notnull":
             exprs.append(column.is_not_null())
+            codes.append(f"{ref}.is_not_null()")
         elif op in ("contains", "startswith", "endswith"):
             strings = column.cast(pl.Utf8).str
-            exprs.append(strings.contains(text, literal=True) if op == "contains" else getattr(strings, op + "_with")(text))
+            if op == "contains":
+                exprs.append(strings.contains(text, literal=True))
+                codes.append(f"{ref}.cast(pl.Utf8).str.contains({text!r}, literal=True)")
+            else:
+                method = "starts_with" if op == "startswith" else "ends_with"
+                exprs.append(getattr(strings, method)(text))
+                codes.append(f"{ref}.cast(pl.Utf8).str.{method}({text!r})")
         else:
-            dtype = df.schema[df.columns[spec["column"]]]
-            value = float(text) if dtype.is_numeric() else text
-            exprs.append(getattr(column, {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}[op])(value))
+            value = _polars_value(df.schema[label], text)
+            symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}.get(op)
+            if symbol is None:
+                raise FrameError(f"unknown filter {op!r}")
+            method = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}[op]
+            exprs.append(getattr(column, method)(value))
+            codes.append(f"({ref} {symbol} {value!r})")
+    # Row positions of the frame, kept through the sort and filter, label each row.
+    row = "__ipybox_row"
+    while row in df.columns:
+        row += "_"
+    view = df.with_row_index(row)
     if exprs:
         view = view.filter(exprs)
+    labels = [df.columns[s["column"]] for s in sort]
+    descending = [not s["ascending"] for s in sort]
     if sort:
-        view = view.sort([df.columns[s["column"]] for s in sort], descending=[not s["ascending"] for s in sort], nulls_last=True)
+        view = view.sort(labels, descending=descending, nulls_last=True, maintain_order=True)
     page = view.slice(offset, limit)
     counts = df.null_count().row(0) if nulls else [None] * df.width
     code = name
-    if exprs:
-        code += ".filter(" + ", ".join(str(e) for e in exprs) + ")"
+    if codes:
+        code += f".filter({', '.join(codes)})"
     if sort:
-        code += f".sort({[df.columns[s['column']] for s in sort]!r}, descending={[not s['ascending'] for s in sort]!r}, nulls_last=True)"
+        code += f".sort({labels!r}, descending={descending!r}, nulls_last=True)"
     return {
         "name": name,
         "kind": "polars",
         "totalRows": df.height,
         "rows": view.height,
         "offset": offset,
-        "columns": [{"name": c, "type": str(t), "nulls": n if n is None else int(n)} for (c, t), n in zip(df.schema.items(), counts)],
-        "index": [str(offset + i) for i in range(page.height)],
-        "cells": [[_cell(v) for v in row] for row in page.iter_rows()],
+        "columns": [
+            {"name": c, "type": str(t), "nulls": n if n is None else int(n)}
+            for (c, t), n in zip(df.schema.items(), counts)
+        ],
+        "index": [str(i) for i in page[row].to_list()],
+        "cells": [[_cell(v) for v in r] for r in page.drop(row).iter_rows()],
         "code": code,
     }
 

@@ -385,3 +385,65 @@ async fn a_million_row_frame_pages_sorts_and_filters_in_the_kernel() {
         "a name is looked up, never run: {odd}"
     );
 }
+
+#[tokio::test]
+async fn a_polars_frame_pages_sorts_and_filters_with_the_polars_expression() {
+    let ws = workspace();
+    let e = started(ws.path()).await;
+    if e.execute("import polars", None).await.is_err() {
+        e.install_package("polars").await.unwrap();
+    }
+    e.execute(
+        "import polars as pl\n\
+         pdf = pl.DataFrame({'n': range(100_000), 'g': [i % 10 for i in range(100_000)],\n\
+         \x20                  'v': [None if i % 3 == 0 else i * 0.5 for i in range(100_000)]})",
+        None,
+    )
+    .await
+    .unwrap();
+    let listed = e.kernel_variables().await.unwrap();
+    let pdf = find(&listed.variables, "pdf");
+    assert_eq!(
+        (pdf.frame.as_deref(), pdf.shape.as_deref()),
+        (Some("polars"), Some(&[100_000, 3][..]))
+    );
+
+    let mut q = query("pdf");
+    q.nulls = true;
+    q.filters = vec![Filter {
+        column: 1,
+        op: FilterOp::Eq,
+        value: "3".into(),
+    }];
+    q.sort = vec![SortKey {
+        column: 2,
+        ascending: false,
+    }];
+    let page = e.frame_page(&q).await.unwrap();
+    assert_eq!((page.kind.as_str(), page.rows), ("polars", 10_000));
+    assert_eq!(page.columns[2].nulls, Some(33_334));
+    assert_eq!(
+        (page.index[0].as_deref(), page.cells[0][0].as_deref()),
+        (Some("99983"), Some("99983")),
+        "rows keep their position in the frame as their label (99993 has no v)"
+    );
+    assert_eq!(
+        page.code,
+        "pdf.filter((pl.col('g') == 3)).sort(['v'], descending=[True], nulls_last=True)"
+    );
+    let check = e
+        .execute(
+            &format!("print(({}).row(0)[0], ({}).height)", page.code, page.code),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(check.text.as_deref(), Some("99983 10000"));
+    q.filters[0].value = "three".into();
+    let bad = e.frame_page(&q).await.unwrap_err();
+    assert!(
+        bad.to_string()
+            .contains("'three' is not a value of this column's type"),
+        "{bad}"
+    );
+}

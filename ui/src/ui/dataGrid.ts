@@ -96,7 +96,7 @@ export class DataGrid {
 
     this.codeEl = h('code', { id: 'data-grid-code', class: 'data-grid-code' });
     this.copyStatus = h('span', { class: 'panel-status', role: 'status', 'aria-live': 'polite' });
-    const copy = h('button', { id: 'data-grid-copy-code', class: 'button button-secondary button-small', type: 'button', text: 'Copy as code', 'aria-label': 'Copy the pandas expression for this sort and filter' });
+    const copy = h('button', { id: 'data-grid-copy-code', class: 'button button-secondary button-small', type: 'button', text: 'Copy as code', 'aria-label': 'Copy the code for this sort and filter' });
     copy.addEventListener('click', () => {
       const code = this.page?.code ?? '';
       void copyText(code).then((ok) => {
