@@ -242,6 +242,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_variable_reaches_the_ui_with_what_is_known_of_it() {
+        let listed: KernelVariables = serde_json::from_str(
+            r#"{"variables": [{"name": "h", "type": "Hostile", "module": "__main__", "repr": "<__main__.Hostile object>"}], "more": 0}"#,
+        )
+        .expect("the shape ipybox_variables.listing answers");
+        assert_eq!(
+            serde_json::to_value(&listed).expect("serializes"),
+            serde_json::json!({"variables": [{"name": "h", "type": "Hostile", "module": "__main__",
+                "repr": "<__main__.Hostile object>"}], "more": 0}),
+            "the shape ui/src/ipc.ts reads: nothing unknown is sent as null"
+        );
+    }
+
+    #[test]
     fn the_ui_sees_type_and_camel_case() {
         let page: FramePage = serde_json::from_value(serde_json::json!({
             "name": "df", "kind": "pandas", "totalRows": 3, "rows": 1, "offset": 0,

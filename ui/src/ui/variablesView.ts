@@ -139,6 +139,7 @@ export class VariablesView {
   private row(v: KernelVariable): HTMLElement {
     const name = escapeUntrusted(v.name);
     const type = escapeUntrusted(v.type);
+    const value = v.repr === undefined ? '' : clipEscaped(escapeUntrusted(v.repr), 160);
     const nameCell = h('td', { class: 'variable-name' });
     if (v.frame) {
       const open = h('button', { class: 'link-button variable-open', type: 'button', text: name, title: 'Open in the data grid', 'aria-label': `Open ${name} in the data grid` });
@@ -154,7 +155,7 @@ export class VariablesView {
       h('td', { class: 'variable-type', text: type, title: v.module ? escapeUntrusted(`${v.module}.${v.type}`) : type }),
       h('td', { class: 'variable-shape', text: formatShape(v) }),
       h('td', { class: 'variable-size', text: v.size === undefined ? '' : formatBytes(v.size) }),
-      h('td', { class: 'variable-value', text: v.repr === undefined ? '' : clipEscaped(escapeUntrusted(v.repr), 160) }),
+      h('td', { class: 'variable-value', text: value, title: value }),
     );
   }
 }
