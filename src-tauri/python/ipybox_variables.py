@@ -152,7 +152,7 @@ def _short(value, depth=0):
 
 
 def _label(label):
-    return label if type(label) is str else _short(label, 2)
+    return label if type(label) is str else _short(label, 1)
 
 
 def _shape(value, t):
@@ -358,14 +358,17 @@ def _pandas_code(df, name, sort, filters):
     if parts:
         code = f"{name}[{' & '.join(parts)}]" if len(parts) == 1 else f"{name}[({') & ('.join(parts)})]"
     if sort:
-        labels = [df.columns[s["column"]] for s in sort]
-        if all(type(label) in (str, int) for label in labels) and not df.columns.duplicated().any():
-            by = ", ".join(repr(label) for label in labels)
+        if not df.columns.duplicated().any():
+            # A label other than a name or number (a tuple of a MultiIndex, a date) by position.
+            by = ", ".join(
+                repr(df.columns[s["column"]]) if type(df.columns[s["column"]]) in (str, int) else f"{name}.columns[{s['column']}]"
+                for s in sort
+            )
             ascending = ", ".join(str(bool(s["ascending"])) for s in sort)
             code += f".sort_values([{by}], ascending=[{ascending}])"
         else:
             positions = ", ".join(str(s["column"]) for s in sort)
-            code += f"  # sorted by the columns at positions {positions}"
+            code += f"  # sorted by the columns at positions {positions} (their labels repeat)"
     return code
 
 

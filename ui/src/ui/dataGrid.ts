@@ -151,6 +151,7 @@ export class DataGrid {
 
   /** Sort by column `index`: up, then down, then off. With `add`, as a further key. */
   async sortBy(index: number, add = false): Promise<void> {
+    const before = this.sort;
     const at = this.sort.findIndex((s) => s.column === index);
     const current = at >= 0 ? this.sort[at] : undefined;
     const next: FrameSort | null = !current ? { column: index, ascending: true } : current.ascending ? { column: index, ascending: false } : null;
@@ -160,8 +161,13 @@ export class DataGrid {
     } else {
       this.sort = next ? [next] : [];
     }
+    const offset = this.offset;
     this.offset = 0;
-    await this.load();
+    // A sort the kernel could not do (values that do not compare) is taken off again.
+    if (!(await this.load())) {
+      this.sort = before;
+      this.offset = offset;
+    }
   }
 
   /** Add a filter (what the filter bar does). */
