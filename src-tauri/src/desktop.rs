@@ -137,6 +137,8 @@ pub fn run(
             commands::install_package,
             commands::complete,
             commands::inspect,
+            commands::kernel_variables,
+            commands::frame_page,
             commands::rename_notebook,
             commands::save_notebook_as,
             commands::duplicate_notebook,

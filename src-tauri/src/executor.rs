@@ -18,12 +18,16 @@ mod output;
 mod packages;
 mod servers;
 mod stream;
+mod variables;
 
 pub use builder::{CodeExecutorBuilder, GatewayProbe, RemoteGateway};
 pub use help::{Completion, Completions, Inspection};
 pub use output::{MimeBundle, Output, StreamName};
 pub use servers::{Placeholder, RegisteredServer, Registration, SkippedTool};
 pub use stream::{CancelHandle, Event, ExecutionStream, InputRequest, StreamOptions};
+pub use variables::{
+    Filter, FilterOp, FrameColumn, FramePage, FrameQuery, KernelVariables, SortKey, Variable,
+};
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;

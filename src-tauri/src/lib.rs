@@ -95,6 +95,9 @@ pub use executor::{
     DEFAULT_TIMEOUT, Event, ExecutionStream, InputRequest, Inspection, MimeBundle, Output,
     RegisteredServer, StreamName, StreamOptions,
 };
+pub use executor::{
+    Filter, FilterOp, FrameColumn, FramePage, FrameQuery, KernelVariables, SortKey, Variable,
+};
 pub use pyenv::{Progress, ProvisionStep, PythonEnv};
 
 // MCP servers as a typed Python API for kernel code.

@@ -1,6 +1,8 @@
 // The analyst's notebook in the real window under Xvfb: Tab on `pd.` offers the kernel's
 // `DataFrame`, Shift+Tab shows its signature, and a renamed open notebook keeps its kernel
-// (a variable survives the rename). Run by tests/e2e/run.sh.
+// (a variable survives the rename); a frame a cell made is listed in the Variables tab and
+// opens in the data grid, which sorts and filters its million rows in the kernel. Run by
+// tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -82,4 +84,62 @@ test('a renamed open notebook keeps its kernel: a variable survives the rename',
   const second = await settled(app, 1);
   assert.equal(second.state, 'done', second.output);
   assert.match(second.output, /4242/, 'the variable is still in the kernel');
+});
+
+test('a frame a cell made is listed in the Variables tab, opens in the grid, and sorts and filters there', async () => {
+  const make = "import numpy as np, pandas as pd\nsales = pd.DataFrame({'n': np.arange(1_000_000), 'g': np.arange(1_000_000) % 10})";
+  const { app } = await open({ 'test.ipynb': notebook(make) });
+  await app.press(Keys.Shift, Keys.Enter);
+  let first = await settled(app, 0);
+  if (/ModuleNotFoundError/.test(first.output)) {
+    await invoke(app, 'install_package', { spec: 'pandas' });
+    await editAtEnd(app, 0);
+    await app.press(Keys.Escape);
+    await app.press(Keys.Shift, Keys.Enter);
+    first = await settled(app, 0);
+  }
+  assert.equal(first.state, 'done', first.output);
+  const ran = Number(/\d+/.exec(first.prompt)?.[0]);
+
+  await app.click('#open-variables');
+  const shape = await app.until('sales in the Variables tab', () =>
+    app.execute('return document.querySelector(\'#variables-body tr[data-name="sales"] .variable-shape\')?.textContent || null;'),
+    30000,
+  );
+  assert.equal(shape, '1,000,000 × 2');
+  await app.execute('document.querySelector(\'#variables-body tr[data-name="sales"] .variable-open\').click(); return true;');
+  const summary = () => app.execute('return document.querySelector("#data-grid[open] #data-grid-summary")?.textContent || null;');
+  const shown = await app.until('the grid\'s first page', async () => {
+    const text = await summary();
+    return text && text !== 'Loading…' ? text : null;
+  }, 30000);
+  assert.equal(shown, '1,000,000 rows × 2 columns');
+  const firstCell = () => app.execute('return document.querySelector("#data-grid-table tbody tr td")?.textContent ?? null;');
+  assert.equal(await firstCell(), '0');
+
+  await app.execute('document.querySelector(\'.data-grid-sort[data-column="0"]\').click(); return true;');
+  await app.until('sorted up', () => app.execute('return document.querySelector("#data-grid-table thead th:nth-child(2)")?.getAttribute("aria-sort") === "ascending";'), 30000);
+  await app.execute('document.querySelector(\'.data-grid-sort[data-column="0"]\').click(); return true;');
+  await app.until('sorted down', async () => (await firstCell()) === '999999', 30000);
+
+  await app.execute(`
+    const set = (sel, v) => { const e = document.querySelector(sel); e.value = v; e.dispatchEvent(new Event('change')); };
+    set('#data-grid-filter-column', '1'); set('#data-grid-filter-op', 'eq'); set('#data-grid-filter-value', '3');
+    document.querySelector('#data-grid-add-filter').click();
+    return true;`);
+  await app.until('filtered', async () => (await summary()) === '100,000 of 1,000,000 rows × 2 columns', 30000);
+  assert.equal(await firstCell(), '999993', 'the largest n with g == 3');
+  assert.equal(await app.text('#data-grid-code'), "sales[(sales['g'] == 3)].sort_values(['n'], ascending=[False])");
+  assert.equal(await app.text('#data-grid-where'), 'Rows 1–100 of 100,000');
+
+  // Nothing of this showed in the notebook: the next cell is [2].
+  await app.press(Keys.Escape);
+  await app.execute('document.querySelectorAll(".cell")[0].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
+  await app.press(Keys.Escape);
+  await app.press(Keys.Control, Keys.Enter);
+  const again = await app.until('the cell ran again', async () => {
+    const c = await cell(app, 0);
+    return c?.state === 'done' && c.prompt !== first.prompt ? c : null;
+  }, 60000);
+  assert.equal(again.prompt, `[${ran + 1}]`, 'the listing and the grid ran nothing the notebook counts');
 });

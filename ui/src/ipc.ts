@@ -515,6 +515,86 @@ export function inspect(code: string, cursor: number, detail: 0 | 1): Promise<Ke
   return call<KernelInspection>('inspect', { code, cursor, detail });
 }
 
+// ---- the kernel's variables and the data grid (all text from the kernel is untrusted)
+
+/** A variable of the kernel's user namespace; values of user-defined types show their type only. */
+export interface KernelVariable {
+  name: string;
+  type: string;
+  /** The type's module, unless builtin. */
+  module?: string;
+  shape?: number[];
+  length?: number;
+  /** Bytes, where cheap to know (shallow for Python containers). */
+  size?: number;
+  /** One line, truncated. */
+  repr?: string;
+  /** A frame the data grid opens. */
+  frame?: 'pandas' | 'polars';
+}
+
+export interface KernelVariables {
+  variables: KernelVariable[];
+  /** How many more there are past the list's limit. */
+  more: number;
+}
+
+export type FilterOp = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge' | 'contains' | 'startswith' | 'endswith' | 'null' | 'notnull';
+
+export interface FrameFilter {
+  /** The column's position. */
+  column: number;
+  op: FilterOp;
+  /** As typed; the kernel converts it to the column's type. */
+  value: string;
+}
+
+export interface FrameSort {
+  column: number;
+  ascending: boolean;
+}
+
+export interface FrameQuery {
+  name: string;
+  offset: number;
+  limit: number;
+  sort: FrameSort[];
+  filters: FrameFilter[];
+  /** Count each column's nulls (reads every row once). */
+  nulls: boolean;
+}
+
+export interface FrameColumn {
+  name: string;
+  type: string;
+  /** null until counted. */
+  nulls: number | null;
+}
+
+/** A page of a frame, sorted and filtered in the kernel. */
+export interface FramePage {
+  name: string;
+  kind: string;
+  totalRows: number;
+  /** Rows that pass the filters. */
+  rows: number;
+  offset: number;
+  columns: FrameColumn[];
+  index: (string | null)[];
+  /** Row by row; null is a missing value. */
+  cells: (string | null)[][];
+  /** The pandas (or polars) expression for this sort and filter. */
+  code: string;
+}
+
+export function kernelVariables(): Promise<KernelVariables> {
+  return call<KernelVariables>('kernel_variables');
+}
+
+export function framePage(query: FrameQuery): Promise<FramePage> {
+  return call<FramePage>('frame_page', { query });
+}
+
 /** pip's output. */
 export function installPackage(spec: string): Promise<string> {
   return call<string>('install_package', { spec });

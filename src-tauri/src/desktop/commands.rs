@@ -16,7 +16,9 @@ use crate::apigen::codeaction::CodeAction;
 use crate::audit::AuditEntry;
 use crate::error::Error;
 use crate::events::DecidedBy;
-use crate::executor::{Completions, Event, Inspection, StreamOptions};
+use crate::executor::{
+    Completions, Event, FramePage, FrameQuery, Inspection, KernelVariables, StreamOptions,
+};
 use crate::tools::rules::{Rule, RuleDecision};
 use crate::tools::{ApprovalRequest, Decision, Rules};
 use crate::workspace::{self, Target, files};
@@ -256,6 +258,18 @@ pub async fn inspect(
     detail: u8,
 ) -> Reply<Inspection> {
     Ok(state.executor()?.inspect(&code, cursor, detail).await?)
+}
+
+/// The kernel's user variables: the Variables tab, after each cell.
+#[tauri::command]
+pub async fn kernel_variables(state: State<'_, Desktop>) -> Reply<KernelVariables> {
+    Ok(state.executor()?.kernel_variables().await?)
+}
+
+/// A page of a data frame, sorted and filtered in the kernel: the data grid.
+#[tauri::command]
+pub async fn frame_page(state: State<'_, Desktop>, query: FrameQuery) -> Reply<FramePage> {
+    Ok(state.executor()?.frame_page(&query).await?)
 }
 
 /// Rename the workspace's notebook `from` to `to` (never over another file). The open

@@ -98,7 +98,7 @@ impl CodeExecutor {
     }
 
     /// The active kernel, asked of the actor without queueing behind executions.
-    async fn active_kernel(&self) -> Result<KernelSession> {
+    pub(super) async fn active_kernel(&self) -> Result<KernelSession> {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Kernel(tx))?;
         rx.await

@@ -280,6 +280,15 @@ impl Launcher {
                     "False"
                 },
             );
+        // The module the Variables tab and data grid ask (`executor::variables`), made from
+        // its source as a module of its own: no name lands in the user namespace.
+        let init_code = format!(
+            "{init_code}\nexec(compile({source}, {file:?}, 'exec'), __import__('sys').modules.setdefault({module:?}, __import__('types').ModuleType({module:?})).__dict__)\n",
+            source =
+                serde_json::to_string(super::variables::SOURCE).unwrap_or_else(|_| "''".into()),
+            file = format!("<{}>", super::variables::MODULE),
+            module = super::variables::MODULE,
+        );
         let spec = KernelSpec {
             name: gateway.as_ref().map(|_| KERNEL_NAME.to_owned()),
             env,

@@ -384,6 +384,10 @@ pub struct ExecuteReply {
     /// Traceback when `status == "error"`.
     #[serde(default)]
     pub traceback: Option<Vec<String>>,
+    /// The values of the request's `user_expressions`, each a MIME bundle under `data` (or
+    /// `status: error`).
+    #[serde(default)]
+    pub user_expressions: BTreeMap<String, Value>,
 }
 
 /// `status` of a reply.
@@ -494,7 +498,8 @@ pub struct ExecuteRequest<'a> {
     pub silent: bool,
     /// Record in history.
     pub store_history: bool,
-    /// Always empty.
+    /// Expressions evaluated in the user namespace after the code; their values come back in
+    /// the reply.
     pub user_expressions: BTreeMap<String, String>,
     /// Whether `input()` may ask (the caller answers `input_request`s); without it,
     /// `input()` raises in the kernel instead of hanging.

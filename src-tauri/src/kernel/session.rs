@@ -77,6 +77,9 @@ pub struct KernelSession {
     /// The subshell completion and help requests go to, made on the first one: they are
     /// then answered while a cell runs on the main shell. `None` inside: making it failed.
     helper: Arc<tokio::sync::OnceCell<Option<String>>>,
+    /// The subshell ipybox's own evaluations (the variables list, a data grid's pages) go to:
+    /// another than the helper's, so a slow one never holds up completion.
+    inspector: Arc<tokio::sync::OnceCell<Option<String>>>,
 }
 
 impl std::fmt::Debug for Command {
@@ -149,6 +152,7 @@ impl KernelSession {
             dead,
             subshells: false,
             helper: Default::default(),
+            inspector: Default::default(),
         };
         let info = session.wait_ready(ready_timeout).await?;
         session.subshells = info
@@ -275,7 +279,7 @@ impl KernelSession {
     ) -> Result<Content> {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut header = Header::new(msg_type, &self.session_id);
-        header.subshell_id = self.helper_subshell(deadline).await;
+        header.subshell_id = self.subshell(&self.helper, deadline).await;
         let reply = self
             .request(&header, Channel::Shell, content, deadline)
             .await?;
@@ -287,28 +291,93 @@ impl KernelSession {
         })
     }
 
-    /// The helper subshell's id, made on first use; `None` when the kernel has no subshells
-    /// or making one failed (requests then go to the main shell).
-    async fn helper_subshell(&self, deadline: tokio::time::Instant) -> Option<String> {
+    /// Evaluate `expression` in the user namespace with a request of ipybox's own that the
+    /// person never sees: an empty cell, `silent` (no output, no `execute_input`, the execution
+    /// count unchanged), out of the history, with `expression` as its only user expression.
+    /// IPython runs no cell hooks for an empty cell. Returns the value's `text/plain`. A
+    /// kernel with subshells answers on the inspector subshell, also while a cell runs; any
+    /// other kernel after the running cell.
+    ///
+    /// Spec: <https://jupyter-client.readthedocs.io/en/stable/messaging.html#execute>
+    /// (`user_expressions`).
+    pub async fn evaluate(&self, expression: &str, timeout: Duration) -> Result<String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut header = Header::new("execute_request", &self.session_id);
+        header.subshell_id = self.subshell(&self.inspector, deadline).await;
+        let request = ExecuteRequest {
+            silent: true,
+            store_history: false,
+            user_expressions: BTreeMap::from([("value".to_owned(), expression.to_owned())]),
+            // ipykernel sets its one `allow_stdin` flag from every execute request: a cell
+            // running on the main shell (always with stdin, for tool calls and input()) keeps
+            // it.
+            allow_stdin: true,
+            stop_on_error: false,
+            ..ExecuteRequest::new("")
+        };
+        let frame = encode(self.wire, &Request::new(&header, Channel::Shell, &request));
+        let mut events = self.send(header.msg_id.clone(), frame)?;
+        let reply = loop {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Some(KernelEvent::Done(reply))) => break Ok(Some(reply)),
+                Ok(Some(KernelEvent::Died(reason))) => {
+                    break Err(Error::KernelDied {
+                        reason,
+                        output: Default::default(),
+                    });
+                }
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => break Ok(None),
+            }
+        };
+        self.forget(&header.msg_id);
+        let Some(reply) = reply? else {
+            return Err(Error::gateway(format!(
+                "the kernel did not answer within {:.1} s",
+                timeout.as_secs_f64()
+            )));
+        };
+        let value = reply.user_expressions.get("value");
+        match value.and_then(|v| v.pointer("/data/text~1plain")) {
+            Some(serde_json::Value::String(text)) => Ok(text.clone()),
+            _ => {
+                let why = value
+                    .and_then(|v| v.get("evalue"))
+                    .and_then(serde_json::Value::as_str)
+                    .or(reply.evalue.as_deref())
+                    .unwrap_or("no value");
+                Err(Error::gateway(format!(
+                    "the kernel could not evaluate ipybox's request: {why}"
+                )))
+            }
+        }
+    }
+
+    /// The id of the subshell kept in `cell`, made on first use; `None` when the kernel has
+    /// no subshells or making one failed (requests then go to the main shell).
+    async fn subshell(
+        &self,
+        cell: &tokio::sync::OnceCell<Option<String>>,
+        deadline: tokio::time::Instant,
+    ) -> Option<String> {
         if !self.subshells {
             return None;
         }
-        self.helper
-            .get_or_init(|| async {
-                let header = Header::new("create_subshell_request", &self.session_id);
-                match self
-                    .request(&header, Channel::Control, &Empty {}, deadline)
-                    .await
-                {
-                    Ok(Some(Content::CreateSubshellReply(reply))) => reply.subshell_id,
-                    other => {
-                        tracing::debug!(kernel = %self.id, ?other, "no helper subshell");
-                        None
-                    }
+        cell.get_or_init(|| async {
+            let header = Header::new("create_subshell_request", &self.session_id);
+            match self
+                .request(&header, Channel::Control, &Empty {}, deadline)
+                .await
+            {
+                Ok(Some(Content::CreateSubshellReply(reply))) => reply.subshell_id,
+                other => {
+                    tracing::debug!(kernel = %self.id, ?other, "no subshell");
+                    None
                 }
-            })
-            .await
-            .clone()
+            }
+        })
+        .await
+        .clone()
     }
 
     /// Send one request and wait until `deadline` for its reply (its first message that is

@@ -23,6 +23,7 @@ import { SaveToolDialog } from './saveToolDialog';
 import { ApprovalsView } from './approvalsView';
 import { AuditView } from './auditView';
 import { ServersView } from './serversView';
+import { VariablesView } from './variablesView';
 import { SavedToolsView } from './savedToolsView';
 import { ServerStatuses } from '../model/serverForm';
 import { escapeUntrusted } from '../model/untrusted';
@@ -111,6 +112,7 @@ export class App implements CellViewHost {
   private readonly serverStatuses = new ServerStatuses();
   private readonly serversView = new ServersView(this.serverStatuses, () => this.state?.workspace);
   private readonly savedToolsView = new SavedToolsView();
+  private readonly variablesView = new VariablesView();
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly sidePanel: SidePanel;
   private readonly approvalsButton: HTMLButtonElement;
@@ -231,6 +233,7 @@ export class App implements CellViewHost {
     this.agentsButton.setAttribute('aria-haspopup', 'dialog');
     const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', text: 'Settings', onClick: () => void this.settingsDialog.open() });
     // The MCP servers tab, visible in the toolbar (not only as a tab of a closed side panel).
+    const variablesButton = btn({ id: 'open-variables', icon: 'panel', label: 'Variables the kernel holds', onClick: () => this.toggleSideTab('variables') });
     const serversButton = btn({ id: 'open-servers', icon: 'package', label: 'MCP servers: register, check and regenerate the tools code can call', text: 'MCP servers', onClick: () => this.toggleSideTab('servers') });
     serversButton.setAttribute('aria-controls', 'right-panel');
     settingsButton.setAttribute('aria-haspopup', 'dialog');
@@ -263,6 +266,7 @@ export class App implements CellViewHost {
       this.saveStatusEl,
       this.kernelEl,
       this.policyView.badge,
+      variablesButton,
       serversButton,
       this.agentsButton,
       this.approvalsButton,
@@ -329,6 +333,7 @@ export class App implements CellViewHost {
       { id: 'approvals', label: 'Approvals', content: this.approvalsView.element, width: 380, onShow: () => this.approvalsView.onShow(), onHide: () => this.approvalsView.onHide() },
       { id: 'audit', label: 'Audit log', content: this.auditView.element, width: 760, onShow: () => this.auditView.onShow(), onHide: () => this.auditView.onHide() },
       { id: 'servers', label: 'MCP servers', content: h('div', { class: 'servers-tab' }, this.serversView.element, this.savedToolsView.element), width: 560, onShow: () => { this.serversView.onShow(); void this.savedToolsView.reload(); }, onHide: () => this.serversView.onHide() },
+      { id: 'variables', label: 'Variables', content: this.variablesView.element, width: 460, onShow: () => this.variablesView.onShow(), onHide: () => this.variablesView.onHide() },
       { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
     ]);
     const rightPanel = this.sidePanel.element;
@@ -341,7 +346,7 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element);
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element);
 
     this.saver.subscribe((s) => this.showSaveStatus(s));
     this.wireNotebook();
@@ -454,6 +459,7 @@ export class App implements CellViewHost {
     this.executor = this.newExecutor(nb);
     this.view.attach(this.editor);
     this.wireNotebook();
+    this.variablesView.kernelChanged();
     this.saver.reset(nb, state?.notebookPath ?? 'Untitled.ipynb', state?.notebook !== null && state !== null, blocked);
     this.syncTrustBanner();
 
@@ -509,6 +515,7 @@ export class App implements CellViewHost {
       // the session's kernel_idle event is still on its way.
       if (this.executor.pendingCount === 0 && this.kernelBase === 'busy') this.kernelBase = 'idle';
       this.renderKernelStatus();
+      this.variablesView.runsChanged(this.executor.pendingCount);
     });
   }
 
@@ -896,6 +903,7 @@ export class App implements CellViewHost {
     try {
       await ipc.restartKernel();
       this.executor.cancelAll('The kernel was restarted.');
+      this.variablesView.kernelChanged();
       this.setKernelBase('idle');
       this.flash('The kernel was restarted.');
     } catch (err) {

@@ -12,6 +12,7 @@ import { type PolicyMockConfig, policyBackend } from './policy-mock';
 import { type ServersMockConfig, serversBackend } from './servers-mock';
 import { type RemoteMockConfig, remoteBackend } from './remote-mock';
 import { type HelpMockConfig, helpBackend } from './help-mock';
+import { type VariablesMockConfig, variablesBackend } from './variables-mock';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -56,6 +57,8 @@ interface MockConfig {
   ruleWouldMatch?: boolean;
   /** The kernel's completion and help. */
   help?: HelpMockConfig;
+  /** The kernel's variables and the data grid's frame. */
+  variables?: VariablesMockConfig;
 }
 
 interface ApprovalRequest {
@@ -149,6 +152,7 @@ const policy = policyBackend(workspace, config.policy ?? {});
 const servers = serversBackend(config.servers ?? {});
 const remote = remoteBackend(config.remote ?? {}, (url) => policy.setRemote(url));
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
+const variables = variablesBackend(config.variables ?? {});
 const help = helpBackend(config.help ?? {}, () => config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`]);
 /** The notebook the window shows, as the backend's session knows it. */
 let currentPath = notebookPath;
@@ -727,6 +731,9 @@ mockIPC(
         if (config.dialog === 'cancel' || typeof args.content !== 'string') return false;
         trustedContents.add(args.content);
         return true;
+      case 'kernel_variables':
+      case 'frame_page':
+        return (await variables.command(cmd, args)).value;
       case 'complete':
       case 'inspect':
       case 'list_notebooks':
