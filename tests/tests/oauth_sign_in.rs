@@ -72,6 +72,15 @@ impl Drop for Fixture {
     }
 }
 
+/// Forgets the sign-in to a URL when dropped, so a failed test leaves no tokens behind.
+struct SignOut(String);
+
+impl Drop for SignOut {
+    fn drop(&mut self) {
+        let _ = Authorizations::for_home().map(|a| a.sign_out(&self.0));
+    }
+}
+
 /// A person who consents at once: the browser opens the link and follows its redirects to
 /// ipybox's loopback listener.
 struct Consent;
@@ -93,6 +102,7 @@ fn greet_cell() -> &'static str {
 async fn register_signs_in_and_a_new_process_calls_with_the_kept_token() {
     let fixture = Fixture::start(3600);
     let ws = workspace();
+    let _forget = SignOut(fixture.url());
     let params = serde_json::json!({ "url": fixture.url() }).to_string();
     let started = Instant::now();
     let mut register = Command::new(ipybox_bin())
@@ -213,6 +223,7 @@ async fn a_token_is_refreshed_before_it_expires_and_a_revoked_sign_in_asks_to_si
     // Tokens for 31 s: rmcp refreshes one with less than 30 s left, so within a second.
     let fixture = Fixture::start(31);
     let url = fixture.url();
+    let _forget = SignOut(url.clone());
     let auth = Authorizations::for_home().unwrap();
     let status = auth
         .sign_in(
@@ -249,7 +260,8 @@ async fn a_token_is_refreshed_before_it_expires_and_a_revoked_sign_in_asks_to_si
     conn.call_tool("greet", args()).await.unwrap();
     assert_eq!(fixture.stats().await["refreshes"], 0);
 
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // rmcp counts whole seconds: past 2 s, less than 30 s are left.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
     conn.call_tool("greet", args()).await.unwrap();
     assert_eq!(
         fixture.stats().await["refreshes"],
