@@ -1173,11 +1173,17 @@ fn sign_in_options(
     if let (true, Some(challenge)) = (needed.scope.is_some(), &needed.challenge)
         && let Ok(auth) = ipybox::oauth::Authorizations::for_home()
     {
-        scopes = ipybox::oauth::step_up_scopes(&auth.granted_scopes(&needed.url), challenge, &needed.url);
+        scopes = ipybox::oauth::step_up_scopes(
+            &auth.granted_scopes(&needed.url),
+            challenge,
+            &needed.url,
+        );
     }
     ipybox::oauth::SignInOptions {
         client_id: args.client_id.clone(),
-        client_secret: std::env::var("IPYBOX_OAUTH_CLIENT_SECRET").ok().filter(|s| !s.is_empty()),
+        client_secret: std::env::var("IPYBOX_OAUTH_CLIENT_SECRET")
+            .ok()
+            .filter(|s| !s.is_empty()),
         scopes,
         client_metadata_url: None,
         challenge: needed.challenge.clone(),
@@ -1239,11 +1245,17 @@ fn signed_in_words(server: &str, status: &ipybox::oauth::Status) -> String {
             if !scopes.is_empty() {
                 text.push_str(&format!(" (scopes: {})", escape(&scopes.join(" "))));
             }
-            if let Some(left) = expires.and_then(|e| e.duration_since(std::time::SystemTime::now()).ok()) {
+            if let Some(left) =
+                expires.and_then(|e| e.duration_since(std::time::SystemTime::now()).ok())
+            {
                 text.push_str(&format!(
                     "; the access token expires in {} min{}",
                     left.as_secs() / 60,
-                    if *refreshable { " and is refreshed before then" } else { "" }
+                    if *refreshable {
+                        " and is refreshed before then"
+                    } else {
+                        ""
+                    }
                 ));
             }
             text.push('.');

@@ -1,7 +1,9 @@
-//! What an OAuth sign-in costs: per tool call once signed in (the token from memory, the
-//! server's check), as the difference between the same fixture server with and without a
-//! sign-in, calls alternating; and a sign-in from start to the tools listed (the browser step
-//! answered at once) against the local fixture (`tests/bin/oauth_fixture.rs`).
+//! What an OAuth sign-in costs: per tool call once signed in (the token from memory), as the
+//! difference between two sessions with one server process (`--open`: it takes calls with
+//! or without a token, and looks the token up either way), one signed in and one not (its
+//! URL differs by a query the server ignores, so no sign-in is kept for it), calls
+//! alternating; and a sign-in from start to the tools listed (the browser step answered at
+//! once) against the local fixture (`tests/bin/oauth_fixture.rs`).
 //!
 //! `cargo bench -p ipybox-tests --no-default-features --bench oauth`.
 
@@ -40,7 +42,11 @@ fn fixture(open: bool) -> Fixture {
     BufReader::new(child.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
     Fixture(child, format!("http://{addr}/mcp"))
 }
 
@@ -53,6 +59,16 @@ impl Browser for Consent {
             let _ = reqwest::get(&url).await;
         });
     }
+}
+
+/// One call, in milliseconds.
+async fn once(
+    conn: &ipybox::mcp_client::McpConnection,
+    args: serde_json::Map<String, serde_json::Value>,
+) -> f64 {
+    let t = Instant::now();
+    conn.call_tool("greet", args).await.unwrap();
+    t.elapsed().as_secs_f64() * 1000.0
 }
 
 fn median(xs: &mut [f64]) -> f64 {
@@ -101,8 +117,28 @@ async fn main() {
         conn.close().await;
     }
     let open = fixture(true);
-    let signed = connect(protected.1.clone()).await;
-    let plain = connect(open.1.clone()).await;
+    auth.sign_in(
+        &open.1,
+        &SignInOptions::default(),
+        &Consent,
+        Duration::from_secs(20),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(
+            auth.status(&open.1).unwrap(),
+            ipybox::oauth::Status::SignedIn { .. }
+        ),
+        "the first session is signed in"
+    );
+    assert_eq!(
+        auth.status(&format!("{}?plain", open.1)).unwrap(),
+        ipybox::oauth::Status::SignedOut,
+        "the second is not"
+    );
+    let signed = connect(open.1.clone()).await;
+    let plain = connect(format!("{}?plain", open.1)).await;
     let args = || {
         let serde_json::Value::Object(a) = serde_json::json!({"name": "x"}) else {
             unreachable!()
@@ -113,25 +149,43 @@ async fn main() {
         signed.call_tool("greet", args()).await.unwrap();
         plain.call_tool("greet", args()).await.unwrap();
     }
-    let (mut with, mut without) = (Vec::new(), Vec::new());
-    for _ in 0..CALLS {
-        let t = Instant::now();
-        signed.call_tool("greet", args()).await.unwrap();
-        with.push(t.elapsed().as_secs_f64() * 1000.0);
-        let t = Instant::now();
-        plain.call_tool("greet", args()).await.unwrap();
-        without.push(t.elapsed().as_secs_f64() * 1000.0);
+    let (mut with, mut without, mut diffs) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..CALLS {
+        // Alternating which goes first, so neither always runs on a warmer path.
+        let (w, o) = if i % 2 == 0 {
+            let w = once(&signed, args()).await;
+            (w, once(&plain, args()).await)
+        } else {
+            let o = once(&plain, args()).await;
+            (once(&signed, args()).await, o)
+        };
+        with.push(w);
+        without.push(o);
+        diffs.push(w - o);
     }
+    let mean_diff = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    let sd =
+        (diffs.iter().map(|d| (d - mean_diff).powi(2)).sum::<f64>() / diffs.len() as f64).sqrt();
     let (mw, mo) = (median(&mut with), median(&mut without));
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("load: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     println!(
-        "tool call, signed in: median {mw:.3} ms (p10 {:.3}, p90 {:.3}); same server, no sign-in: median {mo:.3} ms (p10 {:.3}, p90 {:.3}); OAuth per call: {:.3} ms ({CALLS} calls each, alternating)",
+        "load: {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "tool call, signed in: median {mw:.3} ms (p10 {:.3}, p90 {:.3}); same server, no sign-in: median {mo:.3} ms (p10 {:.3}, p90 {:.3})",
         p(&with, 0.1),
         p(&with, 0.9),
         p(&without, 0.1),
         p(&without, 0.9),
-        mw - mo
+    );
+    println!(
+        "OAuth per call: {:.3} ms (median difference), mean of paired differences {mean_diff:.3} ms ± {:.3} (standard error; {CALLS} pairs)",
+        mw - mo,
+        sd / (diffs.len() as f64).sqrt()
     );
     let ms = median(&mut sign_in);
     println!(

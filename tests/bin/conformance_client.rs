@@ -65,11 +65,9 @@ impl Browser for FollowRedirects {
 async fn sign_in(needed: &SignInNeeded, context: &Context) -> Result<(), String> {
     let auth = Authorizations::for_home().map_err(|e| e.to_string())?;
     let scopes = match (&needed.scope, &needed.challenge) {
-        (Some(_), Some(challenge)) => ipybox::oauth::step_up_scopes(
-            &auth.granted_scopes(&needed.url),
-            challenge,
-            &needed.url,
-        ),
+        (Some(_), Some(challenge)) => {
+            ipybox::oauth::step_up_scopes(&auth.granted_scopes(&needed.url), challenge, &needed.url)
+        }
         _ => Vec::new(),
     };
     let options = SignInOptions {

@@ -189,10 +189,7 @@ async fn register(
     )
 }
 
-async fn authorize(
-    State(s): State<Server>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
+async fn authorize(State(s): State<Server>, Query(q): Query<HashMap<String, String>>) -> Response {
     let get = |k: &str| q.get(k).cloned().unwrap_or_default();
     let redirect_uri = get("redirect_uri");
     let mut tokens = s.tokens();
@@ -286,7 +283,12 @@ async fn token(State(s): State<Server>, Form(f): Form<HashMap<String, String>>) 
     }
 }
 
-async fn guard(State(s): State<Server>, headers: HeaderMap, request: Request, next: Next) -> Response {
+async fn guard(
+    State(s): State<Server>,
+    headers: HeaderMap,
+    request: Request,
+    next: Next,
+) -> Response {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -379,7 +381,13 @@ fn parse_args() -> Result<(SocketAddr, u64, bool), String> {
                 expires_in = n.parse().map_err(|_| format!("not a number: {n}"))?;
             }
             "--open" => open = true,
-            other => addr = Some(other.parse().map_err(|e| format!("bad address {other}: {e}"))?),
+            other => {
+                addr = Some(
+                    other
+                        .parse()
+                        .map_err(|e| format!("bad address {other}: {e}"))?,
+                )
+            }
         }
     }
     Ok((addr.ok_or("no address given")?, expires_in, open))
@@ -401,7 +409,10 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let bound = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let bound = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     let server = Server {
         base: format!("http://{bound}"),
         expires_in,

@@ -34,7 +34,11 @@ impl Fixture {
         BufReader::new(child.stderr.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let addr = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .to_owned();
         Fixture {
             child,
             base: format!("http://{addr}"),
@@ -153,10 +157,7 @@ async fn register_signs_in_and_a_new_process_calls_with_the_kept_token() {
     // The tokens: in ipybox's data directory, the user's alone, nowhere in the workspace.
     let home = ipybox::oauth::FileTokenStore::in_home(&ipybox_home());
     let token_file = home.path(&fixture.url());
-    let mode = std::fs::metadata(&token_file)
-        .unwrap()
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "the token file is the user's alone");
     assert!(
         !token_file.starts_with(ws.path()),
@@ -214,7 +215,11 @@ async fn register_signs_in_and_a_new_process_calls_with_the_kept_token() {
         .arg(ws.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!token_file.exists(), "signing out forgets the tokens");
 }
 
@@ -247,9 +252,8 @@ async fn a_token_is_refreshed_before_it_expires_and_a_revoked_sign_in_asks_to_si
     assert!(refreshable && expires.is_some());
     let ws = workspace();
     let params = ipybox::ServerParams::from_json(&serde_json::json!({ "url": url })).unwrap();
-    let connect = || {
-        ipybox::mcp_client::connect("greet", &params, None, ws.path(), Duration::from_secs(20))
-    };
+    let connect =
+        || ipybox::mcp_client::connect("greet", &params, None, ws.path(), Duration::from_secs(20));
     let args = || {
         let serde_json::Value::Object(a) = serde_json::json!({"name": "x"}) else {
             unreachable!()

@@ -504,7 +504,11 @@ impl McpConnection {
     }
 
     fn error(&self, what: &str, detail: &str) -> Error {
-        if let Some(needed) = self.http.as_ref().and_then(|h| h.sign_in_needed(&self.name)) {
+        if let Some(needed) = self
+            .http
+            .as_ref()
+            .and_then(|h| h.sign_in_needed(&self.name))
+        {
             return Error::mcp(format!("MCP server \"{}\": {what}", self.name)).because(needed);
         }
         let tail = self

@@ -214,10 +214,7 @@ impl Authorizations {
     }
 
     fn live(&self, url: &str) -> Option<Live> {
-        self.live
-            .lock()
-            .ok()
-            .and_then(|l| l.get(url).cloned())
+        self.live.lock().ok().and_then(|l| l.get(url).cloned())
     }
 
     fn keep(&self, url: &str, live: Live) {

@@ -188,7 +188,10 @@ mod tests {
         assert_eq!(get(&format!("{uri}?code=forged")).await, 400);
         assert_eq!(get(&format!("{uri}?code=c%2B1&state=s1&iss=x")).await, 200);
         let callback = waiting.await.unwrap().unwrap();
-        assert_eq!(callback.code, "c+1", "the code of the right redirect, decoded");
+        assert_eq!(
+            callback.code, "c+1",
+            "the code of the right redirect, decoded"
+        );
         assert_eq!(callback.issuer.as_deref(), Some("x"));
     }
 
