@@ -5,7 +5,7 @@
 //! signing in again; a token about to expire is refreshed, one the server no longer accepts
 //! is refreshed and retried, and a revoked sign-in says "Sign in again".
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::io::{BufRead as _, BufReader};
 use std::os::unix::fs::PermissionsExt as _;
