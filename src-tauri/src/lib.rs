@@ -116,8 +116,9 @@ pub mod mcp_client {
 /// kept, whether a server is signed in.
 pub mod oauth {
     pub use crate::mcp::oauth::{
-        Authorizations, Browser, FileTokenStore, SIGN_IN_TIMEOUT, Saved, SignInNeeded,
-        SignInOptions, Status, SystemBrowser, TokenStore, sign_in_needed, step_up_scopes,
+        Authorizations, Browser, FileTokenStore, LOG_DIRECTIVE, SIGN_IN_TIMEOUT, Saved,
+        SignInNeeded, SignInOptions, Status, SystemBrowser, TokenStore, sign_in_needed,
+        step_up_scopes,
     };
 }
 

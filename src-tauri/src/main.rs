@@ -581,11 +581,15 @@ fn main() -> ExitCode {
         Some(Command::Mcp(args)) => args.log_filter().unwrap_or(&cli.log),
         _ => &cli.log,
     };
+    let mut filter = tracing_subscriber::EnvFilter::try_new(log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // rmcp's OAuth debug lines print token responses with their extra fields (an id_token,
+    // say): a sign-in's secrets stay out of the logs at any level.
+    if let Ok(cap) = ipybox::oauth::LOG_DIRECTIVE.parse() {
+        filter = filter.add_directive(cap);
+    }
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(log)
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         // Colours only for a person at a terminal: logs piped to a file or another program
         // (an agent's MCP client, a test) stay plain text.

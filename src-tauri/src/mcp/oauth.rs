@@ -30,6 +30,10 @@ use super::http::HttpClient;
 use crate::error::{Error, Result};
 use store::Credentials;
 
+/// A `tracing` directive that keeps rmcp's OAuth debug lines (token responses with their
+/// extra fields) out of logs at any level: add it to every log filter.
+pub const LOG_DIRECTIVE: &str = "rmcp::transport::auth=warn";
+
 /// How long a sign-in waits for the person to finish in the browser.
 pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 
