@@ -37,7 +37,9 @@
 //!   `server_link`: `ipybox://add-server` links that propose a server.
 //! - `sandbox`: srt, with its policies (typed and rendered), the enclosure the gateway runs
 //!   in (joined through its network namespace) and write guards in the workspace.
-//! - `mcp`: the MCP client (stdio, Streamable HTTP, SSE) and server parameters.
+//! - `mcp`: the MCP client (stdio, Streamable HTTP, SSE), server parameters, and the OAuth
+//!   sign-in to HTTP servers (`mcp/oauth.rs`: rmcp's protocol, a loopback redirect, tokens
+//!   kept 0600 in the data directory).
 //! - `kernel`: the Kernel Gateway process, its REST/WebSocket API, typed Jupyter messages,
 //!   one kernel session, output collection. It knows a sandbox only as an `Enclosure`.
 //! - `events` and `approval`, one layer: what happens to a session, and the approval
@@ -106,7 +108,7 @@ pub use apigen::generate::{Generated, generate_mcp_sources, write_package};
 pub use executor::{GatewayProbe, Placeholder, Registration, RemoteGateway, SkippedTool};
 pub use mcp::ServerParams;
 pub use mcp::params::VariableSource;
-pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary};
+pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary, registered_url};
 
 /// ipybox's MCP client on its own: the connection `register` lists tools through and the
 /// tool server calls tools through (stdio, Streamable HTTP, legacy SSE), with what it
@@ -114,6 +116,16 @@ pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary};
 pub mod mcp_client {
     pub use crate::mcp::client::{McpConnection, connect, connect_with};
     pub use crate::mcp::handler::{Answer, Elicitor, Hooks, ServerLog, ToolProgress};
+}
+
+/// Signing in to HTTP MCP servers that ask for OAuth: the browser step, where tokens are
+/// kept, whether a server is signed in.
+pub mod oauth {
+    pub use crate::mcp::oauth::{
+        Authorizations, Browser, FileTokenStore, LOG_DIRECTIVE, SIGN_IN_TIMEOUT, Saved,
+        SignInNeeded, SignInOptions, Status, SystemBrowser, TokenStore, sign_in_needed,
+        step_up_scopes,
+    };
 }
 
 // Approving tool calls, and the audit log.

@@ -39,6 +39,12 @@ enum Command {
     /// workspace, so code run there can call its tools (`from mcptools.NAME.TOOL import
     /// Params, run`).
     Register(RegisterArgs),
+    /// Sign in to a registered HTTP MCP server that asks for OAuth (again, when its sign-in
+    /// expired or was revoked): prints the link to open, waits for the browser to come back,
+    /// keeps the tokens in ipybox's data directory.
+    SignIn(SignInArgs),
+    /// Forget the sign-in to a registered HTTP MCP server.
+    SignOut(SignOutArgs),
     /// Serve ipybox as an MCP server (stdio, or Streamable HTTP with --http) with the tools
     /// register_mcp_server, execute_ipython_cell, install_package, reset, list_tools and
     /// save_code_action.
@@ -209,6 +215,42 @@ struct RegisterArgs {
     /// environment and the workspace's .env when the server starts.
     #[arg(long)]
     params: String,
+    /// The workspace (default: the current directory).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+    #[command(flatten)]
+    oauth: OAuthArgs,
+}
+
+/// How to sign in to a server that asks for OAuth.
+#[derive(Debug, Args)]
+struct OAuthArgs {
+    /// A client ID registered for ipybox with the server's authorization server, for one
+    /// that lets ipybox register no other way. Its secret, if it has one, comes from
+    /// IPYBOX_OAUTH_CLIENT_SECRET (never the command line).
+    #[arg(long)]
+    client_id: Option<String>,
+    /// Scopes to ask for (repeat it, or separate them with spaces); default: the scopes the
+    /// server asks for.
+    #[arg(long = "scope")]
+    scopes: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct SignInArgs {
+    /// The registered server's name.
+    name: String,
+    /// The workspace (default: the current directory).
+    #[arg(long, short)]
+    workspace: Option<PathBuf>,
+    #[command(flatten)]
+    oauth: OAuthArgs,
+}
+
+#[derive(Debug, Args)]
+struct SignOutArgs {
+    /// The registered server's name.
+    name: String,
     /// The workspace (default: the current directory).
     #[arg(long, short)]
     workspace: Option<PathBuf>,
@@ -539,11 +581,15 @@ fn main() -> ExitCode {
         Some(Command::Mcp(args)) => args.log_filter().unwrap_or(&cli.log),
         _ => &cli.log,
     };
+    let mut filter = tracing_subscriber::EnvFilter::try_new(log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // rmcp's OAuth debug lines print token responses with their extra fields (an id_token,
+    // say): a sign-in's secrets stay out of the logs at any level.
+    if let Ok(cap) = ipybox::oauth::LOG_DIRECTIVE.parse() {
+        filter = filter.add_directive(cap);
+    }
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(log)
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         // Colours only for a person at a terminal: logs piped to a file or another program
         // (an agent's MCP client, a test) stay plain text.
@@ -884,6 +930,8 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
             Command::Exec(args) => exec(args).await,
             Command::Setup { python, sandbox } => setup(python, sandbox).await,
             Command::Register(args) => register(args).await,
+            Command::SignIn(args) => sign_in(args).await,
+            Command::SignOut(args) => sign_out(args),
             Command::Mcp(args) => mcp(args).await,
             Command::Audit(args) => audit(args),
             Command::Sandbox(SandboxCommand::Accept { workspace, yes }) => {
@@ -1071,7 +1119,22 @@ async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir()?,
     };
     let executor = CodeExecutor::builder().working_dir(&workspace).build();
-    let generated = executor.register_mcp_server(&args.name, &params).await?;
+    // A server that asks for a sign-in gets one, then registering goes on; a sign-in that
+    // covers too little is widened once.
+    let mut signed_in = 0;
+    let generated = loop {
+        match executor.register_mcp_server(&args.name, &params).await {
+            Ok(generated) => break generated,
+            Err(e) => match ipybox::oauth::sign_in_needed(&e) {
+                Some(needed) if signed_in < 2 => {
+                    signed_in += 1;
+                    let (url, options) = (needed.url.clone(), sign_in_options(&args.oauth, needed));
+                    sign_in_at_terminal(&args.name, &url, &options).await?;
+                }
+                _ => return Err(e.into()),
+            },
+        }
+    };
     println!(
         "Registered \"{}\" for {} and generated {} tool module(s) in {}:",
         args.name,
@@ -1097,6 +1160,139 @@ async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
             args.name
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// [`ipybox::oauth::SignInOptions`] from the command line, for the sign-in `needed` asks
+/// for (if any).
+fn sign_in_options(
+    args: &OAuthArgs,
+    needed: &ipybox::oauth::SignInNeeded,
+) -> ipybox::oauth::SignInOptions {
+    let mut scopes: Vec<String> = args
+        .scopes
+        .iter()
+        .flat_map(|s| s.split_whitespace().map(str::to_owned))
+        .collect();
+    if let (true, Some(challenge)) = (needed.scope.is_some(), &needed.challenge)
+        && let Ok(auth) = ipybox::oauth::Authorizations::for_home()
+    {
+        scopes = ipybox::oauth::step_up_scopes(
+            &auth.granted_scopes(&needed.url),
+            challenge,
+            &needed.url,
+        );
+    }
+    ipybox::oauth::SignInOptions {
+        client_id: args.client_id.clone(),
+        client_secret: std::env::var("IPYBOX_OAUTH_CLIENT_SECRET")
+            .ok()
+            .filter(|s| !s.is_empty()),
+        scopes,
+        client_metadata_url: None,
+        challenge: needed.challenge.clone(),
+    }
+}
+
+/// The browser step at a terminal: the link printed (the tests and people without a browser
+/// open it from there) and opened in the system's browser where there is one.
+struct TerminalBrowser<'a> {
+    server: &'a str,
+}
+
+impl ipybox::oauth::Browser for TerminalBrowser<'_> {
+    fn open(&self, url: &str) {
+        // The link is the authorization server's: shown escaped.
+        eprintln!(
+            "The MCP server \"{}\" asks you to sign in. Open this link in a browser (it opens by itself where there is one):\n{}\nWaiting for the sign-in to complete (at most {} minutes)...",
+            ipybox::text::escape(self.server),
+            ipybox::text::escape(url),
+            ipybox::oauth::SIGN_IN_TIMEOUT.as_secs() / 60
+        );
+        ipybox::oauth::SystemBrowser.open(url);
+    }
+}
+
+async fn sign_in_at_terminal(
+    server: &str,
+    url: &str,
+    options: &ipybox::oauth::SignInOptions,
+) -> anyhow::Result<()> {
+    let status = ipybox::oauth::Authorizations::for_home()?
+        .sign_in(
+            url,
+            options,
+            &TerminalBrowser { server },
+            ipybox::oauth::SIGN_IN_TIMEOUT,
+        )
+        .await?;
+    eprintln!("{}", signed_in_words(server, &status));
+    Ok(())
+}
+
+/// "Signed in to …" as a person reads it.
+fn signed_in_words(server: &str, status: &ipybox::oauth::Status) -> String {
+    use ipybox::text::escape;
+    match status {
+        ipybox::oauth::Status::SignedOut => format!("Not signed in to \"{}\".", escape(server)),
+        ipybox::oauth::Status::SignedIn {
+            issuer,
+            scopes,
+            expires,
+            refreshable,
+            ..
+        } => {
+            let mut text = format!("Signed in to \"{}\"", escape(server));
+            if let Some(issuer) = issuer {
+                text.push_str(&format!(" with {}", escape(issuer)));
+            }
+            if !scopes.is_empty() {
+                text.push_str(&format!(" (scopes: {})", escape(&scopes.join(" "))));
+            }
+            if let Some(left) =
+                expires.and_then(|e| e.duration_since(std::time::SystemTime::now()).ok())
+            {
+                text.push_str(&format!(
+                    "; the access token expires in {} min{}",
+                    left.as_secs() / 60,
+                    if *refreshable {
+                        " and is refreshed before then"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            text.push('.');
+            text
+        }
+    }
+}
+
+async fn sign_in(args: SignInArgs) -> anyhow::Result<ExitCode> {
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir()?,
+    };
+    let url = ipybox::registered_url(&workspace, &args.name)?;
+    let needed = ipybox::oauth::SignInNeeded {
+        server: args.name.clone(),
+        url: url.clone(),
+        challenge: None,
+        again: false,
+        scope: None,
+    };
+    sign_in_at_terminal(&args.name, &url, &sign_in_options(&args.oauth, &needed)).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sign_out(args: SignOutArgs) -> anyhow::Result<ExitCode> {
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir()?,
+    };
+    let url = ipybox::registered_url(&workspace, &args.name)?;
+    ipybox::oauth::Authorizations::for_home()?.sign_out(&url)?;
+    eprintln!("Signed out of \"{}\".", ipybox::text::escape(&args.name));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,6 +5,7 @@
 pub mod client;
 pub mod handler;
 mod http;
+pub mod oauth;
 pub mod params;
 pub mod sse;
 

@@ -15,6 +15,28 @@ use crate::apigen::check_server_name;
 use crate::error::{Error, Result};
 use crate::mcp::ServerParams;
 
+/// The URL the HTTP MCP server `name` registered for `workspace` is reached at, its
+/// `${VAR}`s filled in as registering fills them (the environment and the workspace's
+/// `.env`): the URL a sign-in to it is for.
+pub fn registered_url(workspace: &Path, name: &str) -> Result<String> {
+    let home = crate::home::ipybox_home()?;
+    let registry = Registry::load(&home, workspace)?;
+    let params = registry.servers.get(name).ok_or_else(|| {
+        Error::config(format!(
+            "no MCP server \"{}\" is registered in {}",
+            crate::display::escape(name),
+            registry.workspace.display()
+        ))
+    })?;
+    let vars = crate::mcp::params::Variables::load(Some(&registry.workspace))?;
+    params.resolve(&vars)?.url.ok_or_else(|| {
+        Error::config(format!(
+            "\"{}\" is not an HTTP MCP server: only those sign in",
+            crate::display::escape(name)
+        ))
+    })
+}
+
 /// One tool of a registered server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSummary {

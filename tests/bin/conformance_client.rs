@@ -9,8 +9,12 @@
 //! ```
 //!
 //! A server that asks a question (elicitation) gets the answer of a person who accepts the
-//! form as it is offered, with its defaults. Exits with status 1 and the reason on stderr
-//! when a step fails.
+//! form as it is offered, with its defaults. A server that asks for a sign-in gets one
+//! through ipybox's OAuth client (`ipybox::oauth`), with a browser stand-in that opens the
+//! authorization URL and follows its redirects to ipybox's loopback listener, as a person
+//! who consents would; a call refused for too narrow a sign-in signs in again with the
+//! scope asked for, a few times at most. Sign-ins are kept in a data directory of the run's
+//! own. Exits with status 1 and the reason on stderr when a step fails.
 //!
 //! Suite: <https://github.com/modelcontextprotocol/conformance>.
 
@@ -21,9 +25,65 @@ use std::time::Duration;
 
 use ipybox::ServerParams;
 use ipybox::mcp_client::{Answer, Elicitor, Hooks, ToolProgress, connect_with};
+use ipybox::oauth::{Authorizations, Browser, SignInNeeded, SignInOptions};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Sign-ins a run makes at most: the first, and step-ups when a call needs more scope.
+const SIGN_INS: usize = 3;
+
+/// The client ID metadata document the suite's authorization servers accept (they do not
+/// fetch it).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// What the suite hands a scenario's client (`MCP_CONFORMANCE_CONTEXT`): a pre-registered
+/// client, for the servers that register none.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Context {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
+}
+
+/// A person who consents at once: opens the authorization URL and follows its redirects
+/// back to ipybox's loopback listener.
+struct FollowRedirects;
+
+impl Browser for FollowRedirects {
+    fn open(&self, url: &str) {
+        let url = url.to_owned();
+        tokio::spawn(async move {
+            let _ = reqwest::get(&url).await;
+        });
+    }
+}
+
+/// Sign in as `needed` asks, widening the scopes granted so far by the one a refused call
+/// asked for.
+async fn sign_in(needed: &SignInNeeded, context: &Context) -> Result<(), String> {
+    let auth = Authorizations::for_home().map_err(|e| e.to_string())?;
+    let scopes = match (&needed.scope, &needed.challenge) {
+        (Some(_), Some(challenge)) => {
+            ipybox::oauth::step_up_scopes(&auth.granted_scopes(&needed.url), challenge, &needed.url)
+        }
+        _ => Vec::new(),
+    };
+    let options = SignInOptions {
+        client_id: context.client_id.clone(),
+        client_secret: context.client_secret.clone(),
+        scopes,
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+        challenge: needed.challenge.clone(),
+    };
+    let status = auth
+        .sign_in(&needed.url, &options, &FollowRedirects, TIMEOUT)
+        .await
+        .map_err(|e| format!("signing in: {e}"))?;
+    let _ = writeln!(std::io::stdout(), "signed in: {status:?}");
+    Ok(())
+}
 
 /// A person who accepts every form unchanged: the client fills in the defaults.
 struct AcceptDefaults;
@@ -50,28 +110,43 @@ fn scenario_call(scenario: &str) -> Option<(&'static str, serde_json::Value)> {
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), String> {
+    let context: Context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let mut sign_ins = 0;
     let params =
         ServerParams::from_json(&serde_json::json!({ "url": url })).map_err(|e| e.to_string())?;
     let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
     let root = workspace.path().join("mcptools");
-    let modules = ipybox::generate_mcp_sources("conformance", &params, &root)
-        .await
-        .map_err(|e| format!("registering the server: {e}"))?;
+    let modules = loop {
+        match ipybox::generate_mcp_sources("conformance", &params, &root).await {
+            Ok(modules) => break modules,
+            Err(e) => match ipybox::oauth::sign_in_needed(&e) {
+                Some(needed) if sign_ins < SIGN_INS => {
+                    sign_ins += 1;
+                    sign_in(needed, &context).await?;
+                }
+                _ => return Err(format!("registering the server: {e}")),
+            },
+        }
+    };
     let mut out = std::io::stdout();
     let _ = writeln!(out, "registered: modules {modules:?}");
     if scenario == "initialize" {
         return Ok(());
     }
-    let conn = connect_with(
-        "conformance",
-        &params,
-        None,
-        workspace.path(),
-        TIMEOUT,
-        Hooks::new().elicitor(Arc::new(AcceptDefaults)),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let connect = || {
+        connect_with(
+            "conformance",
+            &params,
+            None,
+            workspace.path(),
+            TIMEOUT,
+            Hooks::new().elicitor(Arc::new(AcceptDefaults)),
+        )
+    };
+    let mut conn = connect().await.map_err(|e| e.to_string())?;
     let calls: Vec<(String, serde_json::Value)> = match scenario_call(scenario) {
         Some((tool, args)) => vec![(tool.to_owned(), args)],
         None => conn
@@ -87,11 +162,26 @@ async fn run(scenario: &str, url: &str) -> Result<(), String> {
             unreachable!("arguments are objects")
         };
         let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
-        let result =
-            tokio::time::timeout(TIMEOUT, conn.call_tool_with_progress(&tool, args, progress))
-                .await
-                .map_err(|_| format!("no answer to the call to {tool} within {TIMEOUT:?}"))?
-                .map_err(|e| e.to_string())?;
+        let result = loop {
+            let answer = tokio::time::timeout(
+                TIMEOUT,
+                conn.call_tool_with_progress(&tool, args.clone(), progress.clone()),
+            )
+            .await
+            .map_err(|_| format!("no answer to the call to {tool} within {TIMEOUT:?}"))?;
+            match answer {
+                Ok(result) => break result,
+                Err(e) => match ipybox::oauth::sign_in_needed(&e) {
+                    Some(needed) if sign_ins < SIGN_INS => {
+                        sign_ins += 1;
+                        sign_in(needed, &context).await?;
+                        conn.close().await;
+                        conn = connect().await.map_err(|e| e.to_string())?;
+                    }
+                    _ => return Err(e.to_string()),
+                },
+            }
+        };
         while let Ok(p) = reports.try_recv() {
             let _ = writeln!(out, "progress of {tool}: {p:?}");
         }
@@ -105,8 +195,28 @@ async fn run(scenario: &str, url: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Sign-ins of this run are kept in a data directory of its own, never the person's.
+    let home = match tempfile::tempdir() {
+        Ok(h) => h,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "ipybox-conformance-client: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // SAFETY: no other thread runs yet (the runtime is built below).
+    unsafe { std::env::set_var("IPYBOX_HOME", home.path()) };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "ipybox-conformance-client: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(client())
+}
+
+async fn client() -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let Some(url) = std::env::args().nth(1) else {
         let _ = writeln!(

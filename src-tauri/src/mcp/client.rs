@@ -23,6 +23,7 @@ use tokio::io::AsyncReadExt;
 
 use super::handler::{Handler, Hooks, ToolProgress};
 use super::http::HttpClient;
+use super::oauth::{Authorizations, SignInNeeded};
 use super::params::{ServerParams, TransportKind};
 use super::sse;
 use crate::error::{Error, Result};
@@ -35,9 +36,6 @@ const INHERITED_ENV: [&str; 8] = [
 ];
 
 const STDERR_TAIL: usize = 8 * 1024;
-
-/// Why a server that wants an OAuth sign-in cannot be reached, and what to do now.
-const SIGN_IN_ASKED: &str = "it asks for a sign-in (HTTP 401), and ipybox cannot sign in to MCP servers with OAuth yet. If the server accepts a token, give it in the parameters' \"headers\", e.g. {\"Authorization\": \"Bearer ${TOKEN}\"} with TOKEN in the environment or the workspace's .env";
 
 /// A live client session with one MCP server.
 pub struct McpConnection {
@@ -52,6 +50,30 @@ pub struct McpConnection {
     exit: Option<tokio::sync::watch::Receiver<Option<ProcessExit>>>,
     /// Its tools as it last listed them, each definition hashed once.
     listing: Mutex<Option<Arc<crate::definition::pins::Listing>>>,
+    /// An HTTP server's client, which knows when the server asked for a sign-in.
+    http: Option<HttpSide>,
+}
+
+/// What an HTTP session knows about its sign-in.
+struct HttpSide {
+    client: HttpClient,
+    url: String,
+    /// Its requests carry a kept OAuth sign-in.
+    signed_in: bool,
+}
+
+impl HttpSide {
+    /// The sign-in the server's last refusal asks for.
+    fn sign_in_needed(&self, server: &str) -> Option<SignInNeeded> {
+        let refusal = self.client.refusal()?;
+        Some(SignInNeeded {
+            server: server.to_owned(),
+            url: self.url.clone(),
+            challenge: Some(refusal.challenge),
+            again: self.signed_in,
+            scope: refusal.scope,
+        })
+    }
 }
 
 impl std::fmt::Debug for McpConnection {
@@ -107,6 +129,7 @@ pub async fn connect_with(
             }
         ))
     };
+    let mut http = None;
     let (service, process_group, exit) = match params.transport()? {
         TransportKind::Stdio => {
             let command = params.command.as_deref().unwrap_or_default();
@@ -202,18 +225,51 @@ pub async fn connect_with(
                 .into_iter()
                 .filter_map(|(k, v)| Some((k?, v)))
                 .collect();
+            // A token the person gave in the headers is theirs to manage: no OAuth then.
+            let own_token = headers.contains_key(&http::header::AUTHORIZATION);
+            let authorized = match own_token {
+                true => None,
+                false => Authorizations::for_home()
+                    .map_err(|e| fail(e.to_string(), &stderr))?
+                    .client(url)
+                    .await
+                    .map_err(|e| fail(e.to_string(), &stderr))?,
+            };
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-            let client = HttpClient::new().map_err(|e| fail(e.to_string(), &stderr))?;
-            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-            let service = handshake(handler.clone(), transport, timeout)
-                .await
-                .map_err(|e| {
-                    if client.sign_in_asked() {
-                        fail(SIGN_IN_ASKED.to_owned(), &stderr)
-                    } else {
-                        fail(e.into_message(), &stderr)
-                    }
-                })?;
+            let (answer, side) = match authorized {
+                Some(auth) => {
+                    let side = HttpSide {
+                        client: auth.http_client.clone(),
+                        url: url.to_owned(),
+                        signed_in: true,
+                    };
+                    let transport = StreamableHttpClientTransport::with_client(auth, config);
+                    (handshake(handler.clone(), transport, timeout).await, side)
+                }
+                None => {
+                    let client = HttpClient::new().map_err(|e| fail(e.to_string(), &stderr))?;
+                    let side = HttpSide {
+                        client: client.clone(),
+                        url: url.to_owned(),
+                        signed_in: false,
+                    };
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    (handshake(handler.clone(), transport, timeout).await, side)
+                }
+            };
+            let service = match answer {
+                Ok(service) => service,
+                Err(e) => {
+                    return Err(match side.sign_in_needed(name) {
+                        Some(needed) => Error::mcp(format!(
+                            "cannot connect to the MCP server \"{name}\" ({what})"
+                        ))
+                        .because(needed),
+                        None => fail(e.into_message(), &stderr),
+                    });
+                }
+            };
+            http = Some(side);
             (service, None, None)
         }
         TransportKind::Sse => {
@@ -237,6 +293,7 @@ pub async fn connect_with(
         stderr,
         exit,
         listing: Mutex::default(),
+        http,
     })
 }
 
@@ -447,6 +504,13 @@ impl McpConnection {
     }
 
     fn error(&self, what: &str, detail: &str) -> Error {
+        if let Some(needed) = self
+            .http
+            .as_ref()
+            .and_then(|h| h.sign_in_needed(&self.name))
+        {
+            return Error::mcp(format!("MCP server \"{}\": {what}", self.name)).because(needed);
+        }
         let tail = self
             .stderr
             .lock()

@@ -37,9 +37,18 @@ pub(crate) struct HttpClient {
     /// The sessions whose standalone stream the server answered (or refused).
     answered: Arc<Mutex<HashSet<Arc<str>>>>,
     changed: Arc<tokio::sync::Notify>,
-    /// The server answered a request with `401` or `403` and a challenge: it wants a
-    /// sign-in (or a wider one).
-    refused: Arc<std::sync::atomic::AtomicBool>,
+    /// The last `401` or `403` the server answered with, while no request has succeeded
+    /// since: it wants a sign-in (or a wider one).
+    refused: Arc<Mutex<Option<Refusal>>>,
+}
+
+/// A server's `401` or `403` with its challenge (MCP authorization spec).
+#[derive(Clone, Debug)]
+pub(crate) struct Refusal {
+    /// Its `WWW-Authenticate` value.
+    pub(crate) challenge: String,
+    /// A `403 insufficient_scope`: the scope the request needs.
+    pub(crate) scope: Option<String>,
 }
 
 impl HttpClient {
@@ -77,9 +86,10 @@ impl HttpClient {
         })
     }
 
-    /// Whether the server asked for a sign-in (the MCP authorization spec's `401`/`403`).
-    pub(crate) fn sign_in_asked(&self) -> bool {
-        self.refused.load(std::sync::atomic::Ordering::Acquire)
+    /// The server's last refusal (the MCP authorization spec's `401`/`403`), if no request
+    /// has succeeded since.
+    pub(crate) fn refusal(&self) -> Option<Refusal> {
+        self.refused.lock().ok().and_then(|r| r.clone())
     }
 
     async fn wait_for_stream(&self, session: &Arc<str>) {
@@ -119,12 +129,21 @@ impl StreamableHttpClient for HttpClient {
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
-        if let Err(
-            StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_),
-        ) = &answer
-        {
-            self.refused
-                .store(true, std::sync::atomic::Ordering::Release);
+        let refusal = match &answer {
+            Err(StreamableHttpError::AuthRequired(e)) => Some(Refusal {
+                challenge: e.www_authenticate_header.clone(),
+                scope: None,
+            }),
+            Err(StreamableHttpError::InsufficientScope(e)) => Some(Refusal {
+                challenge: e.www_authenticate_header.clone(),
+                // A 403 that names no scope still needs more than the sign-in gave.
+                scope: Some(e.required_scope.clone().unwrap_or_default()),
+            }),
+            Err(_) => return answer,
+            Ok(_) => None,
+        };
+        if let Ok(mut r) = self.refused.lock() {
+            *r = refusal;
         }
         answer
     }
