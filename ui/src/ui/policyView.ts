@@ -273,7 +273,7 @@ export class PolicyView {
   private noteBlock(block: ipc.SandboxBlock): void {
     const verb = block.access === 'write' ? 'writing' : 'reading';
     const why = block.rule ?? block.reason;
-    const item = h('li', { class: 'recent-block' }, `${verb} `, h('code', {}, clipEscaped(block.path, 300)), ` — ${clipEscaped(why, 200)}`);
+    const item = h('li', { class: 'recent-block' }, `${verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)), ` — ${clipEscaped(escapeUntrusted(why), 200)}`);
     this.recentBlocks.querySelector('.panel-hint')?.remove();
     this.recentBlocks.prepend(item);
     while (this.recentBlocks.children.length > PolicyView.RECENT_BLOCKS) this.recentBlocks.lastElementChild?.remove();

@@ -7,7 +7,7 @@
  */
 import * as ipc from '../ipc';
 import type { Cell } from '../model/cell';
-import { clipEscaped } from '../model/untrusted';
+import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { h } from './dom';
 
 export class SandboxBlockView {
@@ -27,11 +27,11 @@ export class SandboxBlockView {
     this.element.hidden = block === null;
     if (block === null) return;
     const verb = block.access === 'write' ? 'writing' : 'reading';
-    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${verb} `, h('code', {}, clipEscaped(block.path, 300)));
+    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)));
     this.element.append(line);
     if (block.suggestion === null) {
       const rule = block.rule === null ? block.reason : `${block.rule}: ${block.reason}`;
-      this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(rule, 300)}).`));
+      this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(escapeUntrusted(rule), 300)}).`));
       return;
     }
     const field = h('input', { class: 'sandbox-block-entry text-input', type: 'text', 'aria-label': `Folder to allow ${verb}`, spellcheck: 'false' });
