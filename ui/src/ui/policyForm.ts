@@ -71,7 +71,7 @@ export class PolicyForm {
         place(spec.macOnly, values.length > 0, this.renderList(spec, values, readOnly), parts);
       }
     }
-    this.flagsReset = readOnly ? null : h('button', { id: 'policy-flags-reset', class: 'button button-secondary button-small policy-reset', type: 'button', hidden: true, text: 'Reset', 'aria-label': 'Reset the other settings to the preset' });
+    this.flagsReset = readOnly ? null : h('button', { id: 'policy-flags-reset', class: 'button button-secondary button-small policy-reset', type: 'button', hidden: true, text: 'Reset to preset', 'aria-label': 'Reset the other settings to the preset' });
     this.flagsReset?.addEventListener('click', () => {
       const base = this.base;
       if (base) this.host.edit((d) => d.edit(resetFlags(d.policy, base.policy)), true);
@@ -167,7 +167,7 @@ export class PolicyForm {
     const list = h('ul', { class: 'policy-items', 'aria-label': spec.label }, ...items);
     const empty = values.length === 0 ? h('p', { class: 'panel-empty', text: 'None.' }) : null;
     const changes = h('p', { id: `${base}-changes`, class: 'panel-hint policy-removed', hidden: true });
-    const reset = h('button', { id: `${base}-reset`, class: 'button button-secondary button-small policy-reset', type: 'button', hidden: true, text: 'Reset', 'aria-label': `Reset ${spec.label} to the preset` });
+    const reset = h('button', { id: `${base}-reset`, class: 'button button-secondary button-small policy-reset', type: 'button', hidden: true, text: 'Reset to preset', 'aria-label': `Reset ${spec.label} to the preset` });
     reset.addEventListener('click', () => {
       const b = this.base;
       if (b) this.host.edit((d) => d.edit(resetList(d.policy, b.policy, spec.id)), true);
