@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { APP, App, ROOT, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
+import { APP, App, ROOT, answerDialog, answerDialogSoon, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 10) / 10;
@@ -387,28 +387,31 @@ if (!only || only === 'block') {
   const { tmpdir } = await import('node:os');
   const out = mkdtempSync(join(tmpdir(), 'ipybox-bench-out-'));
   const policy = { filesystem: { denyRead: ['~/.ssh'], allowWrite: ['.'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } };
-  const dir = workspace({ 'bench.ipynb': notebook(`open(${JSON.stringify(join(out, 'x.csv'))}, "w")`), 'sandbox-config.json': policy });
+  const dir = workspace({ 'bench.ipynb': notebook(`import uuid\nopen(${JSON.stringify(out)} + f"/{uuid.uuid4()}.csv", "w")`), 'sandbox-config.json': policy });
   const app = await App.launch(['open', join(dir, 'bench.ipynb')], { env });
   await app.ready();
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
-  const applied = app.execute('return window.__TAURI_INTERNALS__.invoke("apply_sandbox", { choice: { sandbox: true, policy: { kind: "workspace" } } }).then(() => true);');
-  answerDialog('Use this sandbox policy?', 'Return', 30);
-  await applied;
+  const asked = answerDialogSoon('Use this sandbox policy?', 'Return', 30);
+  await app.execute('return window.__TAURI_INTERNALS__.invoke("apply_sandbox", { choice: { sandbox: true, policy: { kind: "workspace" } } }).then(() => true);');
+  await asked;
   await app.until('the sandboxed kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
   const BLOCK_TO_OFFER = `
     const done = arguments[0];
     const cell = document.querySelector('.cell');
     cell.dispatchEvent(new MouseEvent('mousedown', {bubbles: true}));
     window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
-    // The last run's error stays until this run's output replaces it.
-    const old = cell.querySelector('.output[data-output-type="error"]');
+    // The last run's error and offer stay until this run's replace them; each run writes a
+    // file of another name, so its error and its offer say another path.
+    const text = (css) => cell.querySelector(css)?.textContent ?? '';
+    const oldError = text('.output[data-output-type="error"]');
+    const oldOffer = text('.sandbox-block-line');
     let error;
     const obs = new MutationObserver(() => {
       const t = performance.now();
-      const now = cell.querySelector('.output[data-output-type="error"]');
-      if (error === undefined && now && now !== old) error = t;
+      const now = text('.output[data-output-type="error"]');
+      if (error === undefined && now && now !== oldError) error = t;
       const offer = cell.querySelector('.sandbox-block');
-      if (error !== undefined && offer && !offer.hidden) {
+      if (error !== undefined && offer && !offer.hidden && text('.sandbox-block-line') !== oldOffer) {
         obs.disconnect();
         requestAnimationFrame(() => done(performance.now() - error));
       }
@@ -418,7 +421,10 @@ if (!only || only === 'block') {
   `;
   const times = [];
   for (let k = 0; k < 11; k++) {
-    const ms = await executeAsync(app, BLOCK_TO_OFFER);
+    const ms = await executeAsync(app, BLOCK_TO_OFFER).catch(async (e) => {
+      console.log(await app.execute('return [document.querySelector("#sandbox-policy-status")?.textContent, document.querySelector(".cell").dataset.state, document.querySelector(".cell").textContent.slice(-400)];'));
+      throw e;
+    });
     if (k > 0) times.push(ms);
   }
   results.block_to_suggestion_painted_ms = { median: round(median(times)), min: round(Math.min(...times)), max: round(Math.max(...times)), n: times.length };

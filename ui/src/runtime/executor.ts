@@ -43,6 +43,8 @@ interface Execution {
   cascaded: boolean;
   /** The cell's state before it was queued (restored when it never runs). */
   previous: RunState;
+  /** What the sandbox blocked in this run (its event and the run's start can come in either order). */
+  block?: SandboxBlock;
 }
 
 /**
@@ -229,6 +231,7 @@ export class Executor {
     switch (event.type) {
       case 'started':
         cell.beginToolCalls(exec.seq);
+        if (exec.block) cell.setSandboxBlock(exec.block);
         if (event.executionCount !== null) cell.setExecutionCount(event.executionCount);
         this.refreshState(cell);
         return;
@@ -341,8 +344,9 @@ export class Executor {
   }
 
   private showBlock(exec: Execution, block: SandboxBlock): void {
-    // In turn with the run's own events: its start, handled at the next frame, clears an
-    // earlier run's block, and would clear this one too if it came first.
+    // The run's start clears an earlier run's block; this run's is shown again then, for the
+    // session event can arrive before the channel's start.
+    exec.block = block;
     this.scheduler.enqueue(() => exec.cell.setSandboxBlock(block));
   }
 
