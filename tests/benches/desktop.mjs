@@ -7,12 +7,13 @@
 //   BENCH_ONLY=complete);
 //   a tool call to its native approval dialog on screen (median of 10), and an agent's call
 //   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint); a decision in the
-//   dialog to the tool started, and fifty queued calls decided with one batch choice.
+//   dialog to the tool started, and fifty queued calls decided with one batch choice;
+//   a cell the sandbox blocked: its error to the offer to allow it painted (BENCH_ONLY=block).
 // Run: bash scripts/bench-desktop.sh
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { APP, App, ROOT, answerDialog, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
+import { APP, App, ROOT, answerDialog, answerDialogSoon, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const round = (x) => Math.round(x * 10) / 10;
@@ -132,7 +133,7 @@ function appMemory(dir) {
 
 const results = {};
 const launches = [];
-// BENCH_ONLY=memory (or stream, launch, dialog, endpoint) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env.
+// BENCH_ONLY=memory (or stream, launch, dialog, endpoint, block) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env.
 const only = process.env.BENCH_ONLY;
 const env = JSON.parse(process.env.BENCH_ENV ?? '{}');
 for (let i = 0; i < (only && only !== 'launch' ? 0 : 5); i++) {
@@ -376,6 +377,57 @@ if (!only || only === 'endpoint') {
   const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length });
   results.agent_endpoint_call_to_dialog_visible_ms = { from_client: stats(fromClient), from_window_request: stats(fromRequest) };
   await client.close();
+  await app.quit();
+}
+
+if (!only || only === 'block') {
+  // A cell the sandbox blocked writing a folder: from its error painted to the offer ("Allow
+  // writing …") painted under it, in the page (median of 10 runs of the same cell).
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const out = mkdtempSync(join(tmpdir(), 'ipybox-bench-out-'));
+  const policy = { filesystem: { denyRead: ['~/.ssh'], allowWrite: ['.'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [] } };
+  const dir = workspace({ 'bench.ipynb': notebook(`import uuid\nopen(${JSON.stringify(out)} + f"/{uuid.uuid4()}.csv", "w")`), 'sandbox-config.json': policy });
+  const app = await App.launch(['open', join(dir, 'bench.ipynb')], { env });
+  await app.ready();
+  await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const asked = answerDialogSoon('Use this sandbox policy?', 'Return', 30);
+  await app.execute('return window.__TAURI_INTERNALS__.invoke("apply_sandbox", { choice: { sandbox: true, policy: { kind: "workspace" } } }).then(() => true);');
+  await asked;
+  await app.until('the sandboxed kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const BLOCK_TO_OFFER = `
+    const done = arguments[0];
+    const cell = document.querySelector('.cell');
+    cell.dispatchEvent(new MouseEvent('mousedown', {bubbles: true}));
+    window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+    // The last run's error and offer stay until this run's replace them; each run writes a
+    // file of another name, so its error and its offer say another path.
+    const text = (css) => cell.querySelector(css)?.textContent ?? '';
+    const oldError = text('.output[data-output-type="error"]');
+    const oldOffer = text('.sandbox-block-line');
+    let error;
+    const obs = new MutationObserver(() => {
+      const t = performance.now();
+      const now = text('.output[data-output-type="error"]');
+      if (error === undefined && now && now !== oldError) error = t;
+      const offer = cell.querySelector('.sandbox-block');
+      if (error !== undefined && offer && !offer.hidden && text('.sandbox-block-line') !== oldOffer) {
+        obs.disconnect();
+        requestAnimationFrame(() => done(performance.now() - error));
+      }
+    });
+    obs.observe(cell, {subtree: true, childList: true, attributes: true});
+    window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', ctrlKey: true, bubbles: true}));
+  `;
+  const times = [];
+  for (let k = 0; k < 11; k++) {
+    const ms = await executeAsync(app, BLOCK_TO_OFFER).catch(async (e) => {
+      console.log(await app.execute('return [document.querySelector("#sandbox-policy-status")?.textContent, document.querySelector(".cell").dataset.state, document.querySelector(".cell").textContent.slice(-400)];'));
+      throw e;
+    });
+    if (k > 0) times.push(ms);
+  }
+  results.block_to_suggestion_painted_ms = { median: round(median(times)), min: round(Math.min(...times)), max: round(Math.max(...times)), n: times.length };
   await app.quit();
 }
 

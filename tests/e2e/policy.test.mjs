@@ -6,10 +6,11 @@
 // Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { App, Keys, ROOT, SHOTS, answerDialog, answerDialogSoon, notebook, quitAll, settled, workspace } from './webdriver.mjs';
+import { App, Keys, ROOT, SHOTS, answerDialog, answerDialogSoon, cell, notebook, quitAll, settled, workspace } from './webdriver.mjs';
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -98,7 +99,8 @@ test('add allowWrite out/, save, apply: the cell that could not write out/x now 
   await app.press(Keys.Enter);
   await app.until('the new entry', () => app.execute('return document.querySelector("#policy-filesystem-allowWrite-0")?.value === "out/";'));
   assert.equal(await app.text('#policy-summary li'), 'Code may write in: out/.');
-  await app.click('#save-policy');
+  // Saved for later (the one action, save and restart, is the button beside it).
+  await app.click('#save-policy-later');
   await app.until('the save', () => app.execute('return (document.querySelector("#save-policy-status")?.textContent ?? "").startsWith("Saved");'));
   assert.deepEqual(JSON.parse(readFileSync(join(dir, 'sandbox-config.json'), 'utf8')).filesystem.allowWrite, ['out/']);
   // Saved, the notebook's status is short enough for the toolbar at 1280 px.
@@ -214,4 +216,75 @@ test('a workspace policy nobody accepted is asked about natively; declined, noth
   await app.click('#apply-sandbox');
   answerDialog('Turn the sandbox off?', 'Return', 30);
   await app.until('the kernel unsandboxed', async () => (await badge(app)) === 'Not sandboxed' && (await app.kernelStatus()) === 'idle', 60000);
+});
+
+test('a cell blocked writing a folder offers to allow it; confirmed natively, the policy gains that one entry and the cell run again writes', async () => {
+  const POLICY_WS = { ...POLICY, filesystem: { ...POLICY.filesystem, allowWrite: ['.'] } };
+  const out = mkdtempSync(join(tmpdir(), 'ipybox-e2e-out-'));
+  const write = `with open(${JSON.stringify(join(out, 'report.csv'))}, "w") as f:\n    f.write("a,b\\n")\nprint("wrote the report")`;
+  const dir = workspace({ 'test.ipynb': notebook(write), 'sandbox-config.json': POLICY_WS });
+  const app = await open(dir);
+  await openSandboxTab(app);
+  await app.click('#sandbox-on');
+  assert.equal(await apply(app, { accept: true }), 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
+  const before = readFileSync(join(dir, 'sandbox-config.json'), 'utf8');
+
+  // From the error painted in the cell to the offer painted under it, in the page.
+  await app.execute(`
+    const cell = document.querySelectorAll('.cell')[0];
+    const times = window.__blockTimes = {};
+    new MutationObserver(() => {
+      const t = performance.now();
+      // (not "error": WebDriver reads a result with that key as its own failure)
+      if (times.failed === undefined && cell.querySelector('.output[data-output-type="error"]')) times.failed = t;
+      const offer = cell.querySelector('.sandbox-block');
+      if (times.offer === undefined && offer && !offer.hidden) {
+        times.offer = t;
+        requestAnimationFrame(() => { times.painted = performance.now(); });
+      }
+    }).observe(cell, { subtree: true, childList: true, attributes: true });
+    return true;`);
+  await app.click('#run-cell');
+  const failed = await settled(app, 0);
+  assert.equal(failed.state, 'failed', failed.output);
+  assert.match(failed.output, /Read-only file system/);
+  const times = await app.until('the offer painted', () => app.execute('const t = window.__blockTimes; return t.painted !== undefined && t.failed !== undefined ? t : null;'), 10000);
+  const ms = Math.round(times.painted - times.failed);
+  process.stdout.write(`# block → suggestion painted: ${ms} ms after the cell's error\n`);
+  assert.ok(ms <= 200, `the offer came ${ms} ms after the error`);
+  assert.equal(await app.text('.cell .sandbox-block-line'), `The sandbox blocked writing ${join(out, 'report.csv')}`);
+  assert.equal(await app.execute('return document.querySelector(".cell .sandbox-block-entry").value;'), out, 'the narrowest folder that covers the file');
+  assert.equal(readFileSync(join(dir, 'sandbox-config.json'), 'utf8'), before, 'nothing changes before the person decides');
+  await app.execute('document.querySelector(".cell .sandbox-block").scrollIntoView({ block: "center" });');
+  await app.screenshot('sandbox-block-offer');
+
+  // "Allow writing": a native question with the change in it, answered with a real key.
+  const title = `Allow writing ${out}?`;
+  await app.click('.cell .sandbox-block-allow');
+  spawnSync('timeout', ['30', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`]);
+  await new Promise((r) => setTimeout(r, 300));
+  spawnSync('import', ['-window', 'root', join(SHOTS, 'sandbox-block-dialog.png')]);
+  answerDialog(title, 'Return', 30);
+  await app.until('allowed', () => app.execute('return (document.querySelector(".cell .sandbox-block-status")?.textContent ?? "").startsWith("Allowed; the kernel restarted.");'), 60000);
+  await app.until('the new kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  assert.deepEqual(
+    JSON.parse(readFileSync(join(dir, 'sandbox-config.json'), 'utf8')),
+    { ...POLICY_WS, filesystem: { ...POLICY_WS.filesystem, allowWrite: ['.', out] } },
+    'the policy file has exactly that change',
+  );
+  assert.equal(await badge(app), 'Sandboxed: sandbox-config.json', 'still sandboxed, under the changed policy');
+
+  await app.click('.cell .sandbox-block-run');
+  await app.until('the cell run again', async () => {
+    const c = await cell(app, 0);
+    return c.state === 'done' && c.output.includes('wrote the report') ? c : null;
+  }, 60000);
+  assert.equal(readFileSync(join(out, 'report.csv'), 'utf8'), 'a,b\n');
+  assert.equal(await app.execute('return document.querySelector(".cell .sandbox-block").hidden;'), true, 'the line went with the blocked run');
+
+  // The Sandbox tab lists the block.
+  await openSandboxTab(app);
+  assert.equal(await app.text('.recent-blocks li'), `writing ${join(out, 'report.csv')} — read-only: no allowWrite entry covers it`);
+  await app.execute('document.querySelector(".recent-blocks").scrollIntoView({ block: "center" });');
+  await app.screenshot('sandbox-tab-recent-blocks');
 });

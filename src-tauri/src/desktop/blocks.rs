@@ -67,7 +67,18 @@ fn shown_diff(home: &Path, workspace: &Path, base: &str, new: &str) -> String {
         }) => old,
         _ => base.to_owned(),
     };
-    crate::sandbox::policy::diff(&old, new)
+    changed_lines(&old, new)
+}
+
+/// The lines of `new` that differ from `old`, both laid out alike first: a file written in
+/// another layout (one-space indents, one line) would otherwise show every line as changed
+/// and bury the one entry that is.
+fn changed_lines(old: &str, new: &str) -> String {
+    let laid_out = |text: &str| match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => serde_json::to_string_pretty(&v).map_or_else(|_| text.to_owned(), |t| t + "\n"),
+        Err(_) => text.to_owned(),
+    };
+    crate::sandbox::policy::diff(&laid_out(old), &laid_out(new))
         .lines()
         .filter(|l| !l.starts_with("  "))
         .collect::<Vec<_>>()
@@ -179,5 +190,24 @@ mod tests {
             "an edited entry that does not cover the blocked path is refused"
         );
         assert!(changed_text(&ws, base, Access::Write, "  ", &file).is_err());
+    }
+
+    #[test]
+    fn the_shown_change_is_the_entry_whatever_the_file_s_layout() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let ws = std::fs::canonicalize(ws.path()).expect("canonical");
+        let compact = r#"{"filesystem": {"denyRead": ["~/.ssh"], "allowWrite": ["."], "denyWrite": []}, "network": {"allowedDomains": [], "deniedDomains": []}}"#;
+        let text = changed_text(&ws, compact, Access::Write, "/srv/out", "/srv/out/a.csv")
+            .expect("a change");
+        let shown = changed_lines(compact, &text);
+        let lines: Vec<String> = shown
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            lines,
+            ["- \".\"", "+ \".\",", "+ \"/srv/out\""],
+            "only the entry and the comma before it, not the whole file laid out anew"
+        );
     }
 }

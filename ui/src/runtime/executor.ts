@@ -43,6 +43,8 @@ interface Execution {
   cascaded: boolean;
   /** The cell's state before it was queued (restored when it never runs). */
   previous: RunState;
+  /** What the sandbox blocked in this run (its event and the run's start can come in either order). */
+  block?: SandboxBlock;
 }
 
 /**
@@ -60,6 +62,8 @@ export class Executor {
   private listeners = new Set<() => void>();
   /** Executions by backend id, kept after they end: their last tool call events may come later. */
   private byId = new Map<string, Execution>();
+  /** Blocks reported for an execution whose id `execute` has not answered yet. */
+  private earlyBlocks = new Map<string, SandboxBlock>();
   /** The execution of each tool call request seen. */
   private byRequest = new Map<number, Execution>();
 
@@ -166,6 +170,11 @@ export class Executor {
         .then((id) => {
           next.id = id;
           remember(this.byId, id, next);
+          const early = this.earlyBlocks.get(id);
+          if (early) {
+            this.earlyBlocks.delete(id);
+            this.showBlock(next, early);
+          }
           if (next.settled) this.settledIds.add(id);
           if (next.cancelRequested && !next.settled) void this.sendCancel(next);
         })
@@ -222,6 +231,7 @@ export class Executor {
     switch (event.type) {
       case 'started':
         cell.beginToolCalls(exec.seq);
+        if (exec.block) cell.setSandboxBlock(exec.block);
         if (event.executionCount !== null) cell.setExecutionCount(event.executionCount);
         this.refreshState(cell);
         return;
@@ -324,7 +334,20 @@ export class Executor {
 
   /** The sandbox blocked a cell's file operation: the cell offers to allow it. */
   noteSandboxBlock(executionId: string, block: SandboxBlock): void {
-    this.byId.get(executionId)?.cell.setSandboxBlock(block);
+    const exec = this.byId.get(executionId);
+    if (exec) this.showBlock(exec, block);
+    else if (!this.settledIds.has(executionId)) {
+      // A cell that fails at once can be reported before `execute` answered with its id.
+      this.earlyBlocks.set(executionId, block);
+      if (this.earlyBlocks.size > 20) this.earlyBlocks.delete(this.earlyBlocks.keys().next().value ?? '');
+    }
+  }
+
+  private showBlock(exec: Execution, block: SandboxBlock): void {
+    // The run's start clears an earlier run's block; this run's is shown again then, for the
+    // session event can arrive before the channel's start.
+    exec.block = block;
+    this.scheduler.enqueue(() => exec.cell.setSandboxBlock(block));
   }
 
   /** A tool call asks for approval: its cell lists it as waiting. */

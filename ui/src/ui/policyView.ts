@@ -9,28 +9,25 @@
 import * as ipc from '../ipc';
 import type { PolicyDocument, PolicySource, SandboxChoice, SandboxState } from '../ipc';
 import {
-  FLAGS,
-  LISTS,
   PRESETS,
   type PresetId,
   missingHidden,
   presetOf,
   verdictWords,
-  type ListSpec,
   type PolicyProblem,
   PolicyDraft,
-  getFlag,
   getList,
   hasErrors,
   localProblems,
   parsePolicy,
   problemsByField,
   relativeToWorkspace,
-  setFlag,
   setList,
   summarize,
 } from '../model/policy';
+import { type Base, changeCount, grantWarnings, nearestBase, presetBases } from '../model/policyChanges';
 import { h } from './dom';
+import { PolicyForm } from './policyForm';
 import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { serverLabel } from '../model/remote';
 import { icon } from './icons';
@@ -60,6 +57,17 @@ const defaultBackend: PolicyBackend = {
   checkAccess: (t, q) => ipc.checkSandboxAccess(t, q),
 };
 
+/** The summary line each warned field belongs to. */
+const TOPIC_OF: Record<string, string> = {
+  'filesystem.disabled': 'write',
+  'filesystem.allowWrite': 'write',
+  'filesystem.denyRead': 'read',
+  'filesystem.allowRead': 'read',
+  'network.allowedDomains': 'network',
+  'network.allowAllUnixSockets': 'sockets',
+  'network.allowUnixSockets': 'sockets',
+};
+
 /** The engine checks this long after the last keystroke. */
 const CHECK_DELAY_MS = 250;
 
@@ -74,10 +82,6 @@ function sourceKey(s: PolicySource): string {
 
 function sourceOf(key: string): PolicySource {
   return key.startsWith('profile:') ? { kind: 'profile', name: key.slice('profile:'.length) } : { kind: 'workspace' };
-}
-
-function domId(listId: string): string {
-  return `policy-${listId.replace('.', '-')}`;
 }
 
 export class PolicyView {
@@ -118,7 +122,15 @@ export class PolicyView {
   private readonly summaryList: HTMLUListElement;
   private readonly jsonView: HTMLElement;
   private readonly textError: HTMLElement;
-  private readonly form: HTMLElement;
+  private readonly policyForm = new PolicyForm({ edit: (fn, rerender) => this.edit(fn, rerender), pick: (directory) => this.pick(directory) });
+  private readonly changesLine: HTMLElement;
+  private readonly changesText: HTMLElement;
+  private readonly resetAllButton: HTMLButtonElement;
+  private readonly warningsList: HTMLUListElement;
+  private readonly saveLaterButton: HTMLButtonElement;
+  /** The presets, parsed: what the policy is compared with. */
+  private bases: Base[] = [];
+  private base: Base | null = null;
   private readonly presetRadios = new Map<PresetId, HTMLInputElement>();
   private readonly presetGroup: HTMLElement;
   private readonly stricter: HTMLElement;
@@ -130,8 +142,6 @@ export class PolicyView {
   private static readonly RECENT_BLOCKS = 10;
   /** The presets' texts (shipped profiles), read once. */
   private presets = new Map<string, string>();
-  /** Per field (`filesystem.allowWrite[1]`, `network.allowAllUnixSockets`): its input and message. */
-  private fields = new Map<string, { input: HTMLInputElement; message: HTMLElement }>();
 
   constructor(
     private readonly openTab: () => void = () => undefined,
@@ -153,6 +163,7 @@ export class PolicyView {
     this.statusLine = h('p', { id: 'sandbox-running', class: 'policy-running', role: 'status', 'aria-live': 'polite' });
     this.cliNote = h('p', { class: 'panel-hint policy-cli', hidden: true });
     this.sandboxToggle = h('input', { id: 'sandbox-on', type: 'checkbox' });
+    this.sandboxToggle.addEventListener('change', () => this.update());
     this.sourceSelect = h('select', { id: 'policy-source', class: 'policy-select', 'aria-describedby': 'policy-source-help' });
     this.sourceSelect.addEventListener('change', () => void this.openSource(sourceOf(this.sourceSelect.value)));
     this.applyButton = h('button', { id: 'apply-sandbox', class: 'button', type: 'button', 'aria-describedby': 'apply-note', text: 'Apply: restart the kernel' });
@@ -177,8 +188,12 @@ export class PolicyView {
     // ---- the editor
     this.editorTitle = h('span', { class: 'panel-heading-text', text: 'Policy' });
     this.readOnlyNote = h('p', { id: 'policy-read-only', class: 'panel-hint policy-read-only', hidden: true });
+    // One action: saved, then in force (the kernel restarts under it); saving alone is there
+    // for later, said so.
     this.saveButton = h('button', { id: 'save-policy', class: 'button', type: 'button', text: 'Save' });
-    this.saveButton.addEventListener('click', () => void this.save());
+    this.saveButton.addEventListener('click', () => void (this.runsUnderDraft() ? this.apply(true) : this.save()));
+    this.saveLaterButton = h('button', { id: 'save-policy-later', class: 'button button-secondary', type: 'button', text: 'Save without restarting', hidden: true });
+    this.saveLaterButton.addEventListener('click', () => void this.save());
     this.revertButton = h('button', { id: 'revert-policy', class: 'button button-secondary', type: 'button', text: 'Revert' });
     this.revertButton.addEventListener('click', () => this.revert());
     this.saveAsButton = h('button', { id: 'save-as-workspace-policy', class: 'button', type: 'button', text: 'Save as the workspace’s policy', hidden: true });
@@ -194,7 +209,14 @@ export class PolicyView {
     this.summaryList = h('ul', { id: 'policy-summary', class: 'policy-summary', 'aria-label': 'What this policy allows' });
     this.jsonView = h('pre', { id: 'policy-json', class: 'policy-json', tabindex: 0, 'aria-label': 'The policy file as it will be saved' });
     this.textError = h('div', { id: 'policy-text-error', class: 'panel-error', role: 'alert', hidden: true });
-    this.form = h('div', { class: 'policy-form' });
+    this.changesText = h('span', { text: '' });
+    this.resetAllButton = h('button', { id: 'policy-reset-all', class: 'button button-secondary', type: 'button', text: 'Reset' });
+    this.resetAllButton.addEventListener('click', () => {
+      const base = this.base;
+      if (base) this.edit((d) => d.edit(base.policy), true);
+    });
+    this.changesLine = h('div', { id: 'policy-changes', class: 'policy-changes-line', role: 'status', hidden: true }, this.changesText, this.resetAllButton);
+    this.warningsList = h('ul', { id: 'policy-warnings', class: 'policy-summary policy-warnings', 'aria-label': 'Grants worth a second look' });
     const presetItems = PRESETS.map((p) => {
       const id = `policy-preset-${p.id}`;
       const radio = h('input', { id, type: 'radio', name: 'policy-preset', value: p.id, 'aria-describedby': `${id}-help` });
@@ -238,15 +260,16 @@ export class PolicyView {
       this.textError,
       this.stricter,
       this.presetGroup,
+      this.changesLine,
       h(
         'div',
         { class: 'policy-overview' },
-        h('div', { class: 'policy-words' }, h('h4', { class: 'policy-subheading', text: 'In words' }), this.summaryList),
+        h('div', { class: 'policy-words' }, h('h4', { class: 'policy-subheading', text: 'In words' }), this.summaryList, this.warningsList),
         h('div', { class: 'policy-file' }, h('h4', { class: 'policy-subheading', text: 'The file' }), this.jsonView),
       ),
       checkSection,
-      this.form,
-      h('div', { class: 'button-row policy-save-row' }, this.saveButton, this.revertButton, this.saveAsButton),
+      this.policyForm.element,
+      h('div', { class: 'button-row policy-save-row' }, this.saveButton, this.saveLaterButton, this.revertButton, this.saveAsButton),
       this.saveError,
       this.saveStatus,
     );
@@ -273,7 +296,7 @@ export class PolicyView {
   private noteBlock(block: ipc.SandboxBlock): void {
     const verb = block.access === 'write' ? 'writing' : 'reading';
     const why = block.rule ?? block.reason;
-    const item = h('li', { class: 'recent-block' }, `${verb} `, h('code', {}, clipEscaped(block.path, 300)), ` — ${clipEscaped(why, 200)}`);
+    const item = h('li', { class: 'recent-block' }, `${verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)), ` — ${clipEscaped(escapeUntrusted(why), 200)}`);
     this.recentBlocks.querySelector('.panel-hint')?.remove();
     this.recentBlocks.prepend(item);
     while (this.recentBlocks.children.length > PolicyView.RECENT_BLOCKS) this.recentBlocks.lastElementChild?.remove();
@@ -305,7 +328,7 @@ export class PolicyView {
     if (first && this.state !== null) {
       this.doc = null;
       this.draft = null;
-      this.form.replaceChildren();
+      this.policyForm.clear();
       if (this.element.isConnected && this.element.offsetParent !== null) queueMicrotask(() => this.onShow());
     }
     this.state = state;
@@ -397,104 +420,11 @@ export class PolicyView {
 
   private renderForm(): void {
     const draft = this.draft;
-    const readOnly = (this.doc?.readOnly ?? true) || this.unreadable;
-    this.fields = new Map();
     if (!draft) {
-      this.form.replaceChildren();
+      this.policyForm.clear();
       return;
     }
-    const groups: [string, ListSpec[]][] = [
-      ['Files and folders', LISTS.filter((l) => l.id.startsWith('filesystem.'))],
-      ['Network', LISTS.filter((l) => l.id.startsWith('network.'))],
-    ];
-    const parts: HTMLElement[] = [];
-    for (const [title, specs] of groups) {
-      parts.push(h('h4', { class: 'policy-subheading', text: title }));
-      for (const spec of specs) parts.push(this.renderList(spec, getList(draft.policy, spec.id), readOnly));
-    }
-    parts.push(h('h4', { class: 'policy-subheading', text: 'Other settings' }));
-    for (const flag of FLAGS) {
-      const id = `policy-flag-${flag.id.replace('.', '-')}`;
-      const input = h('input', { id, type: 'checkbox', 'aria-describedby': `${id}-help ${id}-message` });
-      input.checked = getFlag(draft.policy, flag.id);
-      input.disabled = readOnly;
-      input.addEventListener('change', () => this.edit((d) => d.edit(setFlag(d.policy, flag.id, input.checked)), false));
-      const message = h('p', { id: `${id}-message`, class: 'field-error', hidden: true });
-      this.fields.set(flag.id, { input, message });
-      parts.push(
-        h(
-          'div',
-          { class: 'policy-flag' },
-          h('label', { class: 'policy-check', for: id }, input, h('span', { text: flag.label }), flag.macOnly ? h('span', { class: 'policy-tag', text: 'macOS only' }) : null),
-          h('p', { id: `${id}-help`, class: 'panel-hint', text: flag.warning ? `${flag.help} Weakens the sandbox: ${flag.warning}` : flag.help }),
-          message,
-        ),
-      );
-    }
-    this.form.replaceChildren(...parts);
-  }
-
-  private renderList(spec: ListSpec, values: string[], readOnly: boolean): HTMLElement {
-    const base = domId(spec.id);
-    const items = values.map((value, i) => {
-      const field = `${spec.id}[${i}]`;
-      const input = h('input', { id: `${base}-${i}`, class: 'text-input policy-entry', type: 'text', spellcheck: 'false', autocomplete: 'off', 'aria-label': `${spec.label}, entry ${i + 1}`, 'aria-describedby': `${base}-${i}-message` });
-      input.value = value;
-      input.readOnly = readOnly;
-      input.addEventListener('input', () =>
-        this.edit((d) => {
-          const list = getList(d.policy, spec.id);
-          list[i] = input.value;
-          d.edit(setList(d.policy, spec.id, list));
-        }, false),
-      );
-      const message = h('p', { id: `${base}-${i}-message`, class: 'field-error', hidden: true });
-      this.fields.set(field, { input, message });
-      const remove = readOnly ? null : h('button', { class: 'tool tool-small policy-remove', type: 'button', 'aria-label': `Remove ${value || 'this empty entry'} from ${spec.label}`, title: 'Remove' }, icon('close'));
-      remove?.addEventListener('click', () => {
-        this.edit((d) => d.edit(setList(d.policy, spec.id, getList(d.policy, spec.id).filter((_, j) => j !== i))), true);
-        document.getElementById(`${base}-add`)?.focus();
-      });
-      return h('li', { class: 'policy-item' }, h('div', { class: 'policy-entry-row' }, input, remove), message);
-    });
-    const list = h('ul', { class: 'policy-items', 'aria-label': spec.label }, ...items);
-    const empty = values.length === 0 ? h('p', { class: 'panel-empty', text: 'None.' }) : null;
-    let addRow: HTMLElement | null = null;
-    if (!readOnly) {
-      const add = h('input', { id: `${base}-add`, class: 'text-input policy-add', type: 'text', spellcheck: 'false', autocomplete: 'off', placeholder: spec.placeholder, 'aria-label': `Add to ${spec.label}`, 'aria-describedby': `${base}-help` });
-      // Named with its list: seven buttons all called "Add" are one name to a screen reader.
-      const addButton = h('button', { id: `${base}-add-button`, class: 'button button-secondary', type: 'button', text: 'Add', 'aria-label': `Add to ${spec.label}` });
-      const commit = (value: string): void => {
-        if (value.trim() === '') return;
-        this.edit((d) => d.edit(setList(d.policy, spec.id, [...getList(d.policy, spec.id), value])), true);
-        document.getElementById(`${base}-add`)?.focus();
-      };
-      addButton.addEventListener('click', () => commit(add.value));
-      add.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter') {
-          e.preventDefault();
-          commit(add.value);
-        }
-      });
-      const pickers: HTMLElement[] = [];
-      if (spec.kind === 'path') {
-        for (const directory of [true, false]) {
-          const b = h('button', { id: `${base}-pick-${directory ? 'folder' : 'file'}`, class: 'button button-secondary', type: 'button', text: directory ? 'Folder…' : 'File…', 'aria-label': `Choose a ${directory ? 'folder' : 'file'} to add to ${spec.label}` });
-          b.addEventListener('click', () => void this.pick(directory).then((p) => p && commit(p)));
-          pickers.push(b);
-        }
-      }
-      addRow = h('div', { class: 'policy-add-row' }, add, addButton, ...pickers);
-    }
-    return h(
-      'fieldset',
-      { id: base, class: 'policy-list' },
-      h('legend', { class: 'policy-legend' }, h('span', { text: spec.label }), spec.macOnly ? h('span', { class: 'policy-tag', text: 'macOS only' }) : null),
-      h('p', { id: `${base}-help`, class: 'panel-hint', text: spec.help }),
-      list,
-      empty,
-      addRow,
-    );
+    this.policyForm.render(draft.policy, (this.doc?.readOnly ?? true) || this.unreadable);
   }
 
   /** A picked path inside the workspace is written relative to it (as the policy reads it). */
@@ -522,6 +452,7 @@ export class PolicyView {
       }
     }
     this.presets = texts;
+    this.bases = presetBases(texts);
     this.update();
   }
 
@@ -564,10 +495,23 @@ export class PolicyView {
     const missing = doc.source.kind === 'workspace' && editable ? missingHidden(draft.policy, this.presets.get('kernel')) : [];
     this.stricter.hidden = missing.length === 0;
     this.stricterText.textContent = missing.length ? `ipybox’s default now also hides ${missing.length} place${missing.length === 1 ? '' : 's'} this policy still lets code read: ${missing.join(', ')}.` : '';
+    // What differs from the preset it is nearest to: marked in the form, counted here.
+    this.base = nearestBase(draft.policy, this.bases);
+    const changes = this.base ? changeCount(draft.policy, this.base.policy) : 0;
+    this.changesLine.hidden = !this.base || changes === 0 || doc.readOnly;
+    this.changesText.textContent = this.base ? `${changes} change${changes === 1 ? '' : 's'} from “${this.base.label}”, marked below. ` : '';
+    this.resetAllButton.textContent = this.base ? `Reset to “${this.base.label}”` : 'Reset';
+    this.resetAllButton.disabled = !editable;
+    this.policyForm.mark(draft.policy, doc.readOnly ? null : this.base);
+    // Warnings only for the grants that matter, each saying what it lets code do.
+    const grants = grantWarnings(draft.policy);
+    const warned = new Set(grants.map((g) => TOPIC_OF[g.field.replace(/\[\d+\]$/, '')]));
+    this.warningsList.replaceChildren(...grants.map((g) => h('li', { class: 'policy-line policy-warn' }, h('span', { class: 'visually-hidden', text: 'Warning: ' }), clipEscaped(escapeUntrusted(g.text), 2000))));
+    this.warningsList.hidden = grants.length === 0;
     this.summaryList.replaceChildren(
       ...summarize(draft.policy).map((line) => {
         const li = h('li', { class: `policy-line policy-${line.topic}`, text: line.text });
-        if (line.warn) {
+        if (warned.has(line.topic)) {
           li.classList.add('policy-warn');
           li.prepend(h('span', { class: 'visually-hidden', text: 'Warning: ' }));
         }
@@ -575,8 +519,11 @@ export class PolicyView {
       }),
     );
     this.jsonView.textContent = this.unreadable ? doc.text : draft.text;
-    const problems = problemsByField(this.engineProblems.filter((p) => p.field !== ''), localProblems(draft.policy));
-    for (const [field, { input, message }] of this.fields) {
+    // The engine's errors; its warnings give way to the grants that matter.
+    const engine = this.engineProblems.filter((p) => p.field !== '' && p.severity === 'error');
+    const local = [...localProblems(draft.policy).filter((p) => p.severity === 'error'), ...grants.map((g): PolicyProblem => ({ field: g.field, message: g.text, severity: 'warning' }))];
+    const problems = problemsByField(engine, local);
+    for (const [field, { input, message }] of this.policyForm.fields) {
       const p = problems.get(field);
       message.hidden = !p;
       message.textContent = p ? (p.severity === 'warning' ? `Weakens the sandbox: ${p.message}` : p.message) : '';
@@ -584,11 +531,20 @@ export class PolicyView {
       input.setAttribute('aria-invalid', String(p?.severity === 'error'));
     }
     const dirty = draft.dirty || !doc.exists;
+    const restarts = this.runsUnderDraft();
+    this.saveButton.textContent = restarts ? 'Save and restart the kernel' : 'Save';
+    this.saveLaterButton.hidden = doc.readOnly || !restarts;
+    this.saveLaterButton.disabled = !dirty || hasErrors(problems.values()) || this.unreadable;
     this.saveButton.hidden = doc.readOnly;
     this.revertButton.hidden = doc.readOnly;
     this.saveAsButton.hidden = !doc.readOnly;
     this.saveButton.disabled = !dirty || hasErrors(problems.values()) || this.unreadable;
     this.revertButton.disabled = !draft.dirty;
+  }
+
+  /** The kernel is to run under the policy being edited: saving it means restarting it. */
+  private runsUnderDraft(): boolean {
+    return this.doc?.source.kind === 'workspace' && this.sandboxToggle.checked && sourceOf(this.sourceSelect.value).kind === 'workspace' && this.state?.commandLine === null && this.state?.remote === null;
   }
 
   private scheduleCheck(): void {
@@ -630,7 +586,7 @@ export class PolicyView {
       this.engineProblems = doc.problems;
       this.conflict.hidden = true;
       this.readOnlyNote.hidden = true;
-      this.saveStatus.textContent = 'Saved. Apply restarts the kernel under it.';
+      this.saveStatus.textContent = this.runsUnderDraft() ? 'Saved. The kernel keeps the policy it started with until it restarts (Apply).' : 'Saved.';
       await this.refreshState();
       this.update();
       return true;
@@ -739,24 +695,33 @@ export class PolicyView {
 
   // ---- apply
 
-  private async apply(): Promise<void> {
+  /** `fromEditor`: "Save and restart the kernel" under the editor, which shows the outcome too. */
+  private async apply(fromEditor = false): Promise<void> {
     if (this.busy) return;
     this.applyError.hidden = true;
+    const tell = (ok: boolean, text: string): void => {
+      if (!fromEditor) return;
+      this.saveStatus.textContent = ok ? text : '';
+      if (!ok) this.showSaveError(text);
+    };
     const source = sourceOf(this.sourceSelect.value);
     if (source.kind === 'workspace' && this.doc?.source.kind === 'workspace' && this.draft && (this.draft.dirty || !this.doc.exists)) {
       if (!(await this.save())) {
         this.applyError.textContent = 'Not applied: the policy could not be saved (see below).';
         this.applyError.hidden = false;
+        if (fromEditor) this.saveStatus.textContent = '';
         return;
       }
     }
     this.busy = true;
     this.applyButton.disabled = true;
     this.applyStatus.textContent = 'Trying the policy in the sandbox, then restarting the kernel…';
+    tell(true, this.applyStatus.textContent);
     try {
       const state = await this.backend.applySandbox({ sandbox: this.sandboxToggle.checked, policy: source });
       this.showState(state);
       this.applyStatus.textContent = state.running ? `Applied: the kernel restarted in the sandbox under ${state.running}.` : 'Applied: the kernel restarted without the sandbox.';
+      tell(true, fromEditor ? `Saved, and ${this.applyStatus.textContent.replace(/^Applied: /, '')}` : '');
     } catch (err) {
       this.applyStatus.textContent = '';
       const e = ipc.toBackendError(err);
@@ -766,6 +731,7 @@ export class PolicyView {
       this.applyError.textContent = `${lead} ${errorText(err)}`;
       if (e.code === 'KernelStartFailed') void this.refreshState();
       this.applyError.hidden = false;
+      tell(false, this.applyError.textContent);
     } finally {
       this.busy = false;
       this.applyButton.disabled = this.state?.commandLine !== null && this.state?.commandLine !== undefined;

@@ -7,8 +7,11 @@
  */
 import * as ipc from '../ipc';
 import type { Cell } from '../model/cell';
-import { clipEscaped } from '../model/untrusted';
+import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { h } from './dom';
+
+/** The fields' ids (a cell's own id comes from the notebook file). */
+let entrySeq = 0;
 
 export class SandboxBlockView {
   readonly element: HTMLElement;
@@ -27,14 +30,16 @@ export class SandboxBlockView {
     this.element.hidden = block === null;
     if (block === null) return;
     const verb = block.access === 'write' ? 'writing' : 'reading';
-    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${verb} `, h('code', {}, clipEscaped(block.path, 300)));
+    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)));
     this.element.append(line);
     if (block.suggestion === null) {
       const rule = block.rule === null ? block.reason : `${block.rule}: ${block.reason}`;
-      this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(rule, 300)}).`));
+      this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(escapeUntrusted(rule), 300)}).`));
       return;
     }
-    const field = h('input', { class: 'sandbox-block-entry text-input', type: 'text', 'aria-label': `Folder to allow ${verb}`, spellcheck: 'false' });
+    const fieldId = `sandbox-block-entry-${++entrySeq}`;
+    const field = h('input', { id: fieldId, class: 'sandbox-block-entry text-input', type: 'text', spellcheck: 'false', autocomplete: 'off' });
+    const label = h('label', { class: 'sandbox-block-label', for: fieldId }, block.access === 'write' ? 'Folder to allow writing in' : 'Place to make readable');
     field.value = block.suggestion;
     const allow = h('button', { class: 'sandbox-block-allow button', type: 'button' }, `Allow ${verb}`);
     const status = h('span', { class: 'sandbox-block-status' });
@@ -54,6 +59,6 @@ export class SandboxBlockView {
         },
       );
     });
-    this.element.append(h('div', { class: 'sandbox-block-offer' }, field, allow, status));
+    this.element.append(h('div', { class: 'sandbox-block-offer' }, label, field, allow, status));
   }
 }

@@ -63,7 +63,7 @@ describe('the sandbox policy editor', () => {
     await message.waitFor();
     assert.equal(await message.textContent(), '"https://pypi.org" is a URL; give the domain alone (example.org)');
     assert.equal(await page.locator('#policy-network-allowedDomains-0').getAttribute('aria-invalid'), 'true');
-    assert.equal(await page.locator('#policy-network-allowedDomains-0').getAttribute('aria-describedby'), 'policy-network-allowedDomains-0-message');
+    assert.equal(await page.locator('#policy-network-allowedDomains-0').getAttribute('aria-describedby'), 'policy-network-allowedDomains-0-message policy-network-allowedDomains-0-tag', 'its message, and that it is not in the preset');
     assert.equal(await page.locator('#save-policy').isDisabled(), true, 'a policy with errors is not saved');
     assert.deepEqual(await page.locator('#policy-view .field-error:not([hidden])').evaluateAll((els) => els.map((e) => e.id)), ['policy-network-allowedDomains-0-message'], 'one message, for that field only');
     // Fixed in place: the message goes as you type, nothing typed is lost.
@@ -296,12 +296,123 @@ describe('the sandbox policy editor', () => {
     for (const s of stops) seen.set(`${s.role} “${s.name}”`, [...(seen.get(`${s.role} “${s.name}”`) ?? []), s.id]);
     const twice = [...seen].filter(([, at]) => at.length > 1).map(([name, at]) => `${name}: ${at.join(', ')}`);
     assert.deepEqual(twice, [], `controls a screen reader cannot tell apart:\n${twice.join('\n')}`);
-    const flags = await page.locator('#side-panel-sandbox input[type=checkbox][id^="policy-flag-"]').evaluateAll((els) => els.map((e) => `#${e.id}`));
+    // Options srt ignores here (macOS-only ones, none set) are folded away: not in the walk.
+    const flags = await page.locator('#side-panel-sandbox input[type=checkbox][id^="policy-flag-"]:not(#policy-mac-only input)').evaluateAll((els) => els.map((e) => `#${e.id}`));
     assert.ok(flags.length >= 4, `the flag switches are there (${flags.length})`);
     const expected = ['#sandbox-on', '#policy-source', '#apply-sandbox', '#policy-load-theirs', '#policy-keep-mine', '#policy-json', '#policy-filesystem-allowWrite-0', '#policy-filesystem-allowWrite-add', '#policy-filesystem-allowWrite-add-button', '#policy-filesystem-allowWrite-pick-folder', '#policy-filesystem-allowWrite-pick-file', '#policy-network-allowedDomains-0', ...flags, '#save-policy', '#revert-policy'];
     for (const id of expected) assert.ok(ids.includes(id), `Tab reaches ${id}; it stopped at: ${ids.join(', ')}`);
     const order = expected.filter((id) => id !== '#policy-json' && !flags.includes(id)).map((id) => ids.indexOf(id));
     assert.ok(order.slice(1).every((at, i) => at > order[i]), `in reading order: ${ids.join(', ')}`);
+    await close();
+  });
+});
+
+describe('what differs from the preset, the grants that matter, one action to save and restart', () => {
+  it('marks each entry and switch that differs from the preset, with a reset per list, for the switches and for all', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    await page.waitForSelector('#policy-preset-kernel:checked');
+    assert.equal(await page.locator('#policy-changes').isHidden(), true, 'the preset itself: nothing to mark');
+    assert.equal(await page.locator('#policy-view .policy-changed').count(), 0);
+
+    await page.fill('#policy-filesystem-allowWrite-add', 'out/');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#policy-filesystem-allowWrite-1');
+    const added = page.locator('#policy-filesystem-allowWrite li.policy-changed');
+    assert.equal(await added.count(), 1, 'the new entry is marked, the preset’s “.” is not');
+    assert.equal(await added.locator('.policy-tag-changed').textContent(), 'added');
+    assert.equal(await page.locator('#policy-filesystem-allowWrite-1').getAttribute('aria-describedby'), 'policy-filesystem-allowWrite-1-message policy-filesystem-allowWrite-1-tag', 'said to screen readers too');
+    assert.equal(await page.locator('#policy-changes').textContent(), '1 change from “My files, no secrets”, marked below. Reset to “My files, no secrets”');
+    // A hidden place dropped: named under its list, as the preset has it.
+    await page.click('button[aria-label="Remove ~/.claude from Hidden"]');
+    assert.equal(await page.locator('#policy-filesystem-denyRead-changes').textContent(), 'Not here, but in “My files, no secrets”: ~/.claude');
+    assert.match(await page.locator('#policy-changes').textContent(), /^2 changes from “My files, no secrets”/);
+    await page.check('#policy-flag-network-allowAllUnixSockets');
+    assert.equal(await page.locator('#policy-flag-network-allowAllUnixSockets ~ .policy-tag-changed').isVisible(), true);
+    assert.equal(await page.locator('#policy-network-allowedDomains-reset').isHidden(), true, 'a list as the preset has it offers no reset');
+
+    await page.click('#policy-filesystem-allowWrite-reset');
+    assert.deepEqual((await json(page)).filesystem.allowWrite, ['.'], 'that list as the preset has it');
+    assert.equal((await json(page)).filesystem.denyRead.includes('~/.claude'), false, 'the other list is kept as edited');
+    await page.click('#policy-flags-reset');
+    assert.equal('allowAllUnixSockets' in (await json(page)).network, false);
+    assert.equal(await page.locator('#policy-flags-reset').isHidden(), true);
+    await page.click('#policy-reset-all');
+    await page.waitForSelector('#policy-changes', { state: 'hidden' });
+    assert.equal(await page.locator('#policy-preset-kernel').isChecked(), true, 'the preset again');
+    assert.equal(await page.locator('#save-policy').isDisabled(), true, 'the file as it was: nothing to save');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('warns only for the grants that matter, each saying what it lets code do', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    assert.equal(await page.locator('#policy-warnings').isHidden(), true, 'the default grants nothing that matters');
+    await page.check('#policy-flag-filesystem-allowGitConfig');
+    await page.fill('#policy-filesystem-allowWrite-add', 'data/');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('#policy-warnings').isHidden(), true, 'a folder of data, or a switch that explains itself, is no warning');
+    assert.equal(await page.locator('#policy-summary li.policy-warn').count(), 0);
+
+    await page.fill('#policy-filesystem-allowWrite-add', '~/.config');
+    await page.keyboard.press('Enter');
+    await page.fill('#policy-network-allowedDomains-add', '*.github.com');
+    await page.keyboard.press('Enter');
+    await page.click('button[aria-label="Remove ~/.ssh from Hidden"]');
+    const warnings = await page.locator('#policy-warnings li').allTextContents();
+    assert.equal(warnings.length, 3, warnings.join('\n'));
+    assert.match(warnings[0], /^Warning: Writing ~\/\.config: code may change ~\/\.config\/autostart, .*which run outside the sandbox when you log in or open a terminal/);
+    assert.equal(warnings[1], 'Warning: Reading secrets: code may read ~/.ssh (SSH keys), and send them wherever it can reach, an agent’s conversation included.');
+    assert.match(warnings[2], /^Warning: Reaching \*\.github\.com: code may reach every server under github\.com/);
+    // Beside the entry too.
+    assert.match(await page.locator('#policy-filesystem-allowWrite-2-message').textContent(), /^Weakens the sandbox: Writing ~\/\.config: /);
+    assert.deepEqual(await page.locator('#policy-summary li.policy-warn').evaluateAll((els) => els.map((e) => e.className.split(' ')[1])), ['policy-write', 'policy-read', 'policy-network']);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('saves and restarts the kernel in one action; saving alone is said so', async () => {
+    const { page, errors, close } = await app();
+    await openTab(page);
+    assert.equal(await page.locator('#save-policy').textContent(), 'Save and restart the kernel');
+    await page.fill('#policy-filesystem-allowWrite-add', 'out/');
+    await page.keyboard.press('Enter');
+    await page.click('#save-policy-later');
+    await page.waitForFunction(() => document.querySelector('#save-policy-status')?.textContent.startsWith('Saved.'));
+    assert.equal(await page.locator('#save-policy-status').textContent(), 'Saved. The kernel keeps the policy it started with until it restarts (Apply).');
+    assert.equal((await calls(page, 'apply_sandbox')).length, 0, 'not restarted');
+
+    await page.fill('#policy-filesystem-allowWrite-add', 'plots/');
+    await page.keyboard.press('Enter');
+    await page.click('#save-policy');
+    await page.waitForFunction(() => document.querySelector('#save-policy-status')?.textContent.startsWith('Saved, and'));
+    assert.equal(await page.locator('#save-policy-status').textContent(), 'Saved, and the kernel restarted in the sandbox under sandbox-config.json.');
+    assert.deepEqual(JSON.parse((await calls(page, 'save_policy')).at(-1).text).filesystem.allowWrite, ['.', 'out/', 'plots/']);
+    assert.deepEqual(await calls(page, 'apply_sandbox'), [{ choice: { sandbox: true, policy: { kind: 'workspace' } } }]);
+
+    // With the sandbox off, saving restarts nothing under this policy: just "Save".
+    await page.uncheck('#sandbox-on');
+    assert.equal(await page.locator('#save-policy').textContent(), 'Save');
+    assert.equal(await page.locator('#save-policy-later').isHidden(), true);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('folds away the options srt ignores here, and shows one the file sets', async () => {
+    const set = { filesystem: { denyRead: ['.env'], allowWrite: ['.'], denyWrite: [] }, network: { allowedDomains: [], deniedDomains: [], allowLocalBinding: true } };
+    const { page, close } = await app({ policy: { text: `${JSON.stringify(set, null, 2)}\n` } });
+    await openTab(page);
+    const folded = page.locator('#policy-mac-only');
+    assert.equal(await folded.getAttribute('open'), null, 'folded');
+    assert.match(await folded.locator('summary').textContent(), /^Options only macOS uses \(3\): srt ignores them on this computer$/);
+    assert.equal(await folded.locator('#policy-network-allowUnixSockets').count(), 1);
+    assert.equal(await folded.locator('#policy-flag-allowPty').count(), 1);
+    assert.equal(await folded.locator('#policy-flag-network-allowLocalBinding').count(), 0, 'set in the file: shown, not folded');
+    assert.equal(await page.locator('#policy-flag-network-allowLocalBinding').isChecked(), true);
+    assert.equal(await page.locator('#policy-flag-network-allowLocalBinding').isVisible(), true);
+    await folded.locator('summary').click();
+    assert.equal(await page.locator('#policy-flag-allowPty').isVisible(), true, 'open on request');
     await close();
   });
 });

@@ -241,3 +241,35 @@ describe('running cells through the execute channel', () => {
     expect(ex.pendingCount).toBe(0);
   });
 });
+
+describe('a sandbox block', () => {
+  const block = { access: 'write' as const, path: '/tmp/out/a.csv', rule: null, reason: 'read-only', suggestion: '/tmp/out' };
+
+  it('shows on its run whichever comes first, its event or the run’s start, and goes with the next run', async () => {
+    const { cells, ex, frames } = setup(['open("/tmp/out/a.csv", "w")']);
+    const cell = cells[0];
+    if (!cell) throw new Error();
+    // Before `execute` answered with the id: kept until it does.
+    ex.run([cell]);
+    ex.noteSandboxBlock('e1', block);
+    await settle(frames);
+    // The session event before the channel's start (two transports, either order).
+    runs[0]?.send({ type: 'started', executionCount: 1 });
+    runs[0]?.send({ type: 'failed', error: { code: 'CodeExecutionError', message: 'raised' } });
+    await settle(frames);
+    expect(cell.sandboxBlock, 'the start does not clear its own run’s block').toEqual(block);
+
+    ex.run([cell]);
+    await settle(frames);
+    ex.noteSandboxBlock('e2', { ...block, path: '/tmp/out/b.csv' });
+    runs[1]?.send({ type: 'started', executionCount: 2 });
+    await settle(frames);
+    expect(cell.sandboxBlock?.path, 'a re-run: its own block, not cleared by its start').toBe('/tmp/out/b.csv');
+    runs[1]?.send({ type: 'finished' });
+    ex.run([cell]);
+    await settle(frames);
+    runs[2]?.send({ type: 'started', executionCount: 3 });
+    await settle(frames);
+    expect(cell.sandboxBlock, 'a later run without a block clears it').toBeNull();
+  });
+});

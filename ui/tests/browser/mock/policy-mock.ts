@@ -3,7 +3,7 @@
  * choice, Apply (refused, in srt's words, for a policy allowing the bare domain "com"), the file picker. The
  * engine's checks are stood in for by the UI's own quick checks.
  */
-import { getList, localProblems, parsePolicy } from '../../../src/model/policy';
+import { getList, localProblems, parsePolicy, setList } from '../../../src/model/policy';
 import kernel from '../../../../sandbox-profiles/kernel.json';
 import pypi from '../../../../sandbox-profiles/kernel-allow-pypi.json';
 import workspaceOnly from '../../../../sandbox-profiles/kernel-workspace-only.json';
@@ -14,6 +14,8 @@ export interface PolicyMockConfig {
   sandbox?: boolean;
   /** What the native picker answers (null: cancelled). */
   pick?: string | null;
+  /** The native question "Allow writing …?" answered no: the place stays blocked. */
+  keepBlocked?: boolean;
 }
 
 interface Choice {
@@ -104,6 +106,21 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
           }
           choice = c;
           running = c.sandbox ? (c.policy.kind === 'workspace' ? 'sandbox-config.json' : c.policy.name) : null;
+          return { handled: true, value: state() };
+        }
+        case 'allow_blocked': {
+          // The backend asks natively first (answered per `keepBlocked`), adds the entry to
+          // the policy in force, saves it as the workspace's and restarts the kernel under it.
+          if (config.keepBlocked) throw { code: 'InvalidConfig', message: 'Not changed: you kept it blocked' };
+          const entry = String(args.entry ?? '').trim();
+          if (entry === '') throw { code: 'InvalidConfig', message: 'say which folder to allow' };
+          const parsed = parsePolicy(read(choice.policy).text);
+          if (!parsed.ok) throw { code: 'InvalidConfig', message: parsed.message };
+          const id = args.access === 'write' ? 'filesystem.allowWrite' : 'filesystem.allowRead';
+          const list = getList(parsed.policy, id);
+          text = `${JSON.stringify(setList(parsed.policy, id, list.includes(entry) ? list : [...list, entry]), null, 2)}\n`;
+          choice = { sandbox: true, policy: { kind: 'workspace' } };
+          running = 'sandbox-config.json';
           return { handled: true, value: state() };
         }
         case 'watch_policy':

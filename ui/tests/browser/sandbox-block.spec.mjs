@@ -1,0 +1,119 @@
+// A cell the sandbox blocked: the line under its error ("The sandbox blocked writing …"), the
+// offered folder (editable), "Allow writing" asking the backend (which asks natively), the
+// policy it saves, "Run the cell again", a refusal kept in words, a block no entry can lift,
+// and the Sandbox tab's list of recent blocks. Paths are untrusted text: shown escaped.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { useApp } from './harness.mjs';
+
+const { app } = useApp({ before, after }, { notebook: null });
+
+const calls = (page, cmd) => page.evaluate((c) => window.__mock.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
+
+const BLOCK = {
+  access: 'write',
+  path: '/tmp/reports/report.csv',
+  rule: null,
+  reason: 'no allowWrite entry covers it',
+  suggestion: '/tmp/reports',
+};
+
+/** The next cells fail as a blocked write does: the error, and the engine's block event. */
+async function blockedKernel(page, block) {
+  await page.evaluate((b) => {
+    window.__mock.onExecute = async (ctx) => {
+      await window.__mock.emitSession({ type: 'sandbox_blocked', execution_id: ctx.id, block: b });
+      ctx.outputs({ type: 'error', ename: 'OSError', evalue: "[Errno 30] Read-only file system: '/tmp/reports/report.csv'", traceback: ['OSError: [Errno 30] Read-only file system'] });
+      return 'failed';
+    };
+  }, block);
+}
+
+async function run(page, code) {
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.cell.active.editing');
+  await page.keyboard.press('Control+a');
+  await page.keyboard.insertText(code);
+  await page.keyboard.press('Control+Enter');
+}
+
+describe('a cell the sandbox blocked', () => {
+  it('says what was blocked under the error, offers the narrowest folder, and allows it: saved, restarted, run again', async () => {
+    const { page, errors, close } = await app();
+    await blockedKernel(page, BLOCK);
+    await run(page, 'open("/tmp/reports/report.csv", "w")');
+    const line = page.locator('.cell .sandbox-block-line');
+    await line.waitFor();
+    assert.equal(await line.textContent(), 'The sandbox blocked writing /tmp/reports/report.csv');
+    assert.equal(await page.locator('.cell .sandbox-block').getAttribute('role'), 'status', 'read out when it appears');
+    assert.equal(await page.inputValue('.cell .sandbox-block-entry'), '/tmp/reports', 'the narrowest folder that covers it');
+    assert.equal(await page.locator('.cell .sandbox-block-allow').textContent(), 'Allow writing');
+    // Under the error, not above it.
+    const order = await page.evaluate(() => {
+      const cell = document.querySelector('.cell');
+      const err = cell.querySelector('.outputs');
+      const offer = cell.querySelector('.sandbox-block');
+      return err.compareDocumentPosition(offer) & Node.DOCUMENT_POSITION_FOLLOWING;
+    });
+    assert.ok(order, 'the offer follows the error');
+
+    // The person narrows it to a subfolder they chose, then allows.
+    await page.fill('.cell .sandbox-block-entry', '/tmp/reports/');
+    await page.click('.cell .sandbox-block-allow');
+    await page.locator('.cell .sandbox-block-status', { hasText: 'Allowed; the kernel restarted.' }).waitFor();
+    assert.deepEqual(await calls(page, 'allow_blocked'), [{ access: 'write', entry: '/tmp/reports/', path: '/tmp/reports/report.csv' }], 'the edited entry, with the blocked path it must cover');
+    const saved = JSON.parse(await page.evaluate(() => window.__TAURI_INTERNALS__.invoke('read_policy', { source: { kind: 'workspace' } }).then((d) => d.text)));
+    assert.deepEqual(saved.filesystem.allowWrite, ['.', '/tmp/reports/'], 'the workspace policy gained that one entry');
+
+    // Run again: the same cell runs, and the line goes with the old run.
+    await page.evaluate(() => {
+      window.__mock.onExecute = async (ctx) => {
+        ctx.outputs({ type: 'stream', name: 'stdout', text: 'written\n' });
+        return 'finished';
+      };
+    });
+    await page.click('.cell .sandbox-block-run');
+    await page.waitForFunction(() => document.querySelector('.cell')?.dataset.state === 'done');
+    assert.equal(await page.locator('.cell .sandbox-block').isHidden(), true, 'the block belonged to the run before');
+    const executed = await calls(page, 'execute');
+    assert.equal(executed.length, 2, 'run once more');
+    assert.equal(executed[1].code, executed[0].code, 'the same cell');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('keeps the place blocked when the person says no, in words, and can be asked again', async () => {
+    const { page, errors, close } = await app({ policy: { keepBlocked: true } });
+    await blockedKernel(page, BLOCK);
+    await run(page, 'open("/tmp/reports/report.csv", "w")');
+    await page.click('.cell .sandbox-block-allow');
+    const status = page.locator('.cell .sandbox-block-status');
+    await status.filter({ hasText: 'kept it blocked' }).waitFor();
+    assert.equal(await page.locator('.cell .sandbox-block-allow').isDisabled(), false, 'the person may change their mind');
+    assert.equal(await page.locator('.cell .sandbox-block-run').count(), 0, 'nothing to run again');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('shows a path as escaped text, names the rule when no entry helps, and lists recent blocks in the Sandbox tab', async () => {
+    const { page, errors, close } = await app();
+    const hostile = '/home/ana/projects/weather/.env\u202e<img src=x onerror=alert(1)>';
+    await blockedKernel(page, { access: 'read', path: hostile, rule: 'filesystem.denyRead: **/.env', reason: 'hidden by name wherever it is', suggestion: null });
+    await run(page, 'open(".env")');
+    const rule = page.locator('.cell .sandbox-block-rule');
+    await rule.waitFor();
+    assert.equal(await page.locator('.cell .sandbox-block-line').textContent(), 'The sandbox blocked reading /home/ana/projects/weather/.env\\u202e<img src=x onerror=alert(1)>');
+    assert.equal(await page.locator('.cell .sandbox-block img').count(), 0, 'the path is text, not markup');
+    assert.equal(await rule.textContent(), 'Change the policy in the Sandbox tab (filesystem.denyRead: **/.env: hidden by name wherever it is).');
+    assert.equal(await page.locator('.cell .sandbox-block-allow').count(), 0, 'no entry unhides a file hidden by name: nothing offered');
+
+    await page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
+    await page.click('#sandbox-badge');
+    const recent = page.locator('.recent-blocks li');
+    await recent.first().waitFor();
+    assert.equal(await recent.count(), 1);
+    assert.equal(await recent.first().textContent(), 'reading /home/ana/projects/weather/.env\\u202e<img src=x onerror=alert(1)> — filesystem.denyRead: **/.env');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});
