@@ -31,6 +31,7 @@ import type { CellView, CellViewHost } from './cellView';
 import { h, inCellEditor, isTextField } from './dom';
 import { icon, type IconName } from './icons';
 import { FindBar } from './find';
+import { OutputFollower } from './follow';
 import { MenuButton, type MenuItem } from './menu';
 import { OutlineView } from './outline';
 import { CommandPalette } from './palette';
@@ -126,6 +127,7 @@ export class App implements CellViewHost {
   private readonly files: NotebookFiles;
   private readonly find: FindBar;
   private readonly outline: OutlineView;
+  private readonly follower: OutputFollower;
   private readonly palette = new CommandPalette((id) => this.dispatch(id), isMac);
   /** Completion and help for code cells come from the kernel, through the backend. */
   readonly kernelHelp = (): KernelHelpSource | null => (ipc.hasBackend() ? { complete: ipc.complete, inspect: ipc.inspect } : null);
@@ -338,6 +340,7 @@ export class App implements CellViewHost {
     };
     this.find = new FindBar(navHost);
     this.outline = new OutlineView(navHost);
+    this.follower = new OutputFollower(this.scroller, this.view);
     this.docTabs = new DocumentTabs(this.agents, (notebookShown) => {
       this.scroller.hidden = !notebookShown;
       if (notebookShown) this.focusActiveCell();
@@ -512,6 +515,7 @@ export class App implements CellViewHost {
   private wireNotebook(): void {
     this.offNotebook();
     this.offExecutor();
+    this.follower.attach(this.notebook);
     const offNb = this.notebook.subscribe((change) => {
       if (change.type === 'cell' && change.change.type === 'cell-type') this.syncChrome();
       else if (change.type === 'cell' && change.change.type === 'run-state') this.renderKernelStatus();
