@@ -870,7 +870,8 @@ export class App implements CellViewHost {
         return;
       case 'find':
       case 'find-replace':
-        this.find.open(command === 'find-replace', this.view.activeView?.selectedText ?? '');
+        // As in JupyterLab, text selected in the cell being edited is what is looked for.
+        this.find.open(command === 'find-replace', ed.mode === 'edit' ? (this.view.activeView?.selectedText ?? '') : '');
         return;
       case 'command-palette':
         this.palette.open();
