@@ -114,7 +114,11 @@ export class FindBar {
       this.replaceRow,
       this.messageEl,
     );
-    this.findInput.addEventListener('input', () => this.search('first'));
+    this.findInput.addEventListener('input', () => {
+      this.search('first');
+      // As a browser's find does: the first match shows as one types (the active cell stays).
+      this.scrollToCurrent();
+    });
     this.findInput.addEventListener('keydown', (e) => {
       if (e.key !== 'Enter' || e.isComposing) return;
       e.preventDefault();
@@ -330,6 +334,13 @@ export class FindBar {
     // A match in rendered Markdown shows in its source, as JupyterLab does.
     if (match.kind === 'source' && match.cell.type === 'markdown' && match.cell.rendered) match.cell.setRendered(false);
     this.paint();
+    this.scrollToCurrent();
+  }
+
+  /** Scroll the current match into view. */
+  private scrollToCurrent(): void {
+    const match = this.matches[this.current];
+    if (!match) return;
     const view = this.host.view.viewOf(match.cell);
     let rect: { top: number; bottom: number } | null = null;
     if (match.kind === 'output') {
