@@ -131,7 +131,8 @@ test('find and replace across cells: every cell’s source, outputs read-only, s
   await app.until('the file saved as replaced', () => {
     const saved = JSON.parse(readFileSync(join(dir, 'test.ipynb'), 'utf8'));
     const src = saved.cells.map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source));
-    return JSON.stringify(src) === JSON.stringify(['amount = 40', 'amount += 2\nprint("amount", amount)', 'assert amount == 42']);
+    // (Shift+Enter on the last cell added an empty one.)
+    return JSON.stringify(src.slice(0, 3)) === JSON.stringify(['amount = 40', 'amount += 2\nprint("amount", amount)', 'assert amount == 42']);
   });
   // The replaced code runs in the same kernel.
   const firstRun = (await cell(app, 2)).prompt;

@@ -83,7 +83,13 @@ export class FindBar {
     const button = (id: string, label: string, content: Node | string, action: () => void): HTMLButtonElement => {
       const b = h('button', { id, class: typeof content === 'string' ? 'button button-small' : 'tool tool-small', type: 'button', 'aria-label': label, title: label });
       b.append(content);
-      b.addEventListener('click', action);
+      // The keyboard stays in the bar's fields (WebKit gives a clicked button no focus either):
+      // Enter and Escape keep working after a click.
+      b.addEventListener('mousedown', (e) => e.preventDefault());
+      b.addEventListener('click', () => {
+        action();
+        if (this.isOpen && !this.element.contains(document.activeElement)) this.findInput.focus();
+      });
       return b;
     };
     this.replaceToggle = button('find-toggle-replace', 'Show or hide replace (Ctrl+H)', icon('chevron'), () => this.showReplace(this.replaceRow.hidden));
