@@ -346,7 +346,7 @@ export class App implements CellViewHost {
       if (notebookShown) this.focusActiveCell();
     });
     const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.find.element, this.scroller, this.docTabs.pane);
-    // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy)
+    // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy, outline)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
     this.sidePanel = new SidePanel([
