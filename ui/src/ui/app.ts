@@ -343,6 +343,7 @@ export class App implements CellViewHost {
     this.follower = new OutputFollower(this.scroller, this.view);
     this.docTabs = new DocumentTabs(this.agents, (notebookShown) => {
       this.scroller.hidden = !notebookShown;
+      this.find.element.classList.toggle('away', !notebookShown);
       if (notebookShown) this.focusActiveCell();
     });
     const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.find.element, this.scroller, this.docTabs.pane);
