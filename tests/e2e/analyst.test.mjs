@@ -1,11 +1,11 @@
 // The analyst's notebook in the real window under Xvfb: Tab on `pd.` offers the kernel's
 // `DataFrame`, Shift+Tab shows its signature, and a renamed open notebook keeps its kernel
 // (a variable survives the rename); a frame a cell made is listed in the Variables tab and
-// opens in the data grid, which sorts and filters its million rows in the kernel. Run by
-// tests/e2e/run.sh.
+// opens in the data grid, which sorts and filters its million rows in the kernel; find and
+// replace across cells, and the outline's jumps. Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Keys, workspace, notebook, cell, settled, quitAll, invoke } from './webdriver.mjs';
 
@@ -142,4 +142,89 @@ test('a frame a cell made is listed in the Variables tab, opens in the grid, and
     return c?.state === 'done' && c.prompt !== first.prompt ? c : null;
   }, 60000);
   assert.equal(again.prompt, `[${ran + 1}]`, 'the listing and the grid ran nothing the notebook counts');
+});
+
+/** The active cell's label and its top, relative to the notebook's view. */
+const activeCell = (app) =>
+  app.execute(`const c = document.querySelector('.cell.active'); const s = document.querySelector('#notebook-scroller').getBoundingClientRect();
+    return c ? { label: c.getAttribute('aria-label'), top: c.getBoundingClientRect().top - s.top } : null;`);
+
+test('find and replace across cells: every cell’s source, outputs read-only, saved as replaced', async () => {
+  const { app, dir } = await open({
+    'test.ipynb': notebook('total = 40', 'total += 2\nprint("total", total)', 'assert total == 42'),
+  });
+  for (let i = 0; i < 3; i++) await app.press(Keys.Shift, Keys.Enter);
+  const printed = await settled(app, 1);
+  assert.equal(printed.state, 'done', printed.output);
+  assert.equal((await settled(app, 2)).state, 'done');
+  // Command mode on the first cell, then Ctrl+F.
+  await app.execute('document.querySelectorAll(".cell")[0].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
+  await app.press(Keys.Escape);
+  await app.press(Keys.Control, 'f');
+  await app.until('the find bar', () => app.execute('return document.activeElement?.id === "find-input";'));
+  await app.type('total');
+  const count = await app.until('the count', async () => {
+    const t = await app.text('#find-count');
+    return t && t !== 'No matches' ? t : null;
+  });
+  // 1 + 3 + 1 in the sources, 1 in the printed output ("total 42").
+  assert.equal(count, '1 of 6');
+  const painted = await app.execute(
+    'return (CSS.highlights?.get("find-match")?.size ?? 0) + (CSS.highlights?.get("find-current")?.size ?? 0) + document.querySelectorAll(".cm-find-match").length;',
+  );
+  assert.equal(painted, 6, 'every match is painted in the window’s engine');
+  await app.press(Keys.Enter);
+  assert.equal(await app.text('#find-count'), '2 of 6');
+
+  await app.press(Keys.Control, 'h');
+  await app.until('the replace field', () => app.execute('return document.activeElement?.id === "replace-input";'));
+  await app.type('amount');
+  await app.click('#replace-all');
+  assert.match(await app.text('#find-message'), /^Replaced 5 matches in 3 cells\. The match in an output stays as printed\.$/);
+  assert.equal(await app.text('#find-count'), '1 of 1');
+  assert.match((await cell(app, 1)).output, /total 42/, 'the output is as printed');
+  await app.press(Keys.Escape);
+  await app.until('the find bar to close', () => app.execute('return document.querySelector("#find-bar").hidden;'));
+
+  await app.press(Keys.Control, 's');
+  await app.until('the file saved as replaced', () => {
+    const saved = JSON.parse(readFileSync(join(dir, 'test.ipynb'), 'utf8'));
+    const src = saved.cells.map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source));
+    // (Shift+Enter on the last cell added an empty one.)
+    return JSON.stringify(src.slice(0, 3)) === JSON.stringify(['amount = 40', 'amount += 2\nprint("amount", amount)', 'assert amount == 42']);
+  });
+  // The replaced code runs in the same kernel.
+  const firstRun = (await cell(app, 2)).prompt;
+  await app.execute('document.querySelectorAll(".cell")[0].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
+  await app.press(Keys.Escape);
+  for (let i = 0; i < 3; i++) await app.press(Keys.Shift, Keys.Enter);
+  await app.until('the replaced code to run', async () => {
+    const [printedAgain, last] = [await cell(app, 1), await cell(app, 2)];
+    return /amount 42/.test(printedAgain.output) && last.state === 'done' && last.prompt !== firstRun;
+  }, 60000);
+});
+
+test('the outline lists the Markdown headings and jumps to a heading’s cell', async () => {
+  const cells = [];
+  for (let s = 1; s <= 6; s++) {
+    cells.push({ cell_type: 'markdown', id: `h${s}`, metadata: {}, source: `## Section ${s}\n\nNotes.` });
+    for (let i = 0; i < 5; i++) cells.push({ cell_type: 'code', id: `c${s}-${i}`, metadata: {}, execution_count: null, outputs: [], source: `x_${s}_${i} = ${i}\n` + '# a line\n'.repeat(4) });
+  }
+  const { app } = await open({ 'test.ipynb': { ...notebook(), cells } });
+  await app.press(Keys.Control, Keys.Shift, 'c');
+  await app.until('the palette', () => app.execute('return document.activeElement?.id === "palette-input";'));
+  await app.type('outline');
+  await app.press(Keys.Enter);
+  const items = await app.until('the outline', () =>
+    app.execute('const l = [...document.querySelectorAll("#outline .outline-item")].map((e) => e.textContent); return l.length ? l : null;'),
+  );
+  assert.deepEqual(items, ['Section 1', 'Section 2', 'Section 3', 'Section 4', 'Section 5', 'Section 6']);
+  await app.click('#outline li:nth-child(5) .outline-item');
+  const active = await app.until('the jump', async () => {
+    const a = await activeCell(app);
+    return a?.label === 'Markdown cell 25' ? a : null;
+  });
+  assert.ok(active.top >= 0 && active.top < 40, `Section 5's cell is at the top of the view: ${active.top}`);
+  assert.equal(await app.execute('return document.activeElement?.classList.contains("cell");'), true, 'the keyboard is on the cell');
+  assert.equal(await app.text('#outline .outline-item[aria-current="true"]'), 'Section 5');
 });

@@ -37,10 +37,88 @@ export type CommandId =
   | 'toggle-output'
   | 'toggle-output-scroll'
   | 'run-all'
-  | 'clear-outputs';
+  | 'clear-outputs'
+  | 'run-above'
+  | 'run-below'
+  | 'restart-run-all'
+  | 'clear-selected-outputs'
+  | 'save-cell-as-tool'
+  | 'find'
+  | 'find-replace'
+  | 'command-palette'
+  | 'show-outline'
+  | 'new-notebook'
+  | 'rename-notebook'
+  | 'save-as'
+  | 'duplicate-notebook'
+  | 'trash-notebook';
+
+/**
+ * Every command by what a person calls it: the command palette lists these (with their keys
+ * from KEYMAP), and the menus and toolbar take their labels from here.
+ */
+export const COMMANDS: Readonly<Record<CommandId, string>> = {
+  'enter-edit': 'Edit the selected cell',
+  'enter-command': 'Leave the editor (command mode)',
+  'run-and-advance': 'Run selected cells and advance',
+  'run-in-place': 'Run selected cells',
+  'run-and-insert': 'Run selected cells and insert a cell below',
+  'insert-above': 'Insert a cell above',
+  'insert-below': 'Insert a cell below',
+  'delete-cells': 'Delete selected cells',
+  'undo-delete': 'Undo cell deletion',
+  'to-code': 'Change cell to code',
+  'to-markdown': 'Change cell to Markdown',
+  'to-raw': 'Change cell to raw',
+  'select-prev': 'Select the cell above',
+  'select-next': 'Select the cell below',
+  'extend-prev': 'Extend the selection above',
+  'extend-next': 'Extend the selection below',
+  'select-all': 'Select all cells',
+  'move-up': 'Move selected cells up',
+  'move-down': 'Move selected cells down',
+  copy: 'Copy cells',
+  cut: 'Cut cells',
+  'paste-below': 'Paste cells below',
+  'paste-above': 'Paste cells above',
+  merge: 'Merge selected cells (or with the cell below)',
+  split: 'Split the cell at the cursor',
+  interrupt: 'Interrupt the kernel',
+  restart: 'Restart the kernel',
+  save: 'Save the notebook',
+  'toggle-output': 'Collapse or expand the output',
+  'toggle-output-scroll': 'Limit or expand the output’s height',
+  'run-all': 'Run all cells',
+  'clear-outputs': 'Clear all outputs',
+  'run-above': 'Run all cells above the selected cell',
+  'run-below': 'Run the selected cell and all below',
+  'restart-run-all': 'Restart the kernel and run all cells',
+  'clear-selected-outputs': 'Clear outputs of selected cells',
+  'save-cell-as-tool': 'Save the selected cell as a tool…',
+  find: 'Find in the notebook',
+  'find-replace': 'Find and replace in the notebook',
+  'command-palette': 'Show all commands',
+  'show-outline': 'Show the outline of headings',
+  'new-notebook': 'New notebook',
+  'rename-notebook': 'Rename the notebook…',
+  'save-as': 'Save the notebook as…',
+  'duplicate-notebook': 'Duplicate the notebook',
+  'trash-notebook': 'Move the notebook to the trash…',
+};
+
+function isCommandId(key: string): key is CommandId {
+  return Object.hasOwn(COMMANDS, key);
+}
+
+/** Every command, in the order of `COMMANDS`. */
+export function commandIds(): CommandId[] {
+  return Object.keys(COMMANDS).filter(isCommandId);
+}
 
 export interface KeyBinding {
   mode: Mode | 'any';
+  /** Works wherever the focus is (a side panel, the toolbar), not only in the notebook. */
+  global?: true;
   /** One key, or two keys separated by a space for a chord ("d d"). */
   keys: string;
   command: CommandId;
@@ -52,6 +130,9 @@ export const KEYMAP: readonly KeyBinding[] = [
   { mode: 'any', keys: 'Mod+Enter', command: 'run-in-place' },
   { mode: 'any', keys: 'Alt+Enter', command: 'run-and-insert' },
   { mode: 'any', keys: 'Mod+s', command: 'save' },
+  { mode: 'any', keys: 'Mod+f', command: 'find', global: true },
+  { mode: 'any', keys: 'Mod+h', command: 'find-replace', global: true },
+  { mode: 'any', keys: 'Mod+Shift+c', command: 'command-palette', global: true },
   { mode: 'edit', keys: 'Escape', command: 'enter-command' },
   { mode: 'edit', keys: 'Mod+Shift+-', command: 'split' },
   { mode: 'command', keys: 'Enter', command: 'enter-edit' },
@@ -177,6 +258,11 @@ export function displayKeys(keys: string, isMac = false): string {
         .join('+'),
     )
     .join(', ');
+}
+
+/** The command a key runs wherever the focus is (Ctrl+F, Ctrl+Shift+C), if any. */
+export function globalCommand(key: string): CommandId | null {
+  return KEYMAP.find((b) => b.global && b.keys === key)?.command ?? null;
 }
 
 /** The first binding of a command, for tooltips. */

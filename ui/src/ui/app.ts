@@ -12,7 +12,7 @@ import { NotebookEditor, type Mode } from '../model/commands';
 import { emptyNotebook, parseNotebook, serializeNotebook } from '../model/ipynb';
 import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
-import { KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
+import { COMMANDS, globalCommand, KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
 import { Executor } from '../runtime/executor';
 import { heldBackMime } from '../render/outputs';
 import { ApprovalsModel } from '../model/approvals';
@@ -31,7 +31,11 @@ import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
 import { h, inCellEditor, isTextField } from './dom';
 import { icon, type IconName } from './icons';
-import { MenuButton } from './menu';
+import { FindBar } from './find';
+import { OutputFollower } from './follow';
+import { MenuButton, type MenuItem } from './menu';
+import { OutlineView } from './outline';
+import { CommandPalette } from './palette';
 import { NotebookView } from './notebookView';
 import { NotebookFiles } from './notebookFiles';
 import type { KernelHelpSource } from './kernelHelp';
@@ -123,6 +127,10 @@ export class App implements CellViewHost {
   private readonly endpointDialog: EndpointDialog;
   private readonly agentsButton: HTMLButtonElement;
   private readonly files: NotebookFiles;
+  private readonly find: FindBar;
+  private readonly outline: OutlineView;
+  private readonly follower: OutputFollower;
+  private readonly palette = new CommandPalette((id) => this.dispatch(id), isMac);
   /** Completion and help for code cells come from the kernel, through the backend. */
   readonly kernelHelp = (): KernelHelpSource | null => (ipc.hasBackend() ? { complete: ipc.complete, inspect: ipc.inspect } : null);
   private readonly saveToolDialog = new SaveToolDialog((tool) => {
@@ -186,11 +194,11 @@ export class App implements CellViewHost {
     const fileMenuButton = h('button', { id: 'file-menu', class: 'tool tool-narrow', type: 'button', 'aria-label': 'Notebook file: new, rename, save as, duplicate, delete', title: 'Notebook file' }, icon('chevron'));
     const fileMenu = new MenuButton(fileMenuButton, 'Notebook file');
     fileMenu.setItems([
-      { id: 'file-new', label: 'New notebook', action: () => this.afterMenu(() => void this.newNotebook()) },
-      { id: 'file-rename', label: 'Rename…', action: () => this.files.rename() },
-      { id: 'file-save-as', label: 'Save as…', action: () => this.files.saveAs() },
-      { id: 'file-duplicate', label: 'Duplicate', action: () => this.afterMenu(() => void this.files.duplicate()) },
-      { id: 'file-trash', label: 'Move to trash…', action: () => void this.files.trash() },
+      this.menuItem('file-new', 'new-notebook'),
+      this.menuItem('file-rename', 'rename-notebook'),
+      this.menuItem('file-save-as', 'save-as'),
+      this.menuItem('file-duplicate', 'duplicate-notebook'),
+      this.menuItem('file-trash', 'trash-notebook'),
     ]);
 
     this.workspaceLabel = h('span', { class: 'workspace-name', text: '' });
@@ -200,12 +208,14 @@ export class App implements CellViewHost {
     const runMenuButton = h('button', { id: 'run-menu', class: 'tool tool-narrow', type: 'button', 'aria-label': 'More run commands', title: 'More run commands' }, icon('chevron'));
     this.runMenu = new MenuButton(runMenuButton, 'Run');
     this.runMenu.setItems([
-      { id: 'run-above', label: 'Run all above selected cell', action: () => this.afterMenu(() => this.runAbove()) },
-      { id: 'run-below', label: 'Run selected cell and all below', action: () => this.afterMenu(() => this.runBelow()) },
-      { id: 'run-all-menu', label: 'Run all cells', action: () => this.afterMenu(() => this.dispatch('run-all')) },
-      { id: 'clear-selected-outputs', label: 'Clear outputs of selected cells', action: () => this.afterMenu(() => this.clearSelectedOutputs()) },
-      { id: 'save-cell-as-tool', label: 'Save selected cell as a tool…', action: () => this.afterMenu(() => this.saveCellAsTool()) },
-      { id: 'clear-all-outputs', label: 'Clear all outputs', action: () => this.afterMenu(() => this.clearAllOutputs()) },
+      this.menuItem('run-above', 'run-above'),
+      this.menuItem('run-below', 'run-below'),
+      this.menuItem('run-all-menu', 'run-all'),
+      this.menuItem('restart-run-all', 'restart-run-all'),
+      this.menuItem('clear-selected-outputs', 'clear-selected-outputs'),
+      this.menuItem('save-cell-as-tool', 'save-cell-as-tool'),
+      this.menuItem('clear-all-outputs', 'clear-outputs'),
+      this.menuItem('open-palette', 'command-palette'),
     ]);
 
     this.cellTypeSelect = h('select', { id: 'cell-type', class: 'cell-type-select', 'aria-label': 'Cell type' });
@@ -321,12 +331,27 @@ export class App implements CellViewHost {
 
     // ---- main
     this.scroller = h('main', { class: 'notebook-scroller', id: 'notebook-scroller', 'aria-label': 'Notebook' }, this.view.element);
+    const navHost = {
+      get notebook() {
+        return app.notebook;
+      },
+      get editor() {
+        return app.editor;
+      },
+      view: this.view,
+      scroller: this.scroller,
+      focusNotebook: () => this.focusNotebook(),
+    };
+    this.find = new FindBar(navHost);
+    this.outline = new OutlineView(navHost);
+    this.follower = new OutputFollower(this.scroller, this.view);
     this.docTabs = new DocumentTabs(this.agents, (notebookShown) => {
       this.scroller.hidden = !notebookShown;
+      this.find.element.classList.toggle('away', !notebookShown);
       if (notebookShown) this.focusActiveCell();
     });
-    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.scroller, this.docTabs.pane);
-    // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy)
+    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.find.element, this.scroller, this.docTabs.pane);
+    // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy, outline)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
     this.sidePanel = new SidePanel([
@@ -335,6 +360,7 @@ export class App implements CellViewHost {
       { id: 'servers', label: 'MCP servers', content: h('div', { class: 'servers-tab' }, this.serversView.element, this.savedToolsView.element), width: 560, onShow: () => { this.serversView.onShow(); void this.savedToolsView.reload(); }, onHide: () => this.serversView.onHide() },
       { id: 'variables', label: 'Variables', content: this.variablesView.element, width: 460, onShow: () => this.variablesView.onShow(), onHide: () => this.variablesView.onHide() },
       { id: 'sandbox', label: 'Sandbox', content: this.policyView.element, width: 720, onShow: () => this.policyView.onShow(), onHide: () => this.policyView.onHide() },
+      { id: 'outline', label: 'Outline', content: this.outline.element, width: 320, onShow: () => this.outline.onShow(), onHide: () => this.outline.onHide() },
     ]);
     const rightPanel = this.sidePanel.element;
     this.sidePanel.subscribe(() => this.onSidePanelChange());
@@ -346,7 +372,7 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element);
+    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element, this.palette.element);
 
     this.saver.subscribe((s) => this.showSaveStatus(s));
     this.wireNotebook();
@@ -460,6 +486,8 @@ export class App implements CellViewHost {
     this.view.attach(this.editor);
     this.wireNotebook();
     this.variablesView.kernelChanged();
+    this.find.notebookChanged();
+    this.outline.notebookChanged();
     this.saver.reset(nb, state?.notebookPath ?? 'Untitled.ipynb', state?.notebook !== null && state !== null, blocked);
     this.syncTrustBanner();
 
@@ -494,6 +522,7 @@ export class App implements CellViewHost {
   private wireNotebook(): void {
     this.offNotebook();
     this.offExecutor();
+    this.follower.attach(this.notebook);
     const offNb = this.notebook.subscribe((change) => {
       if (change.type === 'cell' && change.change.type === 'cell-type') this.syncChrome();
       else if (change.type === 'cell' && change.change.type === 'run-state') this.renderKernelStatus();
@@ -639,6 +668,15 @@ export class App implements CellViewHost {
     if (target?.closest('.menu, dialog')) return;
     // An agent's session shows: its notebook is read-only, and the person's is hidden.
     if (this.docTabs.showingAgent) return;
+    const global = globalCommand(key);
+    if (global) {
+      e.preventDefault();
+      e.stopPropagation();
+      this.dispatch(global);
+      return;
+    }
+    // The find bar and the palette handle their own keys.
+    if (target?.closest('.find-bar, .palette')) return;
     if (key === 'Escape' && target && target !== document.body && !this.view.element.contains(target)) {
       // Escape from the toolbar or the side list: back to the notebook, in command mode.
       e.preventDefault();
@@ -823,6 +861,47 @@ export class App implements CellViewHost {
         this.clearAllOutputs();
         this.focusNotebook();
         return;
+      case 'run-above':
+        this.runAbove();
+        return;
+      case 'run-below':
+        this.runBelow();
+        return;
+      case 'restart-run-all':
+        void this.restart().then((ok) => ok && this.executor.run(this.notebook.cells));
+        return;
+      case 'clear-selected-outputs':
+        this.clearSelectedOutputs();
+        return;
+      case 'save-cell-as-tool':
+        this.saveCellAsTool();
+        return;
+      case 'find':
+      case 'find-replace':
+        // As in JupyterLab, text selected in the cell being edited is what is looked for.
+        this.find.open(command === 'find-replace', ed.mode === 'edit' ? (this.view.activeView?.selectedText ?? '') : '');
+        return;
+      case 'command-palette':
+        this.palette.open();
+        return;
+      case 'show-outline':
+        this.sidePanel.open('outline', true);
+        return;
+      case 'new-notebook':
+        void this.newNotebook();
+        return;
+      case 'rename-notebook':
+        this.files.rename();
+        return;
+      case 'save-as':
+        this.files.saveAs();
+        return;
+      case 'duplicate-notebook':
+        void this.files.duplicate();
+        return;
+      case 'trash-notebook':
+        void this.files.trash();
+        return;
       default:
         assertNever(command, 'command');
     }
@@ -891,14 +970,15 @@ export class App implements CellViewHost {
     }
   }
 
-  private async restart(): Promise<void> {
+  /** Restart the kernel (asked natively); true once it is restarted. */
+  private async restart(): Promise<boolean> {
     let ok = false;
     try {
       ok = await ipc.confirmDialog('Restart the kernel? All variables are lost; the notebook and its outputs stay.', 'Restart kernel', 'Restart');
     } catch {
       ok = false;
     }
-    if (!ok) return;
+    if (!ok) return false;
     this.setKernelBase('starting');
     try {
       await ipc.restartKernel();
@@ -906,9 +986,11 @@ export class App implements CellViewHost {
       this.variablesView.kernelChanged();
       this.setKernelBase('idle');
       this.flash('The kernel was restarted.');
+      return true;
     } catch (err) {
       this.flash(ipc.describeError(ipc.toBackendError(err)));
       this.setKernelBase('dead');
+      return false;
     }
   }
 
@@ -977,6 +1059,18 @@ export class App implements CellViewHost {
     this.modeEl.textContent = this.editor.mode === 'edit' ? 'Edit' : 'Command';
     this.modeEl.dataset.mode = this.editor.mode;
     this.renderKernelStatus();
+  }
+
+  /** A menu item that runs a command, named and keyed as in the command list. */
+  private menuItem(id: string, command: CommandId): MenuItem {
+    // Those that open a dialog or the palette keep the focus there.
+    const opens = command === 'rename-notebook' || command === 'save-as' || command === 'trash-notebook' || command === 'command-palette';
+    return {
+      id,
+      label: COMMANDS[command],
+      detail: shortcutFor(command, isMac) ?? undefined,
+      action: () => (opens ? this.dispatch(command) : this.afterMenu(() => this.dispatch(command))),
+    };
   }
 
   private afterMenu(action: () => void): void {

@@ -9,6 +9,7 @@ import { createOutputView, StreamOutputView, type OutputView } from '../render/o
 import { renderMarkdown } from '../render/markdown';
 import { frames } from '../util/frame';
 import { CellEditor, renderStaticCode } from './editor';
+import { rangesFor, staticPieces, type FindMarks } from './findMarks';
 import { h } from './dom';
 import { SandboxBlockView } from './sandboxBlockView';
 import { ToolCallsView } from './toolCallsView';
@@ -80,6 +81,8 @@ export class CellView {
   private editing = false;
   /** The static text in `editorWrap` is current (no editor yet). */
   private staticShown = false;
+  /** Find's matches in the source (painted by the editor once it is made). */
+  private findMarks: FindMarks = { spans: [], current: -1 };
 
   /** `trusted`: the notebook is trusted, so outputs read from its file render (see `Notebook.trusted`). */
   constructor(cell: Cell, host: CellViewHost, private trusted = true) {
@@ -299,6 +302,7 @@ export class CellView {
       label,
       this.host.readOnly === true,
     );
+    if (this.findMarks.spans.length > 0) this.editor.setFindMarks(this.findMarks);
     return this.editor;
   }
 
@@ -422,8 +426,48 @@ export class CellView {
     return this.editor?.wantsEscape ?? false;
   }
 
+  /** The editor's selected text ('' without an editor or a selection). */
+  get selectedText(): string {
+    return this.editor?.selectedText ?? '';
+  }
+
   get cursorOffsets(): number[] {
     return this.editor?.cursorOffsets ?? [];
+  }
+
+  /**
+   * Find's matches in the source: the editor paints them; before it is made, the DOM ranges
+   * of the static text are returned for the caller to highlight (none while rendered Markdown shows).
+   */
+  markFind(marks: FindMarks): { ranges: Range[]; current: Range | null } {
+    const had = this.findMarks.spans.length > 0;
+    this.findMarks = marks;
+    const none = { ranges: [], current: null };
+    if (this.editor) {
+      if (had || marks.spans.length > 0) this.editor.setFindMarks(marks);
+      return none;
+    }
+    const root = this.editorWrap.hidden ? null : this.editorWrap.querySelector('.cell-static');
+    if (marks.spans.length === 0 || !root) return none;
+    const ranges = rangesFor(staticPieces(root), marks.spans);
+    return { ranges, current: ranges[marks.current] ?? null };
+  }
+
+  /** Replace ranges of the source through the editor, so that Undo takes it back. */
+  replaceInSource(changes: readonly { from: number; to: number; insert: string }[]): void {
+    this.ensureEditor().replace(changes);
+  }
+
+  /** Edit the cell with this range of its source selected. */
+  selectInSource(from: number, to: number): void {
+    const editor = this.ensureEditor();
+    editor.select(from, to);
+    editor.focus();
+  }
+
+  /** Where a source offset is drawn by the editor (null without an editor). */
+  sourceCoords(offset: number): { top: number; bottom: number } | null {
+    return this.editor?.coordsAt(offset) ?? null;
   }
 
   get outputsElement(): HTMLElement {

@@ -28,6 +28,7 @@ import { highlightCode, tags as t } from '@lezer/highlight';
 import { StyleModule } from 'style-mod';
 import type { CellType } from '../model/cell';
 import { assertNever } from '../util/assert';
+import { findMarksField, setFindMarks, type FindMarks } from './findMarks';
 import { kernelCompletionSource, kernelHelp, type KernelHelpSource } from './kernelHelp';
 
 /** Colours come from CSS variables, so the editor follows the light/dark theme. */
@@ -221,6 +222,7 @@ export class CellEditor {
           }),
           this.help.extension,
           highlightSelectionMatches(),
+          findMarksField(),
           search({ top: true }),
           syntaxHighlighting(highlight),
           theme,
@@ -279,9 +281,34 @@ export class CellEditor {
     return this.view.hasFocus;
   }
 
+  get selectedText(): string {
+    const sel = this.view.state.selection.main;
+    return this.view.state.sliceDoc(sel.from, sel.to);
+  }
+
   /** Cursor offsets of all selections' heads (for splitting a cell). */
   get cursorOffsets(): number[] {
     return this.view.state.selection.ranges.map((r) => r.head);
+  }
+
+  /** Show find's matches (see `findMarks.ts`). */
+  setFindMarks(marks: FindMarks): void {
+    this.view.dispatch({ effects: setFindMarks.of(marks) });
+  }
+
+  /** Replace text ranges as one edit the person can undo (find's replace). */
+  replace(changes: readonly { from: number; to: number; insert: string }[]): void {
+    this.view.dispatch({ changes: [...changes], userEvent: 'input.replace' });
+  }
+
+  /** Select a range and show it (find's match, when find closes). */
+  select(from: number, to: number): void {
+    this.view.dispatch({ selection: { anchor: from, head: to }, scrollIntoView: true });
+  }
+
+  /** Viewport coordinates of a text offset, once drawn. */
+  coordsAt(offset: number): { top: number; bottom: number } | null {
+    return this.view.coordsAtPos(offset);
   }
 
   /** A completion list or a search panel wants Escape for itself. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KEYMAP, KeySequenceResolver, lookup, normalizeKey, shortcutFor, type KeyLike } from '../../src/keymap';
+import { COMMANDS, commandIds, globalCommand, KEYMAP, KeySequenceResolver, lookup, normalizeKey, shortcutFor, type KeyLike } from '../../src/keymap';
 
 const key = (k: string, mods: Partial<KeyLike> = {}): KeyLike => ({ key: k, ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, ...mods });
 
@@ -94,5 +94,18 @@ describe('KeySequenceResolver', () => {
     expect(r.feed('command', 'a', 10)).toEqual({ kind: 'command', command: 'insert-above' });
     r.feed('command', 'i', 20);
     expect(r.feed('command', 'd', 30)).toEqual({ kind: 'pending' });
+  });
+});
+
+describe('the command list', () => {
+  it('names every command, and the keys that work anywhere are find, replace and the palette', () => {
+    const ids = commandIds();
+    for (const b of KEYMAP) expect(ids).toContain(b.command);
+    for (const id of ids) expect(COMMANDS[id].length).toBeGreaterThan(0);
+    expect(globalCommand('Mod+f')).toBe('find');
+    expect(globalCommand('Mod+h')).toBe('find-replace');
+    expect(globalCommand('Mod+Shift+c')).toBe('command-palette');
+    expect(globalCommand('a')).toBeNull();
+    expect(shortcutFor('command-palette')).toBe('Ctrl+Shift+C');
   });
 });
