@@ -134,8 +134,9 @@ test('a frame a cell made is listed in the Variables tab, opens in the grid, and
 
   // Nothing of this showed in the notebook: the next cell is [2].
   await app.press(Keys.Escape);
-  await app.execute('document.querySelectorAll(".cell")[0].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
-  await app.press(Keys.Escape);
+  await app.until('the grid closed', () => app.execute('return !document.querySelector("#data-grid[open]");'));
+  await app.click('.cell:first-child .prompt');
+  await app.until('the first cell active', () => app.execute('return document.querySelector(".cell.active") === document.querySelectorAll(".cell")[0];'));
   await app.press(Keys.Control, Keys.Enter);
   const again = await app.until('the cell ran again', async () => {
     const c = await cell(app, 0);
