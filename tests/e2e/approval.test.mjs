@@ -349,3 +349,35 @@ test('a tool whose description changed since it was registered is held: the pane
   assert.equal(second.output.trim().split('\n').length, 1, `one line: ${second.output}`);
   assert.deepEqual(auditLog(ws).map((e) => [e.tool, e.decision, e.decided_by]), [['echo', 'approved', 'person'], ['echo', 'rejected', 'person']]);
 });
+
+test('a long call’s progress bar moves under its cell and the server’s log shows on its card', async () => {
+  const ws = fixtureWorkspace('from mcptools.fx.sleep import Params, run\nprint(run(Params(seconds=4)))');
+  const app = await open(ws);
+  const asked = answerDialogSoon('Always allow?', 'Return');
+  assert.equal(await invoke(app, 'add_approval_rule', { rule: { server: 'fx', tool: 'sleep', decision: 'allow' }, decideId: null }), true);
+  await asked;
+  await app.press(Keys.Shift, Keys.Enter);
+  // Each quarter the fixture server reports "n of 4": the bar under the call follows it.
+  const seen = new Set();
+  const t0 = Date.now();
+  while (Date.now() - t0 < 30000) {
+    const now = await app.execute(`const b = document.querySelector('.cell .tool-call progress.tool-call-progress-bar');
+      return b ? { value: b.value, words: document.querySelector('.tool-call-progress-words')?.textContent } : null;`);
+    if (now) seen.add(`${now.value}|${now.words}`);
+    const c = await app.execute('const c = document.querySelector(".cell"); return c?.dataset.state ?? null;');
+    if (c === 'done' || c === 'failed') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const values = [...seen].map((s) => Number(s.split('|')[0]));
+  assert.ok(values.length >= 2 && Math.max(...values) > Math.min(...values), `the bar moved: ${[...seen].join(', ')}`);
+  assert.ok([...seen].some((s) => /\|\d of 4 · \d of 4$/.test(s)), `the server's words under it: ${[...seen].join(', ')}`);
+  const c = await settled(app, 0);
+  assert.match(c.output, /slept/);
+  assert.equal(await app.execute('return document.querySelectorAll(".tool-call-progress").length;'), 0, 'the bar goes when the call ends');
+
+  await app.click('#open-servers');
+  const log = await app.until('the server’s log on its card', () =>
+    app.execute('const l = document.querySelector(\'.server-card[data-server="fx"] .server-log\'); return l && !l.hidden ? l.textContent : null;'),
+  );
+  assert.match(log, /info: "?sleeping 4 s/);
+});

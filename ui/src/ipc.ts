@@ -89,10 +89,13 @@ export type SessionEvent =
   | { type: 'approval_decided'; id: number; decision: ApprovalDecision; decided_by: DecidedBy }
   | { type: 'approval_withdrawn'; id: number; reason: string }
   | ToolCallEvent
+  | ToolProgressEvent
   // MCP servers started on a call, and gone on their own (`stderr`: their last lines;
   // `exit`: how the process ended, absent for a remote server's closed connection).
   | { type: 'mcp_server_started'; server: string }
   | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
+  // A log message an MCP server sent (`level`: its syslog level name; `message`: untrusted).
+  | { type: 'mcp_server_log'; server: string; level: string; message: string }
   // A cell the sandbox blocked, as ipybox checked it against the policy in force.
   | { type: 'sandbox_blocked'; execution_id: string; block: SandboxBlock };
 
@@ -200,6 +203,22 @@ export interface ToolCallEvent {
   rule?: string | null;
 }
 
+/** A running tool call's server said how far it has got (MCP progress; at most ten a second). */
+export interface ToolProgressEvent {
+  type: 'tool_progress';
+  /** The call's approval request id. */
+  id: number;
+  execution_id: string | null;
+  server: string;
+  tool: string;
+  /** Work done so far; grows with each report. */
+  progress: number;
+  /** Work in all, when the server knows it. */
+  total: number | null;
+  /** What the server says it is doing (untrusted text). */
+  message: string | null;
+}
+
 /** The app's settings (kept in ipybox's data directory, never in a workspace). */
 export interface AppSettings {
   /** A tool call nobody decides within this many seconds is rejected: as saved, and in force (the running session's next request waits this long). */
@@ -268,8 +287,10 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'approval_decided',
   'approval_withdrawn',
   'tool_call',
+  'tool_progress',
   'mcp_server_started',
   'mcp_server_exited',
+  'mcp_server_log',
   'sandbox_blocked',
 ]);
 
@@ -314,6 +335,16 @@ export function isSessionEvent(value: unknown): value is SessionEvent {
       return typeof v.id === 'number';
     case 'tool_call':
       return typeof v.id === 'number' && typeof v.server === 'string' && typeof v.tool === 'string' && typeof v.decision === 'string';
+    case 'tool_progress':
+      return (
+        typeof v.id === 'number' &&
+        typeof v.progress === 'number' &&
+        Number.isFinite(v.progress) &&
+        (v.total === null || v.total === undefined || (typeof v.total === 'number' && Number.isFinite(v.total))) &&
+        (v.message === null || v.message === undefined || typeof v.message === 'string')
+      );
+    case 'mcp_server_log':
+      return typeof v.server === 'string' && typeof v.level === 'string' && typeof v.message === 'string';
     default:
       return true;
   }

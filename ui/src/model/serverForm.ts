@@ -473,11 +473,23 @@ export interface ServerStatus {
   stderr: string;
   /** How its process ended, when ipybox started it (absent for a remote server). */
   exit?: ProcessExit;
+  /** The last log messages it sent (MCP logging), oldest first; raw, escaped when shown. */
+  log?: readonly ServerLogLine[];
 }
+
+/** One log message of a server. */
+export interface ServerLogLine {
+  level: string;
+  message: string;
+}
+
+/** A server's log messages kept for its card. */
+export const KEPT_LOG_LINES = 5;
 
 export type StatusEvent =
   | { type: 'mcp_server_started'; server: string }
   | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
+  | { type: 'mcp_server_log'; server: string; level: string; message: string }
   /** The kernel was replaced or the session stopped: ipybox stopped every server. */
   | { type: 'servers_stopped' };
 
@@ -493,14 +505,20 @@ export class ServerStatuses {
   apply(event: StatusEvent): void {
     switch (event.type) {
       case 'mcp_server_started':
-        this.map.set(event.server, { state: 'running', stderr: '' });
+        this.map.set(event.server, { state: 'running', stderr: '', ...this.logOf(event.server) });
         break;
+      case 'mcp_server_log': {
+        const now = this.get(event.server);
+        const log = [...(now.log ?? []), { level: event.level, message: event.message }].slice(-KEPT_LOG_LINES);
+        this.map.set(event.server, { ...now, log });
+        break;
+      }
       case 'mcp_server_exited': {
         // The exit status decides: a code other than 0 or a signal is a crash. A remote
         // server has none (its connection closed): something on stderr is the best sign.
         const exit = event.exit;
         const crashed = exit ? !('code' in exit && exit.code === 0) : event.stderr.trim() !== '';
-        this.map.set(event.server, { state: crashed ? 'crashed' : 'exited', stderr: event.stderr, ...(exit ? { exit } : {}) });
+        this.map.set(event.server, { state: crashed ? 'crashed' : 'exited', stderr: event.stderr, ...this.logOf(event.server), ...(exit ? { exit } : {}) });
         break;
       }
       case 'servers_stopped':
@@ -508,6 +526,12 @@ export class ServerStatuses {
         break;
     }
     for (const fn of [...this.listeners]) fn();
+  }
+
+  /** The server's log, as a field to keep (none while it logged nothing). */
+  private logOf(server: string): { log?: readonly ServerLogLine[] } {
+    const log = this.get(server).log;
+    return log && log.length > 0 ? { log } : {};
   }
 
   subscribe(fn: () => void): () => void {

@@ -3,7 +3,7 @@
  * (asked, decided, ended), merged by request id, and in words ("allowed by a rule",
  * "rejected — timed out"). Session state: never saved in the notebook.
  */
-import type { ApprovalDecision, ApprovalRequest, CallDecision, CallOutcome, DecidedBy, ToolCallEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalRequest, CallDecision, CallOutcome, DecidedBy, ToolCallEvent, ToolProgressEvent } from '../ipc';
 import type { JsonValue } from '../util/json';
 import { callName, formatDuration, outcomeWords, ruleWords, shortenText } from './approvals';
 import { escapeUntrusted } from './untrusted';
@@ -28,6 +28,17 @@ export interface CellToolCall {
   readonly durationMs: number | null;
   /** Which rule decided it, as the backend says (raw; escaped when shown). */
   readonly rule?: string | null;
+  /** How far a running call has got, as its server last said. */
+  readonly progress?: CallProgress | null;
+}
+
+/** A server's report on a running call. */
+export interface CallProgress {
+  readonly done: number;
+  /** Null when the server does not know the whole. */
+  readonly total: number | null;
+  /** What it says it is doing (raw; escaped when shown). */
+  readonly message: string | null;
 }
 
 const RANK: Record<CallStatus, number> = { waiting: 0, running: 1, done: 2 };
@@ -58,6 +69,25 @@ export function endedCall(event: ToolCallEvent): CellToolCall {
     durationMs: event.outcome ? event.duration_ms : null,
     rule: event.rule ?? null,
   };
+}
+
+/** A running call's server reported progress: kept on the call while it runs, dropped once it ends. */
+export function progressedCall(call: CellToolCall, event: ToolProgressEvent): CellToolCall {
+  if (call.status !== 'running') return call;
+  return { ...call, progress: { done: event.progress, total: event.total ?? null, message: event.message ?? null } };
+}
+
+/** The fraction done (0 to 1), or null when the server gave no whole to measure against. */
+export function progressFraction(progress: CallProgress): number | null {
+  if (progress.total === null || !(progress.total > 0)) return null;
+  return Math.min(1, Math.max(0, progress.done / progress.total));
+}
+
+/** "40 of 100 · Downloading page 4" / "7 done"; escaped. */
+export function progressWords(progress: CallProgress): string {
+  const n = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const amount = progress.total !== null && progress.total > 0 ? `${n(progress.done)} of ${n(progress.total)}` : `${n(progress.done)} done`;
+  return progress.message ? `${amount} · ${escapeUntrusted(shortenText(progress.message, 120))}` : amount;
 }
 
 /** `list` with `call` in it: a call already listed (same id) is updated in place, never back to an earlier status; a new one is appended. */

@@ -5,12 +5,12 @@
  * calls a run makes (session events naming its execution) are listed on its cell.
  */
 import * as ipc from '../ipc';
-import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, SandboxBlock, ToolCallEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, SandboxBlock, ToolCallEvent, ToolProgressEvent } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames, type FrameScheduler } from '../util/frame';
 import type { Cell, RunState } from '../model/cell';
 import type { Notebook } from '../model/notebook';
-import { askedCall, decidedCall, endedCall } from '../model/toolCalls';
+import { askedCall, decidedCall, endedCall, progressedCall } from '../model/toolCalls';
 
 export interface ExecBackend {
   execute(code: string, onEvent: (event: ExecEvent) => void, origin?: string | null): Promise<string>;
@@ -364,6 +364,14 @@ export class Executor {
     const call = exec?.cell.toolCalls.find((c) => c.id === id);
     if (!exec || !call) return;
     exec.cell.putToolCall(exec.seq, decidedCall(call, decision, decidedBy));
+  }
+
+  /** A running tool call's server said how far it has got. */
+  noteToolProgress(event: ToolProgressEvent): void {
+    const exec = this.byRequest.get(event.id);
+    const call = exec?.cell.toolCalls.find((c) => c.id === event.id);
+    if (!exec || !call || call.status !== 'running') return;
+    exec.cell.putToolCall(exec.seq, progressedCall(call, event));
   }
 
   /** A tool call ended: how it was decided and what came of it. */

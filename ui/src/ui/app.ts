@@ -617,8 +617,12 @@ export class App implements CellViewHost {
         this.approvals.recordCall(event);
         this.auditView.onToolCall();
         return;
+      case 'tool_progress':
+        this.executor.noteToolProgress(event);
+        return;
       case 'mcp_server_started':
       case 'mcp_server_exited':
+      case 'mcp_server_log':
         this.serverStatuses.apply(event);
         return;
       case 'sandbox_blocked':

@@ -309,6 +309,7 @@ export class ServersView {
     const name = escapeUntrusted(server.name);
     const state = h('span', { class: 'server-state' });
     const stderr = h('pre', { class: 'server-stderr', hidden: true, 'aria-label': `Last lines ${name} wrote on stderr` });
+    const log = h('pre', { class: 'server-log', hidden: true, 'aria-label': `Last messages ${name} logged` });
     const inner = server.params.command !== undefined ? unwrapSrt(server.params.command, server.params.args ?? []) : null;
     const sandbox = h('input', { type: 'checkbox', role: 'switch', class: 'server-sandbox-switch', id: `${id}-sandbox`, 'aria-label': `Run ${name} sandboxed (srt)`, disabled: server.params.command === undefined });
     sandbox.checked = inner !== null;
@@ -347,6 +348,7 @@ export class ServersView {
       h('div', { class: 'server-head' }, h('h4', { id: `${id}-title`, class: 'server-name', text: name }), state),
       h('p', { class: 'server-params', text: escapeUntrusted(describeParams(server.params)), title: 'As registered; ${VAR}s are filled in when the server starts' }),
       stderr,
+      log,
       h('div', { class: 'server-actions' }, sandboxLabel, regenerate, edit, remove, confirm),
       changes,
       this.renderChangeDetails(server),
@@ -468,6 +470,12 @@ export class ServersView {
     if (stderr) {
       stderr.textContent = escapeUntrustedLines(s.stderr.trimEnd());
       stderr.hidden = s.stderr.trim() === '' || s.state === 'running';
+    }
+    const log = card.querySelector<HTMLElement>('.server-log');
+    if (log) {
+      const lines = s.log ?? [];
+      log.textContent = lines.map((l) => `${escapeUntrusted(l.level)}: ${escapeUntrustedLines(l.message.trimEnd())}`).join('\n');
+      log.hidden = lines.length === 0;
     }
   }
 

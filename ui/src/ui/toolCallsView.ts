@@ -4,7 +4,7 @@
  * summary line that opens. Rendered at most once per frame, however fast the calls come.
  */
 import type { Cell } from '../model/cell';
-import { callLabel, detailWords, summarizeCalls, verdictWords, type CellToolCall } from '../model/toolCalls';
+import { callLabel, detailWords, progressFraction, progressWords, summarizeCalls, verdictWords, type CellToolCall } from '../model/toolCalls';
 import { prettyArguments } from '../model/approvals';
 import { clipEscaped } from '../model/untrusted';
 import { frames, type Renderable } from '../util/frame';
@@ -21,6 +21,17 @@ function mark(call: CellToolCall): string {
   if (call.decision === 'approved') return '✓';
   // A timed-out call is a rejected one (its colour tells the difference).
   return '✕';
+}
+
+/** A running call's progress: a bar (without a whole, one that says work goes on) and the server's words. */
+function progressLine(call: CellToolCall): HTMLElement | null {
+  const progress = call.status === 'running' ? call.progress : null;
+  if (!progress) return null;
+  const fraction = progressFraction(progress);
+  const words = progressWords(progress);
+  const bar = h('progress', { class: 'tool-call-progress-bar', max: 1, 'aria-label': `${callLabel(call)}: ${words}` });
+  if (fraction !== null) bar.value = fraction;
+  return h('div', { class: 'tool-call-progress' }, bar, h('span', { class: 'tool-call-progress-words', text: words }));
 }
 
 function row(call: CellToolCall): HTMLLIElement {
@@ -44,6 +55,7 @@ function row(call: CellToolCall): HTMLLIElement {
       h('span', { class: 'tool-call-verdict', text: verdictWords(call) }),
       detail ? h('span', { class: 'tool-call-detail', text: `${call.decision === 'approved' ? ' · ' : ': '}${detail}` }) : null,
     ),
+    progressLine(call),
   );
 }
 

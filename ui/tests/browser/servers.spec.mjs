@@ -131,6 +131,15 @@ describe('the MCP servers tab', () => {
     await page.evaluate(() => window.__mock.emitSession({ type: 'mcp_server_started', server: 'fx' }));
     await page.waitForSelector(`${card}[data-state="running"]`);
     assert.equal(await text(page, `${card} .server-state`), 'Running');
+    // What the server logs (MCP logging) shows on its card, as text, the last few lines.
+    assert.equal(await page.isHidden(`${card} .server-log`), true, 'nothing logged, nothing shown');
+    await page.evaluate(() => {
+      for (let i = 1; i <= 6; i++) window.__mock.emitSession({ type: 'mcp_server_log', server: 'fx', level: 'info', message: `step ${i}` });
+      window.__mock.emitSession({ type: 'mcp_server_log', server: 'fx', level: 'warning', message: '<img src=x onerror=alert(1)>\u202e' });
+    });
+    await page.waitForFunction((c) => document.querySelector(`${c} .server-log`)?.textContent.includes('warning'), card);
+    assert.equal(await text(page, `${card} .server-log`), 'info: step 3\ninfo: step 4\ninfo: step 5\ninfo: step 6\nwarning: <img src=x onerror=alert(1)>\\u202e');
+    assert.equal(await page.locator(`${card} .server-log img`).count(), 0, 'never HTML');
     await page.evaluate(() => window.__mock.emitSession({ type: 'mcp_server_exited', server: 'fx', stderr: 'panic: out of cheese\n' }));
     await page.waitForSelector(`${card}[data-state="crashed"]`);
     assert.match(await text(page, `${card} .server-state`), /^Crashed/);

@@ -32,35 +32,45 @@ const toolbarBoxes = (page) =>
   );
 
 describe('the toolbar', () => {
-  for (const width of [1024, 1280, 1440]) {
+  for (const width of [1024, 1280, 1440, 1600]) {
     it(`stays on screen at ${width} px with seven agents’ tabs open`, async () => {
       const { page, errors, close } = await app({}, { width, height: 800 });
       await agents(page, 7);
       const boxes = await toolbarBoxes(page);
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, `toolbar-${width}.png`), clip: { x: 0, y: 0, width, height: 110 } });
       for (const id of ['open-settings', 'toggle-approvals', 'open-agents', 'open-servers', 'sandbox-badge', 'run-cell', 'save']) {
         assert.ok(boxes.some((b) => b.id === id), `${id} shows at ${width} px`);
       }
       const off = boxes.filter((b) => b.left < 0 || b.right > width || b.bottom > 800);
       assert.deepEqual(off, [], `every toolbar control within the ${width} px window`);
+      // No control's words run out of it over the next one.
+      const spilled = await page.evaluate(() =>
+        [...document.querySelectorAll('header.toolbar button, #kernel-status')]
+          .filter((el) => el.checkVisibility() && el.scrollWidth > el.clientWidth + 1)
+          .map((el) => `${el.id || el.className}: ${el.scrollWidth} > ${el.clientWidth}`),
+      );
+      assert.deepEqual(spilled, [], `every control's words fit in it at ${width} px`);
+      const sorted = [...boxes].filter((b) => b.bottom - b.top > 0).sort((a, b) => a.left - b.left);
+      const overlapping = sorted.slice(1).filter((b, i) => b.left < sorted[i].right - 1 && b.top < sorted[i].bottom && sorted[i].top < b.bottom).map((b, i) => `${sorted[i].id} / ${b.id}`);
+      assert.deepEqual(overlapping, [], `no two controls overlap at ${width} px`);
       assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), width, 'nothing widens the page past the window');
       // The strip of tabs fits as well: what does not fit is in the menu.
       const tabsRight = await page.evaluate(() => Math.max(...[...document.querySelectorAll('#doc-tabs .doc-tab, #doc-tabs-more')].filter((e) => e.checkVisibility()).map((e) => e.getBoundingClientRect().right)));
       assert.ok(tabsRight <= width, `the tabs end within the window (${tabsRight})`);
-      if (SHOTS) await page.screenshot({ path: join(SHOTS, `toolbar-${width}.png`), clip: { x: 0, y: 0, width, height: 110 } });
       assert.deepEqual(errors, []);
       await close();
     });
   }
 
-  it('names Sandbox, MCP servers, Agents, Approvals and Settings in words from 1280 px on; below, their tooltips do', async () => {
+  it('names Sandbox, MCP servers, Agents, Approvals and Settings in words from 1440 px on; below, their tooltips do', async () => {
     const labels = (page) =>
       page.evaluate(() => ['sandbox-badge', 'open-servers', 'open-agents', 'toggle-approvals', 'open-settings'].map((id) => [...document.getElementById(id).querySelectorAll('span:not(.badge)')].filter((s) => s.checkVisibility()).map((s) => s.textContent).join('')));
-    const wide = await app({}, { width: 1280 });
+    const wide = await app({}, { width: 1440 });
     await wide.page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
     assert.deepEqual(await labels(wide.page), ['Sandbox', 'MCP servers', 'Agents', 'Approvals', 'Settings']);
     await wide.close();
 
-    const narrow = await app({}, { width: 1024 });
+    const narrow = await app({}, { width: 1280 });
     await narrow.page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
     assert.deepEqual(await labels(narrow.page), ['', '', '', '', '']);
     for (const id of ['sandbox-badge', 'open-servers', 'open-agents', 'toggle-approvals', 'open-settings']) {

@@ -124,4 +124,39 @@ describe('the tool calls of a cell', () => {
     assert.equal(await page.locator('.cell-tool-calls .tool-call').count(), 0);
     await close();
   });
+
+  it('a long call shows its server’s progress under it as a bar that moves, with the server’s words as text; it goes when the call ends', async () => {
+    const { page, errors, close } = await app({ rules: ALLOW_ECHO, toolCallRunMs: 1500, notebook: notebook('call_tool("fx", "echo", {"text": "hi"})') });
+    await run(page, 0);
+    await page.waitForFunction(() => document.querySelector('.tool-call')?.dataset.status === 'running');
+    const id = Number(await callsOf(page, 0).first().getAttribute('data-request-id'));
+    const report = (progress, total, message) =>
+      page.evaluate(([id, progress, total, message]) => window.__mock.emitSession({ type: 'tool_progress', id, execution_id: null, server: 'fx', tool: 'echo', progress, total, message }), [id, progress, total, message]);
+    await report(1, 4, 'page 1 <b>of</b> 4\u202e');
+    const bar = callsOf(page, 0).first().locator('progress.tool-call-progress-bar');
+    await bar.waitFor({ timeout: 2000 });
+    assert.equal(await bar.evaluate((b) => b.value), 0.25);
+    const words = callsOf(page, 0).first().locator('.tool-call-progress-words');
+    await page.waitForFunction(() => document.querySelector('.tool-call-progress-words')?.textContent.startsWith('1 of 4'));
+    assert.equal(await words.textContent(), '1 of 4 · page 1 <b>of</b> 4\\u202e', 'the server’s words are text, escaped');
+    assert.equal(await page.locator('.tool-call-progress b').count(), 0, 'never HTML');
+    await report(3, 4, null);
+    await page.waitForFunction(() => document.querySelector('progress.tool-call-progress-bar')?.value === 0.75);
+    assert.equal(await words.textContent(), '3 of 4');
+    // Without a whole, the bar says work goes on (no value) and the words count.
+    await report(7, null, null);
+    await page.waitForFunction(() => document.querySelector('.tool-call-progress-words')?.textContent === '7 done');
+    assert.equal(await bar.evaluate((b) => b.hasAttribute('value')), false);
+    // A report for a call of no cell, or a malformed one, changes nothing.
+    await page.evaluate(() => window.__mock.emitSession({ type: 'tool_progress', id: 99999, execution_id: null, server: 'fx', tool: 'echo', progress: 1, total: 2, message: null }));
+    await page.evaluate(() => window.__mock.emitSession({ type: 'tool_progress', id: 1, progress: 'lots' }));
+    await page.waitForFunction(() => document.querySelector('.tool-call')?.dataset.status === 'done', null, { timeout: 5000 });
+    await page.waitForFunction(() => !document.querySelector('.tool-call-progress'));
+    // A report after the end does not bring the bar back.
+    await report(8, 8, 'late');
+    await page.waitForTimeout(100);
+    assert.equal(await page.locator('.tool-call-progress').count(), 0);
+    assert.deepEqual(errors, []);
+    await close();
+  });
 });

@@ -222,6 +222,19 @@ describe('server status', () => {
     expect(calls).toBe(4);
   });
 
+  it('keeps the last log messages a server sent, through its restarts, until all are stopped', () => {
+    const s = new ServerStatuses();
+    s.apply({ type: 'mcp_server_started', server: 'fx' });
+    for (let i = 1; i <= 7; i++) s.apply({ type: 'mcp_server_log', server: 'fx', level: i === 7 ? 'error' : 'info', message: `step ${i}` });
+    expect(s.get('fx').state).toBe('running');
+    expect(s.get('fx').log).toEqual([3, 4, 5, 6].map((i) => ({ level: 'info', message: `step ${i}` })).concat([{ level: 'error', message: 'step 7' }]));
+    s.apply({ type: 'mcp_server_exited', server: 'fx', stderr: '', exit: { code: 0 } });
+    s.apply({ type: 'mcp_server_started', server: 'fx' });
+    expect(s.get('fx').log?.at(-1)).toEqual({ level: 'error', message: 'step 7' });
+    s.apply({ type: 'servers_stopped' });
+    expect(s.get('fx').log).toBeUndefined();
+  });
+
   it('tells a crash from an exit by the exit status, stderr or not', () => {
     const s = new ServerStatuses();
     s.apply({ type: 'mcp_server_exited', server: 'a', stderr: '', exit: { code: 3 } });

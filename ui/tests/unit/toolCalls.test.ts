@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalRequest, ToolCallEvent } from '../../src/ipc';
 import { Cell, isPersistentChange } from '../../src/model/cell';
 import { Notebook } from '../../src/model/notebook';
-import { askedCall, callLabel, decidedCall, detailWords, endedCall, mergeCall, summarizeCalls, verdictWords, type CellToolCall } from '../../src/model/toolCalls';
+import { askedCall, callLabel, decidedCall, detailWords, endedCall, mergeCall, progressedCall, progressFraction, progressWords, summarizeCalls, verdictWords, type CellToolCall } from '../../src/model/toolCalls';
 import { Executor } from '../../src/runtime/executor';
 import { FrameScheduler } from '../../src/util/frame';
 
@@ -245,5 +245,30 @@ describe('the executor lists each call on the cell whose run made it', () => {
     ex.noteToolCall(ended(2, { execution_id: 'e9', origin: 'cell 2 of test.ipynb' }));
     expect(cells[1]?.toolCalls, 'the cell not in flight gets nothing by origin').toEqual([]);
     held.forEach((f) => f());
+  });
+});
+
+describe('a running call’s progress', () => {
+  const report = (progress: number, total: number | null, message: string | null) => ({ type: 'tool_progress' as const, id: 1, execution_id: 'e1', server: 'fx', tool: 'echo', progress, total, message });
+
+  it('is kept on a running call only, and gone once the call ends', () => {
+    const running = decidedCall(askedCall(request(1)), 'accept', 'person');
+    const moved = progressedCall(running, report(2, 8, 'page 2'));
+    expect(moved.progress).toEqual({ done: 2, total: 8, message: 'page 2' });
+    expect(progressedCall(askedCall(request(1)), report(2, 8, null)).progress).toBeUndefined();
+    const done = mergeCall([moved], endedCall(ended(1)));
+    expect(done[0]?.progress ?? null).toBeNull();
+    expect(progressedCall(done[0] as CellToolCall, report(3, 8, null))).toBe(done[0]);
+  });
+
+  it('reads as a fraction and as words, the server’s words escaped', () => {
+    const p = (done: number, total: number | null, message: string | null = null) => ({ done, total, message });
+    expect(progressFraction(p(1, 4))).toBe(0.25);
+    expect(progressFraction(p(9, 4))).toBe(1);
+    expect(progressFraction(p(3, null))).toBeNull();
+    expect(progressFraction(p(3, 0))).toBeNull();
+    expect(progressWords(p(1500, 3000))).toBe('1,500 of 3,000');
+    expect(progressWords(p(7, null))).toBe('7 done');
+    expect(progressWords(p(1, 2, 'rows\u202e'))).toBe('1 of 2 · rows\\u202e');
   });
 });

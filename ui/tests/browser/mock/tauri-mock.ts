@@ -41,6 +41,8 @@ interface MockConfig {
   exportPath?: string | null;
   /** The approval timeout saved in the settings, in force (default 60). */
   approvalTimeoutSecs?: number;
+  /** How long an approved tool call runs before it ends, in ms (default 10). */
+  toolCallRunMs?: number;
   /** The Sandbox tab's backend. */
   policy?: PolicyMockConfig;
   servers?: ServersMockConfig;
@@ -480,7 +482,7 @@ function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: str
     void emit('session', { type: 'tool_call', ...call });
     waiters.get(id)?.({ decision: approved ? 'approved' : 'rejected', reason: why });
     waiters.delete(id);
-  }, 10);
+  }, approved ? (config.toolCallRunMs ?? 10) : 10);
   return true;
 }
 
