@@ -99,8 +99,18 @@ impl Hooks {
 /// How many log messages a second a server may hand to [`Hooks::on_log`].
 pub const LOG_RATE: u32 = 20;
 
-type ProgressSinks =
-    Arc<Mutex<HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<ToolProgress>>>>;
+/// Each followed call's sink, with whether a report reached it.
+type ProgressSinks = Arc<Mutex<HashMap<ProgressToken, Sink>>>;
+
+struct Sink {
+    to: tokio::sync::mpsc::UnboundedSender<ToolProgress>,
+    reported: bool,
+}
+
+/// How long a call that reported progress is still followed after its answer. rmcp hands
+/// each notification to a task of its own and the answer to the caller at once, so the last
+/// report can be handled just after the answer it came before.
+const LATE_REPORTS: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// ipybox's side of one MCP session.
 #[derive(Clone)]
@@ -142,7 +152,13 @@ impl Handler {
         sink: tokio::sync::mpsc::UnboundedSender<ToolProgress>,
     ) -> Following {
         if let Ok(mut sinks) = self.progress.lock() {
-            sinks.insert(token.clone(), sink);
+            sinks.insert(
+                token.clone(),
+                Sink {
+                    to: sink,
+                    reported: false,
+                },
+            );
         }
         Following {
             sinks: self.progress.clone(),
@@ -159,8 +175,25 @@ pub(crate) struct Following {
 
 impl Drop for Following {
     fn drop(&mut self) {
-        if let Ok(mut sinks) = self.sinks.lock() {
-            sinks.remove(&self.token);
+        let Ok(mut sinks) = self.sinks.lock() else {
+            return;
+        };
+        // A call that reported nothing is let go at once (most calls: no wait); one that
+        // reported is followed a moment longer, for its last report.
+        let reported = sinks.get(&self.token).is_some_and(|s| s.reported);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if reported => {
+                let (sinks, token) = (self.sinks.clone(), self.token.clone());
+                runtime.spawn(async move {
+                    tokio::time::sleep(LATE_REPORTS).await;
+                    if let Ok(mut sinks) = sinks.lock() {
+                        sinks.remove(&token);
+                    }
+                });
+            }
+            _ => {
+                sinks.remove(&self.token);
+            }
         }
     }
 }
@@ -210,11 +243,11 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let sink = self
-            .progress
-            .lock()
-            .ok()
-            .and_then(|s| s.get(&params.progress_token).cloned());
+        let sink = self.progress.lock().ok().and_then(|mut s| {
+            let sink = s.get_mut(&params.progress_token)?;
+            sink.reported = true;
+            Some(sink.to.clone())
+        });
         if let Some(sink) = sink {
             let _ = sink.send(ToolProgress {
                 progress: params.progress,
