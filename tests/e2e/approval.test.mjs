@@ -359,11 +359,13 @@ test('a long call’s progress bar moves under its cell and the server’s log s
   await app.press(Keys.Shift, Keys.Enter);
   // Each quarter the fixture server reports "n of 4": the bar under the call follows it.
   const seen = new Set();
+  let shot = false;
   const t0 = Date.now();
   while (Date.now() - t0 < 30000) {
     const now = await app.execute(`const b = document.querySelector('.cell .tool-call progress.tool-call-progress-bar');
       return b ? { value: b.value, words: document.querySelector('.tool-call-progress-words')?.textContent } : null;`);
     if (now) seen.add(`${now.value}|${now.words}`);
+    if (now && now.value >= 0.5 && !shot) shot = !!(await app.screenshot('tool-call-progress'));
     const c = await app.execute('const c = document.querySelector(".cell"); return c?.dataset.state ?? null;');
     if (c === 'done' || c === 'failed') break;
     await new Promise((r) => setTimeout(r, 50));

@@ -71,6 +71,11 @@ export function endedCall(event: ToolCallEvent): CellToolCall {
   };
 }
 
+/** A call first heard of by its progress (a rule approved it before anyone was told of it): running, approved. */
+export function reportingCall(event: ToolProgressEvent): CellToolCall {
+  return { id: event.id, server: event.server, tool: event.tool, arguments: null, status: 'running', decision: 'approved', decidedBy: null, reason: null, outcome: null, durationMs: null };
+}
+
 /** A running call's server reported progress: kept on the call while it runs, dropped once it ends. */
 export function progressedCall(call: CellToolCall, event: ToolProgressEvent): CellToolCall {
   if (call.status !== 'running') return call;

@@ -10,7 +10,7 @@ import { assertNever } from '../util/assert';
 import { frames, type FrameScheduler } from '../util/frame';
 import type { Cell, RunState } from '../model/cell';
 import type { Notebook } from '../model/notebook';
-import { askedCall, decidedCall, endedCall, progressedCall } from '../model/toolCalls';
+import { askedCall, decidedCall, endedCall, progressedCall, reportingCall } from '../model/toolCalls';
 
 export interface ExecBackend {
   execute(code: string, onEvent: (event: ExecEvent) => void, origin?: string | null): Promise<string>;
@@ -368,9 +368,12 @@ export class Executor {
 
   /** A running tool call's server said how far it has got. */
   noteToolProgress(event: ToolProgressEvent): void {
-    const exec = this.byRequest.get(event.id);
-    const call = exec?.cell.toolCalls.find((c) => c.id === event.id);
-    if (!exec || !call || call.status !== 'running') return;
+    // A call a rule approved is first heard of here: nobody was asked about it.
+    const exec = this.byRequest.get(event.id) ?? this.executionOf(event.execution_id, null);
+    if (!exec) return;
+    const call = exec.cell.toolCalls.find((c) => c.id === event.id) ?? reportingCall(event);
+    if (call.status !== 'running') return;
+    remember(this.byRequest, event.id, exec);
     exec.cell.putToolCall(exec.seq, progressedCall(call, event));
   }
 

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApprovalRequest, ToolCallEvent } from '../../src/ipc';
 import { Cell, isPersistentChange } from '../../src/model/cell';
 import { Notebook } from '../../src/model/notebook';
-import { askedCall, callLabel, decidedCall, detailWords, endedCall, mergeCall, progressedCall, progressFraction, progressWords, summarizeCalls, verdictWords, type CellToolCall } from '../../src/model/toolCalls';
+import { askedCall, callLabel, decidedCall, detailWords, endedCall, mergeCall, progressedCall, progressFraction, progressWords, reportingCall, summarizeCalls, verdictWords, type CellToolCall } from '../../src/model/toolCalls';
 import { Executor } from '../../src/runtime/executor';
 import { FrameScheduler } from '../../src/util/frame';
 
@@ -259,6 +259,15 @@ describe('a running call’s progress', () => {
     const done = mergeCall([moved], endedCall(ended(1)));
     expect(done[0]?.progress ?? null).toBeNull();
     expect(progressedCall(done[0] as CellToolCall, report(3, 8, null))).toBe(done[0]);
+  });
+
+  it('makes a running call of a report for a call nobody was asked about (a rule approved it)', () => {
+    const call = progressedCall(reportingCall(report(1, 4, null)), report(1, 4, null));
+    expect(call).toMatchObject({ id: 1, server: 'fx', tool: 'echo', status: 'running', decision: 'approved', progress: { done: 1, total: 4 } });
+    expect(verdictWords(call)).toBe('approved · running');
+    const done = mergeCall([call], endedCall(ended(1, { decided_by: 'rule' })));
+    expect(done).toHaveLength(1);
+    expect(done[0]?.status).toBe('done');
   });
 
   it('reads as a fraction and as words, the server’s words escaped', () => {
