@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ipybox::{CodeExecutor, CodeExecutorBuilder};
+use futures_util::StreamExt;
+use ipybox::{CodeExecutor, CodeExecutorBuilder, Event, ExecutionStream, StreamOptions};
 
 /// A temporary workspace directory.
 pub fn workspace() -> tempfile::TempDir {
@@ -516,6 +517,26 @@ impl Outage {
         *self.down_until.lock().expect("lock") = Some(tokio::time::Instant::now() + time);
         for conn in self.conns.lock().expect("lock").drain(..) {
             conn.abort();
+        }
+    }
+}
+
+/// A cell running `code` that has printed `busy` (so it runs now), as its stream: for what
+/// must be answered while a cell runs.
+pub async fn running_cell(e: &CodeExecutor, code: &str) -> ExecutionStream {
+    let options = StreamOptions {
+        timeout: None,
+        outputs: true,
+        ..Default::default()
+    };
+    let mut s = e.stream(code, options);
+    loop {
+        match s.next().await {
+            Some(Ok(Event::Output(o))) if o.terminal_text().is_some_and(|t| t.contains("busy")) => {
+                return s;
+            }
+            Some(Ok(_)) => {}
+            other => panic!("the cell ended before it printed: {other:?}"),
         }
     }
 }

@@ -7,9 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use ipybox::{CodeExecutor, Event, ServerParams, StreamOptions};
-use ipybox_tests::{started, workspace};
+use ipybox::{CodeExecutor, ServerParams};
+use ipybox_tests::{running_cell, started, workspace};
 
 #[tokio::test]
 async fn tab_gets_the_kernels_matches_with_types_and_shift_tab_its_help() {
@@ -83,24 +82,11 @@ async fn help_is_answered_while_a_cell_runs() {
     // Warm Jedi up first, so the figure below is about waiting, not about parsing `os`.
     e.complete("os.pa", 5).await.unwrap();
 
-    let options = StreamOptions {
-        timeout: None,
-        outputs: true,
-        ..Default::default()
-    };
-    let mut s = e.stream(
+    let s = running_cell(
+        &e,
         "import time\nprint('busy', flush=True)\ntime.sleep(6)\nprint('done')",
-        options,
-    );
-    loop {
-        match s.next().await {
-            Some(Ok(Event::Output(o))) if o.terminal_text().is_some_and(|t| t.contains("busy")) => {
-                break;
-            }
-            Some(Ok(_)) => {}
-            other => panic!("the cell ended before it printed: {other:?}"),
-        }
-    }
+    )
+    .await;
     let t = Instant::now();
     let c = e.complete("os.pa", 5).await.unwrap();
     let completed = t.elapsed();

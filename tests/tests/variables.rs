@@ -14,7 +14,7 @@ use ipybox::{
     CodeExecutor, ErrorCode, Event, Filter, FilterOp, FrameQuery, ServerParams, SortKey,
     StreamOptions, Variable,
 };
-use ipybox_tests::{started, workspace};
+use ipybox_tests::{running_cell, started, workspace};
 
 async fn with_pandas(e: &CodeExecutor) {
     if e.execute("import pandas", None).await.is_err() {
@@ -219,24 +219,7 @@ async fn variables_are_listed_while_a_cell_runs() {
     let ws = workspace();
     let e = started(ws.path()).await;
     e.execute("ready = True", None).await.unwrap();
-    let options = StreamOptions {
-        timeout: None,
-        outputs: true,
-        ..Default::default()
-    };
-    let mut s = e.stream(
-        "import time\nprint('busy', flush=True)\ntime.sleep(6)",
-        options,
-    );
-    loop {
-        match s.next().await {
-            Some(Ok(Event::Output(o))) if o.terminal_text().is_some_and(|t| t.contains("busy")) => {
-                break;
-            }
-            Some(Ok(_)) => {}
-            other => panic!("the cell ended before it printed: {other:?}"),
-        }
-    }
+    let s = running_cell(&e, "import time\nprint('busy', flush=True)\ntime.sleep(6)").await;
     let t = Instant::now();
     let listed = e.kernel_variables().await.unwrap();
     assert!(

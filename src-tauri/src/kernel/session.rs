@@ -315,23 +315,19 @@ impl KernelSession {
             stop_on_error: false,
             ..ExecuteRequest::new("")
         };
-        let frame = encode(self.wire, &Request::new(&header, Channel::Shell, &request));
-        let mut events = self.send(header.msg_id.clone(), frame)?;
-        let reply = loop {
-            match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Some(KernelEvent::Done(reply))) => break Ok(Some(reply)),
-                Ok(Some(KernelEvent::Died(reason))) => {
-                    break Err(Error::KernelDied {
-                        reason,
-                        output: Default::default(),
-                    });
-                }
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(_) => break Ok(None),
-            }
-        };
-        self.forget(&header.msg_id);
-        let Some(reply) = reply? else {
+        let reply = self
+            .await_reply(
+                &header,
+                Channel::Shell,
+                &request,
+                deadline,
+                |event| match event {
+                    KernelEvent::Done(reply) => Some(reply),
+                    _ => None,
+                },
+            )
+            .await?;
+        let Some(reply) = reply else {
             return Err(Error::gateway(format!(
                 "the kernel did not answer within {:.1} s",
                 timeout.as_secs_f64()
@@ -389,22 +385,42 @@ impl KernelSession {
         content: &C,
         deadline: tokio::time::Instant,
     ) -> Result<Option<Content>> {
+        self.await_reply(header, channel, content, deadline, |event| match event {
+            KernelEvent::Output(
+                reply @ (Content::CompleteReply(_)
+                | Content::InspectReply(_)
+                | Content::CreateSubshellReply(_)),
+            ) => Some(reply),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Send one request and wait until `deadline` for the first of its events `reply_of`
+    /// takes; `None` when none came, an error when the kernel died meanwhile.
+    async fn await_reply<C: serde::Serialize, R>(
+        &self,
+        header: &Header,
+        channel: Channel,
+        content: &C,
+        deadline: tokio::time::Instant,
+        reply_of: impl Fn(KernelEvent) -> Option<R>,
+    ) -> Result<Option<R>> {
         let frame = encode(self.wire, &Request::new(header, channel, content));
         let mut events = self.send(header.msg_id.clone(), frame)?;
         let reply = loop {
             match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Some(KernelEvent::Output(
-                    reply @ (Content::CompleteReply(_)
-                    | Content::InspectReply(_)
-                    | Content::CreateSubshellReply(_)),
-                ))) => break Ok(Some(reply)),
                 Ok(Some(KernelEvent::Died(reason))) => {
                     break Err(Error::KernelDied {
                         reason,
                         output: Default::default(),
                     });
                 }
-                Ok(Some(_)) => continue,
+                Ok(Some(event)) => {
+                    if let Some(reply) = reply_of(event) {
+                        break Ok(Some(reply));
+                    }
+                }
                 Ok(None) | Err(_) => break Ok(None),
             }
         };
