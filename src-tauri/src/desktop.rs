@@ -4,6 +4,7 @@
 //! directory (`settings`), and what the window receives is in `dto`.
 //! Closing the window stops the kernel, the gateway and the MCP servers.
 
+mod agents;
 mod approval;
 mod arrival;
 mod blocks;
@@ -13,16 +14,20 @@ pub mod dto;
 mod endpoint;
 mod frames;
 mod panel;
+mod place;
 mod policy;
+mod policy_commands;
 mod remote;
+mod remote_commands;
 mod servers;
 mod session;
 mod settings;
+mod status;
 mod trash;
 mod trust;
 
 pub use arrival::Arrivals;
-pub use session::Launch;
+pub use place::Launch;
 
 use tauri::{Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
 
@@ -169,17 +174,17 @@ pub fn run(
             servers::regenerate_mcp_server,
             servers::unregister_mcp_server,
             servers::mcp_placeholders,
-            policy::sandbox_state,
-            policy::read_policy,
-            policy::check_policy,
-            policy::check_sandbox_access,
-            policy::save_policy,
-            policy::apply_sandbox,
-            policy::watch_policy,
+            policy_commands::sandbox_state,
+            policy_commands::read_policy,
+            policy_commands::check_policy,
+            policy_commands::check_sandbox_access,
+            policy_commands::save_policy,
+            policy_commands::apply_sandbox,
+            policy_commands::watch_policy,
             blocks::allow_blocked,
-            remote::remote_state,
-            remote::probe_remote,
-            remote::apply_remote,
+            remote_commands::remote_state,
+            remote_commands::probe_remote,
+            remote_commands::apply_remote,
         ])
         .on_window_event(|window, event| {
             // `ipybox://` links go to the app used last.

@@ -9,8 +9,10 @@ use std::path::Path;
 use tauri::{AppHandle, Runtime, State};
 
 use super::confirm::Question;
+use super::dto::{Choice, PolicySource};
 use super::dto::{DesktopError, SandboxState};
-use super::policy::{Choice, PolicySource, apply, read, save};
+use super::policy::{read, save};
+use super::policy_commands::apply;
 use super::session::Desktop;
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};

@@ -537,14 +537,15 @@ pub async fn add_approval_rule<R: Runtime>(
         Some(_) => state.executor()?.pending_approvals(),
         None => Vec::new(),
     };
-    let mut rule = rule;
-    if let Some(id) = decide_id {
-        rule = scoped_to_caller(rule, &pending, id);
-    }
+    let from = decide_id.and_then(|id| pending.iter().find(|r| r.id() == id));
+    let rule = match from {
+        Some(request) => rule.scoped_to_caller(request),
+        None => rule,
+    };
     // Checked before the person is asked: a rule that cannot be saved is not confirmed.
     Rules::new(vec![rule.clone()])?;
     if decision == Decision::Accept {
-        let waiting = decide_id.is_some_and(|id| pending.iter().any(|r| r.id() == id));
+        let waiting = from.is_some();
         let question = super::confirm::Question {
             title: "Always allow?".into(),
             message: format!(
@@ -563,10 +564,7 @@ pub async fn add_approval_rule<R: Runtime>(
             return Ok(false);
         }
     }
-    let text = rule.text();
-    let mut rules = vec![rule];
-    rules.extend(state.rules()?.rules().iter().cloned());
-    state.set_rules(Rules::new(rules)?)?;
+    let text = state.add_rule_first(rule)?;
     // The request the rule was made from is decided by it, naming it (the audit log and
     // the cell's list say which rule decided).
     if let Some(request) = decide_id.and_then(|id| pending.into_iter().find(|r| r.id() == id)) {
@@ -575,19 +573,6 @@ pub async fn add_approval_rule<R: Runtime>(
         request.decide_by_rule(decision, text, reason);
     }
     Ok(true)
-}
-
-/// `rule`, made from the waiting request `id`, decides the calls of whoever made that one: a
-/// rule without a scope decides notebooks' calls only, so one made from an agent's call is
-/// scoped to agents (else it would never decide the next such call).
-pub(crate) fn scoped_to_caller(mut rule: Rule, pending: &[ApprovalRequest], id: u64) -> Rule {
-    let agents = pending
-        .iter()
-        .any(|r| r.id() == id && r.details().client.is_some());
-    if rule.scope.is_none() && agents {
-        rule.scope = Some(crate::tools::rules::Scope::Agents);
-    }
-    rule
 }
 
 /// The session grants in force ("Allow for this session" in the approval dialog): `[{id,

@@ -1,7 +1,8 @@
-//! What the window receives, in one place: the shapes `ui/src/ipc.ts` mirrors. Field names
+//! What the window receives and sends, in one place, as plain data: the shapes
+//! `ui/src/ipc.ts` mirrors. What reads and keeps them is beside this module, not in it. Field names
 //! are camelCase, as Tauri passes arguments.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, ErrorReport};
 use crate::executor::Output;
@@ -34,6 +35,15 @@ pub enum KernelStatus {
     Busy,
     /// It could not start, or the session stopped.
     Dead,
+}
+
+/// What the window hears on its `session` channel besides the engine's
+/// [`SessionEvent`](crate::events::SessionEvent)s, tagged the same way.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionNotice {
+    /// The session could not start: no kernel runs, and this says why.
+    StartupFailed(DesktopError),
 }
 
 /// What the window needs to draw itself.
@@ -161,7 +171,7 @@ pub struct SandboxState {
     /// The profiles ipybox ships.
     pub profiles: Vec<ProfileInfo>,
     /// The workspace's choice, as kept in ipybox's data directory.
-    pub choice: super::policy::Choice,
+    pub choice: Choice,
     /// The policy the running kernel is sandboxed under (its name); `None`: not sandboxed.
     pub running: Option<String>,
     /// The policy `--sandbox`/`--sandbox-config` set for this run, which wins over the choice.
@@ -175,7 +185,7 @@ pub struct SandboxState {
 #[serde(rename_all = "camelCase")]
 pub struct RemoteState {
     /// The workspace's server as kept (no secret), `None`: this computer.
-    pub choice: Option<super::remote::RemoteChoice>,
+    pub choice: Option<RemoteChoice>,
     /// The server the running kernel is on (its URL), `None`: this computer.
     pub running: Option<String>,
     /// The server `--gateway-url` set for this run, which wins over the choice.
@@ -196,7 +206,7 @@ pub struct ProfileInfo {
 #[serde(rename_all = "camelCase")]
 pub struct PolicyDocument {
     /// Where it comes from.
-    pub source: super::policy::PolicySource,
+    pub source: PolicySource,
     /// The file's text (the default profile's while the workspace has no policy).
     pub text: String,
     /// The file, for the workspace's policy.
@@ -235,6 +245,73 @@ pub struct ServerList {
     pub servers: Vec<crate::executor::RegisteredServer>,
     /// The profiles a server can be sandboxed with.
     pub profiles: Vec<ServerProfile>,
+}
+
+/// The policy a sandboxed kernel runs under.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PolicySource {
+    /// The workspace's `sandbox-config.json` (ipybox's default `kernel` profile while the
+    /// workspace has none).
+    #[default]
+    Workspace,
+    /// A profile ipybox ships, by name.
+    Profile {
+        /// `kernel`, `kernel-allow-pypi`, …
+        name: String,
+    },
+}
+
+/// The per-workspace choice, kept in ipybox's data directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    /// Run the kernel in the sandbox.
+    pub sandbox: bool,
+    /// Under this policy.
+    #[serde(default)]
+    pub policy: PolicySource,
+}
+
+/// Where the secret of a remote gateway is kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretPlace {
+    /// Nothing to keep: no token, no headers.
+    #[default]
+    None,
+    /// The OS keyring.
+    Keyring,
+    /// `gateway-secret.json` in the workspace's directory in ipybox's data directory, 0600.
+    File,
+}
+
+/// The remote server a workspace's kernels run on, as kept (without its secret).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteChoice {
+    /// `http(s)://host[:port][/base]`.
+    pub url: String,
+    /// Is a token kept?
+    #[serde(default)]
+    pub has_token: bool,
+    /// The names of the headers kept (their values are secret).
+    #[serde(default)]
+    pub header_names: Vec<String>,
+    /// Where the token and headers are.
+    #[serde(default)]
+    pub secret: SecretPlace,
+}
+
+/// What the window sends to run a workspace's kernels on a server.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteRequest {
+    /// The server's URL.
+    pub url: String,
+    /// Its token; `None` keeps the one kept for the same URL.
+    pub token: Option<String>,
+    /// Headers as `Name: value`; `None` keeps the ones kept for the same URL.
+    pub headers: Option<Vec<String>>,
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Runtime};
 use tokio::sync::{mpsc, oneshot};
 
+use super::place::Place;
 use crate::audit::{AuditEntry, AuditLog};
 use crate::error::{Error, Result};
 use crate::executor::CodeExecutor;
@@ -24,6 +25,7 @@ use crate::mcp_server::{
     SessionControl,
 };
 use crate::relay::Relay;
+use crate::tools::grants::Grants;
 
 /// Agents' activity reaches the window in frames of this length, not event by event.
 const FRAME: Duration = Duration::from_millis(16);
@@ -79,15 +81,6 @@ pub struct Endpoint {
     control: SessionControl,
 }
 
-/// Where a session's kernels run: on this computer (sandboxed or not) or on a server.
-#[derive(Debug, Clone, Default)]
-pub struct Place {
-    /// The sandbox, for kernels on this computer.
-    pub sandbox: Option<crate::sandbox::SandboxOptions>,
-    /// The server, for kernels elsewhere.
-    pub remote: Option<crate::executor::RemoteGateway>,
-}
-
 /// What the endpoint needs from the window's session.
 pub struct Serve<'a, R: Runtime> {
     /// The window, told of agents' activity (`agent` events).
@@ -100,6 +93,8 @@ pub struct Serve<'a, R: Runtime> {
     pub place: Place,
     /// The workspace's audit log (calls the window never heard of are written here).
     pub audit: Option<AuditLog>,
+    /// The session's grants: an agent session's end ends those given for it.
+    pub grants: Arc<Grants>,
 }
 
 impl Endpoint {
@@ -149,7 +144,7 @@ impl Endpoint {
             gateway_log_level: None,
             fixed: FixedAddresses::default(),
             listener: Some(listener_fn),
-            activity: Some(activity_to(serve.app.clone())),
+            activity: Some(activity_to(serve.app.clone(), serve.grants.clone())),
             approval_timeout: Some(AGENT_SIDE_TIMEOUT),
         };
         let control = SessionControl::default();
@@ -230,9 +225,8 @@ async fn bind_any() -> Result<tokio::net::TcpListener> {
 }
 
 /// Agents' activity, to the window as `agent` events, a frame's worth at a time.
-fn activity_to<R: Runtime>(app: AppHandle<R>) -> ActivityListener {
+fn activity_to<R: Runtime>(app: AppHandle<R>, grants: Arc<Grants>) -> ActivityListener {
     let (tx, mut rx) = mpsc::unbounded_channel::<AgentActivity>();
-    let grants_app = app.clone();
     tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
             let mut batch = vec![first];
@@ -255,9 +249,7 @@ fn activity_to<R: Runtime>(app: AppHandle<R>) -> ActivityListener {
             }
             AgentActivity::SessionEnded { session, .. } => {
                 let name = names.lock().ok().and_then(|mut n| n.remove(session));
-                let grants = tauri::Manager::try_state::<super::session::Desktop>(&grants_app)
-                    .and_then(|d| d.grants().ok());
-                if let (Some(name), Some(grants)) = (name, grants) {
+                if let Some(name) = name {
                     let id = name.strip_prefix("agent session ").unwrap_or(&name);
                     grants.agent_session_ended(id);
                 }

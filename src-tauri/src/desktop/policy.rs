@@ -15,42 +15,17 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
-use serde::{Deserialize, Serialize};
-use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri::{AppHandle, Emitter, Runtime};
 
 use super::confirm::Question;
-use super::dto::{DesktopError, PolicyDocument, PolicyFileChanged, ProfileInfo, SandboxState};
-use super::session::Desktop;
+use super::dto::{
+    Choice, PolicyDocument, PolicyFileChanged, PolicySource, ProfileInfo, SandboxState,
+};
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
 use crate::sandbox::{PolicyProblem, SandboxOptions, SandboxPolicy, Severity, shipped_profiles};
 
 use crate::sandbox::policy::{Review, WORKSPACE_POLICY};
-
-/// The policy a sandboxed kernel runs under.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum PolicySource {
-    /// The workspace's `sandbox-config.json` (ipybox's default `kernel` profile while the
-    /// workspace has none).
-    #[default]
-    Workspace,
-    /// A profile ipybox ships, by name.
-    Profile {
-        /// `kernel`, `kernel-allow-pypi`, …
-        name: String,
-    },
-}
-
-/// The per-workspace choice, kept in ipybox's data directory.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Choice {
-    /// Run the kernel in the sandbox.
-    pub sandbox: bool,
-    /// Under this policy.
-    #[serde(default)]
-    pub policy: PolicySource,
-}
 
 impl Choice {
     fn path(state_dir: &Path) -> PathBuf {
@@ -272,81 +247,6 @@ pub fn state_of(
     })
 }
 
-/// Put `choice` in force: srt must accept its policy first (else the error, in srt's words,
-/// and the running kernel stays); then it is kept and the session restarts under it.
-pub async fn apply<R: Runtime>(
-    desktop: &Desktop,
-    app: &AppHandle<R>,
-    choice: Choice,
-) -> std::result::Result<SandboxState, DesktopError> {
-    let workspace = desktop.workspace()?;
-    if let Some(launch) = desktop.launch_sandbox() {
-        return Err(Error::config(format!(
-            "this run's sandbox was set on the command line ({}); start ipybox without --sandbox or --sandbox-config to choose it here",
-            policy_label(&launch, &workspace, None)
-        ))
-        .into());
-    }
-    if let Some(server) = desktop.session_remote()? {
-        return Err(Error::config(format!(
-            "the kernel runs on {server}, where ipybox's sandbox does not apply; choose \"This computer\" in Settings first"
-        ))
-        .into());
-    }
-    let state = WorkspaceState::of(&workspace)?;
-    let running = desktop.session_sandbox()?;
-    if !choice.sandbox && running.is_some() {
-        let question = Question {
-            title: "Turn the sandbox off?".into(),
-            message: format!(
-                "The kernel of {} restarts outside the sandbox.\n\nCode in this notebook, and code an agent runs here, will then run with your own rights: it can read every file you can (.env files, ~/.ssh, browser profiles), change or delete them, start programs, and reach the network.",
-                workspace.display()
-            ),
-            detail: String::new(),
-            yes: "Turn the sandbox off".into(),
-            no: "Keep the sandbox".into(),
-        };
-        if !super::confirm::confirm(app, question).await {
-            return Err(Error::config("Not applied: you kept the sandbox on").into());
-        }
-    }
-    let options = choice.options(&workspace, &state)?;
-    if let Some(review) = options.as_ref().and_then(|o| to_review(o, &workspace)) {
-        ask_to_accept(app, &workspace, review).await?;
-    }
-    if let Some(options) = options {
-        let home = crate::home::ipybox_home()?;
-        let scratch = state.dir().to_path_buf();
-        let ws = workspace.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::sandbox::check::check_with_srt(&options, &home, &ws, &scratch)
-        })
-        .await
-        .map_err(|e| Error::sandbox("trying the policy with srt").because(e))??;
-    }
-    let previous = Choice::load(state.dir());
-    choice.save(&state)?;
-    desktop.restart(app).await?;
-    if let Some(why) = start_failure(desktop).await
-        && previous != choice
-    {
-        // srt ran the policy, but the kernel cannot live under it (its Python hidden, say):
-        // back to the previous choice rather than no kernel.
-        previous.save(&state)?;
-        desktop.restart(app).await?;
-        return Err(Error::kernel_start(format!(
-            "the kernel could not start under this policy, so it was started again as before (its variables are lost): {why}"
-        ))
-        .into());
-    }
-    Ok(state_of(
-        &workspace,
-        None,
-        desktop.session_sandbox()?.as_ref(),
-        desktop.session_remote()?,
-    )?)
-}
-
 /// The workspace's policy as it is now, when `options` run under it and a person has not
 /// accepted it (never, or not since it changed).
 pub fn to_review(options: &SandboxOptions, workspace: &Path) -> Option<Review> {
@@ -406,23 +306,6 @@ pub async fn ask_to_accept<R: Runtime>(
     let home = crate::home::ipybox_home()?;
     // What was shown is what is accepted: a file changed meanwhile stays unaccepted.
     crate::sandbox::policy::accept(&home, workspace, &current)
-}
-
-/// How long Apply waits for the new kernel before it calls the policy good.
-const START_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Wait for the session's kernel to start; why it could not, if it could not.
-pub(super) async fn start_failure(desktop: &Desktop) -> Option<String> {
-    let deadline = std::time::Instant::now() + START_TIMEOUT;
-    while std::time::Instant::now() < deadline {
-        match desktop.state() {
-            Ok(s) if s.kernel == super::dto::KernelStatus::Starting => {}
-            Ok(s) => return s.startup_error.map(|e| e.message),
-            Err(e) => return Some(e.message),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    None
 }
 
 /// The watch on the open workspace's policy file.
@@ -494,74 +377,6 @@ impl PolicyWatch {
         *slot = Some((workspace.to_path_buf(), watcher));
         Ok(())
     }
-}
-
-type Reply<T> = std::result::Result<T, DesktopError>;
-
-/// What the Sandbox tab shows: the choice, the profiles, what the kernel runs under.
-#[tauri::command]
-pub fn sandbox_state(desktop: State<'_, Desktop>) -> Reply<SandboxState> {
-    Ok(state_of(
-        &desktop.workspace()?,
-        desktop.launch_sandbox().as_ref(),
-        desktop.session_sandbox()?.as_ref(),
-        desktop.session_remote()?,
-    )?)
-}
-
-/// Open a policy: the workspace's (the default profile's text while it has none) or a
-/// shipped profile (read-only).
-#[tauri::command]
-pub fn read_policy(desktop: State<'_, Desktop>, source: PolicySource) -> Reply<PolicyDocument> {
-    Ok(read(&desktop.workspace()?, &source)?)
-}
-
-/// Every problem of a policy's text, each against its field.
-#[tauri::command]
-pub fn check_policy(text: String) -> Vec<PolicyProblem> {
-    check_text(&text)
-}
-
-/// Would code be allowed to read or write a path, or reach a URL, under the policy `text`
-/// (as edited, unsaved)? Answered by the engine's checker, with the rule that decides.
-#[tauri::command]
-pub fn check_sandbox_access(
-    desktop: State<'_, Desktop>,
-    text: String,
-    query: String,
-) -> Reply<Vec<crate::sandbox::access::Verdict>> {
-    Ok(crate::sandbox::access::check_text(
-        &text,
-        &desktop.workspace()?,
-        &query,
-    )?)
-}
-
-/// Save `text` as the workspace's `sandbox-config.json`, atomically; refused with errors.
-#[tauri::command]
-pub fn save_policy(desktop: State<'_, Desktop>, text: String) -> Reply<PolicyDocument> {
-    Ok(save(&desktop.workspace()?, &text)?)
-}
-
-/// Sandbox the workspace's kernel (or not) under a policy: srt tries it first; the kernel
-/// then restarts under it, its state lost.
-#[tauri::command]
-pub async fn apply_sandbox<R: Runtime>(
-    app: AppHandle<R>,
-    desktop: State<'_, Desktop>,
-    choice: Choice,
-) -> Reply<SandboxState> {
-    apply(&desktop, &app, choice).await
-}
-
-/// Follow the workspace's policy file (`policy-file` events).
-#[tauri::command]
-pub fn watch_policy<R: Runtime>(
-    app: AppHandle<R>,
-    desktop: State<'_, Desktop>,
-    watch: State<'_, PolicyWatch>,
-) -> Reply<()> {
-    Ok(watch.watch(&app, &desktop.workspace()?)?)
 }
 
 #[cfg(test)]

@@ -11,57 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use tauri::{AppHandle, Runtime, State};
-
-use super::dto::{DesktopError, RemoteState};
-use super::session::Desktop;
+use super::dto::{RemoteChoice, RemoteRequest, SecretPlace};
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
-use crate::executor::{GatewayProbe, RemoteGateway};
-
-/// Where the secret of a remote gateway is kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SecretPlace {
-    /// Nothing to keep: no token, no headers.
-    #[default]
-    None,
-    /// The OS keyring.
-    Keyring,
-    /// `gateway-secret.json` in the workspace's directory in ipybox's data directory, 0600.
-    File,
-}
-
-/// The remote server a workspace's kernels run on, as kept (without its secret).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RemoteChoice {
-    /// `http(s)://host[:port][/base]`.
-    pub url: String,
-    /// Is a token kept?
-    #[serde(default)]
-    pub has_token: bool,
-    /// The names of the headers kept (their values are secret).
-    #[serde(default)]
-    pub header_names: Vec<String>,
-    /// Where the token and headers are.
-    #[serde(default)]
-    pub secret: SecretPlace,
-}
-
-/// What the window sends to run a workspace's kernels on a server.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RemoteRequest {
-    /// The server's URL.
-    pub url: String,
-    /// Its token; `None` keeps the one kept for the same URL.
-    pub token: Option<String>,
-    /// Headers as `Name: value`; `None` keeps the ones kept for the same URL.
-    pub headers: Option<Vec<String>>,
-}
-
-type Reply<T> = std::result::Result<T, DesktopError>;
+use crate::executor::RemoteGateway;
 
 /// The token and headers, kept together.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,91 +227,6 @@ pub fn remote_for(
     RemoteChoice::load(state.dir())
         .map(|c| c.gateway(state))
         .transpose()
-}
-
-/// What the Settings dialog shows of where the kernel runs.
-pub fn state_of(desktop: &Desktop) -> Result<RemoteState, DesktopError> {
-    let state = WorkspaceState::of(&desktop.workspace()?)?;
-    Ok(RemoteState {
-        choice: RemoteChoice::load(state.dir()),
-        running: desktop.session_remote()?,
-        command_line: desktop.launch_remote().map(|r| r.url),
-    })
-}
-
-/// Where the workspace's kernel runs, and what is kept for it.
-#[tauri::command]
-pub fn remote_state(desktop: State<'_, Desktop>) -> Reply<RemoteState> {
-    state_of(&desktop)
-}
-
-/// Ask a server what it is and which kernels it offers, without starting one.
-#[tauri::command]
-pub async fn probe_remote(
-    desktop: State<'_, Desktop>,
-    request: RemoteRequest,
-) -> Reply<GatewayProbe> {
-    let state = WorkspaceState::of(&desktop.workspace()?)?;
-    let gateway = gateway_for(&request, &state)?;
-    Ok(gateway.probe().await?)
-}
-
-/// Run the workspace's kernels on a server (`request`), or on this computer (`None`): the
-/// server must answer first (else the error, and the running kernel stays); then the choice
-/// is kept and the session restarts there, its state lost. A kernel that cannot start there
-/// brings the previous choice back.
-#[tauri::command]
-pub async fn apply_remote<R: Runtime>(
-    app: AppHandle<R>,
-    desktop: State<'_, Desktop>,
-    request: Option<RemoteRequest>,
-) -> Reply<RemoteState> {
-    if let Some(launch) = desktop.launch_remote() {
-        return Err(Error::config(format!(
-            "this run's server was set on the command line ({}); start ipybox without --gateway-url to choose it here",
-            launch.url
-        ))
-        .into());
-    }
-    let state = WorkspaceState::of(&desktop.workspace()?)?;
-    let gateway = request
-        .as_ref()
-        .map(|r| gateway_for(r, &state))
-        .transpose()?;
-    if let Some(gateway) = &gateway {
-        gateway.probe().await?;
-        if desktop.session_remote()?.as_deref() != Some(gateway.url.as_str()) {
-            let question = super::confirm::Question {
-                title: "Run the kernel on a server?".into(),
-                message: format!(
-                    "The kernel of this notebook restarts on {}.\n\nYour code, its output and the arguments of the tool calls it makes go to that server, which runs them with whatever rights it has there. ipybox's sandbox does not apply on a server.",
-                    crate::display::escape(&gateway.url)
-                ),
-                detail: String::new(),
-                yes: "Run on the server".into(),
-                no: "Cancel".into(),
-            };
-            if !super::confirm::confirm(&app, question).await {
-                return Err(Error::config("Not applied: the kernel stays where it runs").into());
-            }
-        }
-    }
-    // A kept server whose secret is gone counts as this computer.
-    let previous = RemoteChoice::load(state.dir()).and_then(|c| c.gateway(&state).ok());
-    save(&state, gateway.as_ref())?;
-    desktop.restart(&app).await?;
-    if let Some(why) = super::policy::start_failure(&desktop).await
-        && previous != gateway
-    {
-        // The server answered but no kernel starts there: back to where it ran before.
-        save(&state, previous.as_ref())?;
-        desktop.restart(&app).await?;
-        return Err(Error::kernel_start(format!(
-            "no kernel could start there, so it was started again where it ran before (its variables are lost): {why}"
-        ))
-        .into());
-    }
-    state_of(&desktop)
 }
 
 #[cfg(test)]

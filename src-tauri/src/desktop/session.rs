@@ -7,40 +7,30 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tauri::{AppHandle, Emitter, Runtime};
+use tauri::{AppHandle, Emitter, Manager, Runtime};
 
-use super::approval::Asker;
-use super::dto::{
-    AppSettings, AppState, DesktopError, KernelStatus, McpEndpointState, Provisioning, StartState,
-};
-use super::endpoint::{Endpoint, Place, Saved, Serve};
+use super::agents::{self, Agents};
+use super::approval::{AddRule, Asker};
+use super::dto::{AppSettings, AppState, DesktopError, McpEndpointState, StartState};
+use super::place::{Launch, Place, Places, places};
 use super::settings::{LiveSettings, Settings, SettingsFile};
+use super::status;
 use crate::audit::WorkspaceState;
 use crate::error::Error;
-use crate::events::SessionEvent;
 use crate::executor::CodeExecutor;
 use crate::executor::{CancelHandle, InputRequest};
 use crate::instance::{Claim, InstancePaths, Owner, Request};
 use crate::tools::grants::{Grants, GrantsHandler};
-use crate::tools::{Rules, RulesHandler};
+use crate::tools::{Rule, Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
 use tokio::sync::mpsc;
-
-/// How the app was asked to run.
-#[derive(Debug, Clone, Default)]
-pub struct Launch {
-    /// Run kernels in the sandbox, with this policy.
-    pub sandbox: Option<crate::sandbox::SandboxOptions>,
-    /// Run kernels on this server (`--gateway-url`).
-    pub remote: Option<crate::executor::RemoteGateway>,
-}
 
 /// One workspace's executor and what the window shows of it.
 #[derive(Debug)]
 struct Session {
     executor: CodeExecutor,
     target: Target,
-    status: Arc<Mutex<Status>>,
+    status: status::Shared,
     /// The workspace's approval rules, then the person.
     rules: Arc<RulesHandler>,
     /// Where its rules and audit log are kept.
@@ -52,29 +42,11 @@ struct Session {
     #[allow(dead_code, reason = "held for its lifetime, never read")]
     link: Arc<Mutex<Option<crate::link::LinkServer>>>,
     /// The app's own MCP endpoint for agents, when it serves one.
-    endpoint: Arc<tokio::sync::Mutex<EndpointSlot>>,
+    endpoint: agents::Slot,
     /// Where its kernels run.
     place: Place,
-    /// Where agents' kernels run: on the same server, or sandboxed here whenever the
-    /// sandbox works, even when the notebook's kernel is not.
+    /// Where agents' kernels run.
     agents: Place,
-}
-
-/// The endpoint as it is: serving, or why it could not.
-#[derive(Debug, Default)]
-struct EndpointSlot {
-    running: Option<Endpoint>,
-    error: Option<String>,
-    /// The agents' kernels run in the sandbox.
-    sandboxed: bool,
-}
-
-/// The kernel as last seen, kept for a window that loads after the events were sent.
-#[derive(Debug, Clone)]
-struct Status {
-    kernel: KernelStatus,
-    provisioning: Option<Provisioning>,
-    startup_error: Option<DesktopError>,
 }
 
 /// The app's managed state: cheap to share between commands.
@@ -212,7 +184,7 @@ impl Desktop {
             }
         };
         if let Some(old) = old {
-            old.stop_endpoint().await;
+            agents::stop(&old.endpoint).await;
             old.executor.stop().await?;
         }
         let needs_start = lock(&self.session).is_none();
@@ -239,22 +211,13 @@ impl Desktop {
         *lock(&self.session) = Some(session);
     }
 
+    /// A session on `target`: its approvals, where its kernels run, the executor, its
+    /// status followed; the kernel starts in the background, and the agents' endpoint and
+    /// link once it runs.
     fn start<R: Runtime>(&self, app: &AppHandle<R>, target: Target) -> Session {
         let state = WorkspaceState::of(&target.workspace)
             .inspect_err(|e| tracing::error!("no audit log or rules for this workspace: {e}"))
             .ok();
-        let rules = state
-            .as_ref()
-            .map(|s| s.rules_file())
-            .filter(|f| f.exists())
-            .map(|f| {
-                Rules::load(&f).unwrap_or_else(|e| {
-                    // Nothing is allowed by a rules file that cannot be read: every call asks.
-                    tracing::error!("{e}; every tool call asks until the rules are fixed");
-                    Rules::default()
-                })
-            })
-            .unwrap_or_default();
         // Rules first, then the grants the person gave for a session, then the person.
         let grants = Grants::new();
         {
@@ -263,46 +226,27 @@ impl Desktop {
                 let _ = app.emit("approval-grants", &list);
             }));
         }
-        let asker = Asker::new(app.clone(), self.settings.clone(), grants.clone());
+        let asker = Asker::new(
+            app.clone(),
+            self.settings.clone(),
+            grants.clone(),
+            rule_keeper(app),
+        );
         let rules = Arc::new(
-            RulesHandler::new(rules)
+            RulesHandler::new(rules_of(state.as_ref()))
                 .then(Arc::new(GrantsHandler::new(grants.clone(), asker.clone()))),
         );
-        let kernel_grants = grants.clone();
-        // The command line's server or sandbox, else the workspace's choice (kept out of its
-        // reach). A server whose token cannot be read is an error shown in the window, never a
-        // kernel started elsewhere than chosen.
-        let (remote, remote_problem) =
-            match super::remote::remote_for(self.launch.remote.as_ref(), state.as_ref()) {
-                Ok(remote) => (remote, None),
-                Err(e) => (None, Some(e)),
-            };
-        let sandbox = if remote.is_some() || remote_problem.is_some() {
-            None
-        } else {
-            super::policy::sandbox_for(
-                self.launch.sandbox.as_ref(),
-                &target.workspace,
-                state.as_ref(),
-            )
-        };
-        let agents = Place {
-            sandbox: match &remote {
-                Some(_) => None,
-                None => super::policy::agents_sandbox(
-                    sandbox.as_ref(),
-                    &target.workspace,
-                    state.as_ref(),
-                ),
-            },
-            remote: remote.clone(),
-        };
+        let Places {
+            notebook,
+            agents,
+            problem,
+        } = places(&self.launch, &target.workspace, state.as_ref());
         let mut builder = CodeExecutor::builder()
             .working_dir(&target.workspace)
-            .sandbox_options(sandbox.clone())
+            .sandbox_options(notebook.sandbox.clone())
             .approval_handler(rules.clone())
             .approval_timeout(self.settings.get().approval_timeout());
-        if let Some(remote) = &remote {
+        if let Some(remote) = &notebook.remote {
             builder = builder.remote_gateway(remote);
         }
         let executor = builder.build();
@@ -311,144 +255,38 @@ impl Desktop {
                 .audit_log()
                 .record(target.workspace.clone(), executor.subscribe());
         }
-        let status = Arc::new(Mutex::new(Status {
-            kernel: KernelStatus::Starting,
-            provisioning: None,
-            startup_error: None,
-        }));
         // Events first, so the window sees provisioning progress from the first step.
-        let mut events = executor.subscribe();
-        let started: std::pin::Pin<Box<dyn Future<Output = crate::error::Result<()>> + Send>> =
-            match remote_problem {
-                Some(e) => Box::pin(std::future::ready(Err(e))),
-                None => match sandbox
-                    .as_ref()
-                    .and_then(|o| super::policy::to_review(o, &target.workspace))
-                {
-                    // A workspace policy nobody accepted: the person sees it first, in a
-                    // native dialog, and the kernel starts only under what they accepted.
-                    Some(review) => {
-                        let (app, executor, workspace) =
-                            (app.clone(), executor.clone(), target.workspace.clone());
-                        Box::pin(async move {
-                            super::policy::ask_to_accept(&app, &workspace, review).await?;
-                            executor.start_now().await
-                        })
-                    }
-                    None => Box::pin(executor.start_now()),
-                },
-            };
-        let (emit_app, emit_status) = (app.clone(), status.clone());
-        tauri::async_runtime::spawn(async move {
-            use tokio::sync::broadcast::error::RecvError;
-            loop {
-                match events.recv().await {
-                    Ok(event) => {
-                        let now = match &event {
-                            SessionEvent::Started | SessionEvent::KernelIdle => {
-                                Some(KernelStatus::Idle)
-                            }
-                            SessionEvent::KernelBusy { .. } => Some(KernelStatus::Busy),
-                            SessionEvent::KernelReplaced { .. } => Some(KernelStatus::Idle),
-                            SessionEvent::Stopped => Some(KernelStatus::Dead),
-                            _ => None,
-                        };
-                        {
-                            let mut status = lock(&emit_status);
-                            if let Some(now) = now {
-                                status.kernel = now;
-                            }
-                            status.provisioning = match &event {
-                                SessionEvent::Provisioning {
-                                    step,
-                                    steps,
-                                    message,
-                                } => Some(Provisioning {
-                                    step: *step,
-                                    steps: *steps,
-                                    message: message.clone(),
-                                }),
-                                _ => None,
-                            };
-                        }
-                        if let SessionEvent::ApprovalDecided { id, .. }
-                        | SessionEvent::ApprovalWithdrawn { id, .. } = &event
-                        {
-                            asker.settled(*id);
-                        }
-                        // A grant for the notebook lasts as long as its kernel.
-                        if matches!(
-                            event,
-                            SessionEvent::KernelReplaced { .. } | SessionEvent::Stopped
-                        ) {
-                            kernel_grants.kernel_ended();
-                        }
-                        let _ = emit_app.emit("session", &event);
-                        if matches!(event, SessionEvent::Stopped) {
-                            break;
-                        }
-                    }
-                    Err(RecvError::Lagged(_)) => continue,
-                    Err(RecvError::Closed) => break,
-                }
-            }
-        });
-        let (fail_app, fail_status) = (app.clone(), status.clone());
-        let link: Arc<Mutex<Option<crate::link::LinkServer>>> = Arc::default();
-        let (link_slot, link_executor) = (Arc::downgrade(&link), executor.clone());
-        let link_workspace = target.workspace.clone();
-        let endpoint: Arc<tokio::sync::Mutex<EndpointSlot>> = Arc::default();
-        let serve_later = {
-            let (app, slot) = (app.clone(), Arc::downgrade(&endpoint));
-            let (workspace, approver) = (target.workspace.clone(), executor.clone());
-            let place = agents.clone();
-            let state = state.clone();
-            async move {
-                let Some(state) = state else { return };
-                let saved = Saved::load(state.dir());
-                if !saved.enabled {
-                    return;
-                }
-                let Some(slot) = slot.upgrade() else { return };
-                let mut slot = slot.lock().await;
-                if slot.running.is_some() {
-                    // Switched on in the window while the kernel started.
-                    return;
-                }
-                serve(&mut slot, &app, &workspace, approver, place, &state, saved).await;
-                // The window asked before the endpoint was up: tell it now.
-                let _ = app.emit("endpoint", endpoint_state(&slot));
-            }
+        let status = status::starting();
+        status::follow(
+            app,
+            executor.subscribe(),
+            status.clone(),
+            asker,
+            grants.clone(),
+        );
+        let started = match problem {
+            Some(e) => Box::pin(std::future::ready(Err(e))),
+            None => start_under_accepted_policy(app, &executor, &notebook, &target.workspace),
         };
+        let link: Arc<Mutex<Option<crate::link::LinkServer>>> = Arc::default();
+        let endpoint: agents::Slot = Arc::default();
+        let served = Agents {
+            workspace: target.workspace.clone(),
+            approver: executor.clone(),
+            place: agents.clone(),
+            state: state.clone(),
+            grants: grants.clone(),
+        };
+        let (app, slot, link_slot, failed) = (
+            app.clone(),
+            Arc::downgrade(&endpoint),
+            Arc::downgrade(&link),
+            status.clone(),
+        );
         tauri::async_runtime::spawn(async move {
-            let started = started.await;
-            if started.is_ok() {
-                serve_later.await;
-                // Agents' calls are approved here once there is a session to approve them in.
-                match crate::link::LinkServer::serve(&link_workspace, link_executor).await {
-                    Ok(server) => match link_slot.upgrade() {
-                        Some(slot) => *lock(&slot) = Some(server),
-                        None => drop(server),
-                    },
-                    Err(e) => tracing::warn!("agents cannot ask this window for approval: {e}"),
-                }
-            }
-            if let Err(e) = started {
-                let error = DesktopError::from(e);
-                {
-                    let mut status = lock(&fail_status);
-                    status.kernel = KernelStatus::Dead;
-                    status.provisioning = None;
-                    status.startup_error = Some(error.clone());
-                }
-                let _ = fail_app.emit(
-                    "session",
-                    serde_json::json!({
-                        "type": "startup_failed",
-                        "code": error.code,
-                        "message": error.message,
-                    }),
-                );
+            match started.await {
+                Ok(()) => served.serve_once_started(&app, slot, link_slot).await,
+                Err(e) => status::failed(&app, &failed, e),
             }
         });
         Session {
@@ -460,16 +298,14 @@ impl Desktop {
             grants,
             link,
             endpoint,
-            place: Place { sandbox, remote },
+            place: notebook,
             agents,
         }
     }
 
     /// The app's own MCP endpoint for agents, as it is now.
     pub async fn endpoint(&self) -> Result<McpEndpointState, DesktopError> {
-        let slot = self.endpoint_slot()?;
-        let slot = slot.lock().await;
-        Ok(endpoint_state(&slot))
+        Ok(agents::state(&self.endpoint_slot()?).await)
     }
 
     /// Serve agents over MCP on this workspace, or stop (agents' sessions end, their
@@ -481,74 +317,31 @@ impl Desktop {
         enabled: bool,
         new_token: bool,
     ) -> Result<McpEndpointState, DesktopError> {
-        let (slot, workspace, approver, place, state) = {
+        let (slot, agents, state) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             let state = s
                 .state
                 .clone()
                 .ok_or_else(|| Error::config("this workspace has no place in ipybox's data directory for its endpoint's settings"))?;
-            (
-                s.endpoint.clone(),
-                s.target.workspace.clone(),
-                s.executor.clone(),
-                s.agents.clone(),
-                state,
-            )
-        };
-        let mut slot = slot.lock().await;
-        if enabled && slot.running.is_none() {
-            let sandboxed = place.sandbox.is_some() || place.remote.is_some();
-            let question = super::confirm::Question {
-                title: "Serve agents on this workspace?".into(),
-                message: format!(
-                    "Any program on this computer that has the token shown in the window (an agent such as Claude Code) can then run code on {} and call this workspace's MCP tools. Each tool call still asks you, as the notebook's calls do.\n\n{}",
-                    workspace.display(),
-                    if place.remote.is_some() {
-                        "The agents' code runs on the kernel server this workspace uses, not on this computer."
-                    } else if sandboxed {
-                        "The agents' code runs in the sandbox, under this workspace's policy, even if your own cells do not."
-                    } else {
-                        "The kernel is NOT sandboxed: the agents' code runs with your own rights. It can read every file you can, change or delete them, start programs and reach the network."
-                    }
-                ),
-                detail: String::new(),
-                yes: "Serve agents".into(),
-                no: "Cancel".into(),
+            let agents = Agents {
+                workspace: s.target.workspace.clone(),
+                approver: s.executor.clone(),
+                place: s.agents.clone(),
+                state: Some(state.clone()),
+                grants: s.grants.clone(),
             };
-            if !super::confirm::confirm(app, question).await {
-                return Ok(endpoint_state(&slot));
-            }
-        }
-        if let Some(running) = slot.running.take() {
-            running.stop().await;
-        }
-        slot.error = None;
-        let mut saved = Saved::load(state.dir());
-        saved.enabled = enabled;
-        if new_token {
-            saved.token = None;
-        }
-        state.create()?;
-        if enabled {
-            serve(&mut slot, app, &workspace, approver, place, &state, saved).await;
-        } else {
-            saved.save(state.dir())?;
-        }
-        Ok(endpoint_state(&slot))
+            (s.endpoint.clone(), agents, state)
+        };
+        agents.set(app, &slot, &state, enabled, new_token).await
     }
 
     /// End agent session `serial` and its kernel; `false` when no such session runs.
     pub async fn end_agent_session(&self, serial: u64) -> Result<bool, DesktopError> {
-        let slot = self.endpoint_slot()?;
-        let slot = slot.lock().await;
-        Ok(match &slot.running {
-            Some(endpoint) => endpoint.end_session(serial).await,
-            None => false,
-        })
+        Ok(agents::end_session(&self.endpoint_slot()?, serial).await)
     }
 
-    fn endpoint_slot(&self) -> Result<Arc<tokio::sync::Mutex<EndpointSlot>>, DesktopError> {
+    fn endpoint_slot(&self) -> Result<agents::Slot, DesktopError> {
         Ok(lock(&self.session)
             .as_ref()
             .ok_or(Error::NotRunning)?
@@ -585,7 +378,7 @@ impl Desktop {
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             (
                 s.target.clone(),
-                lock(&s.status).clone(),
+                status::now(&s.status),
                 s.place.sandbox.is_some(),
                 s.place.remote.as_ref().map(|r| r.url.clone()),
             )
@@ -669,7 +462,7 @@ impl Desktop {
     /// changed): kernels, gateway and agents' sessions stop, their state lost.
     pub async fn restart<R: Runtime>(&self, app: &AppHandle<R>) -> Result<AppState, DesktopError> {
         let old = lock(&self.session).take().ok_or(Error::NotRunning)?;
-        old.stop_endpoint().await;
+        agents::stop(&old.endpoint).await;
         if let Err(e) = old.executor.stop().await {
             tracing::warn!("stopping the session: {e}");
         }
@@ -718,6 +511,16 @@ impl Desktop {
         crate::fsutil::write_private(&state.rules_file(), rules.to_json().as_bytes())?;
         s.rules.set_rules(rules);
         Ok(())
+    }
+
+    /// Put `rule` before the workspace's others (the first rule that matches decides), saved
+    /// as [`set_rules`](Self::set_rules) saves them; the rule as the audit log names it.
+    pub fn add_rule_first(&self, rule: Rule) -> Result<String, DesktopError> {
+        let text = rule.text();
+        let mut rules = vec![rule];
+        rules.extend(self.rules()?.rules().iter().cloned());
+        self.set_rules(Rules::new(rules)?)?;
+        Ok(text)
     }
 
     /// The workspace's audit log.
@@ -784,7 +587,7 @@ impl Desktop {
     pub async fn shutdown(&self) {
         let session = lock(&self.session).take();
         if let Some(session) = session {
-            session.stop_endpoint().await;
+            agents::stop(&session.endpoint).await;
             if let Err(e) = session.executor.stop().await {
                 tracing::warn!("stopping the session: {e}");
             }
@@ -792,54 +595,55 @@ impl Desktop {
     }
 }
 
-impl Session {
-    /// Stop serving agents: their sessions end, their kernels stop.
-    async fn stop_endpoint(&self) {
-        let running = self.endpoint.lock().await.running.take();
-        if let Some(running) = running {
-            running.stop().await;
-        }
-    }
+/// The workspace's approval rules as kept; none when it keeps none. A rules file that
+/// cannot be read allows nothing: every call asks until it is fixed.
+fn rules_of(state: Option<&WorkspaceState>) -> Rules {
+    state
+        .map(|s| s.rules_file())
+        .filter(|f| f.exists())
+        .map(|f| {
+            Rules::load(&f).unwrap_or_else(|e| {
+                tracing::error!("{e}; every tool call asks until the rules are fixed");
+                Rules::default()
+            })
+        })
+        .unwrap_or_default()
 }
 
-/// Start serving into `slot` (which is empty), and keep what it served with; a failure is
-/// kept in the slot for the window to show.
-async fn serve<R: Runtime>(
-    slot: &mut EndpointSlot,
+/// What "Always allow this tool" in the approval dialog calls: the rule goes first among
+/// the rules of whichever session is open.
+fn rule_keeper<R: Runtime>(app: &AppHandle<R>) -> AddRule {
+    let app = app.clone();
+    Arc::new(move |rule| {
+        app.try_state::<Desktop>()
+            .ok_or("the app has no workspace open")?
+            .add_rule_first(rule)
+            .map_err(|e| e.message)
+    })
+}
+
+/// Start `executor`'s kernel. Under a workspace policy nobody accepted, the person sees it
+/// first, in a native dialog, and the kernel starts only under what they accepted.
+fn start_under_accepted_policy<R: Runtime>(
     app: &AppHandle<R>,
+    executor: &CodeExecutor,
+    place: &Place,
     workspace: &std::path::Path,
-    approver: CodeExecutor,
-    place: Place,
-    state: &WorkspaceState,
-    saved: Saved,
-) {
-    let serve = Serve {
-        app,
-        workspace,
-        approver,
-        place,
-        audit: Some(state.audit_log()),
-    };
-    slot.sandboxed = serve.place.sandbox.is_some();
-    match Endpoint::start(serve, &saved).await {
-        Ok((endpoint, kept)) => {
-            if let Err(e) = kept.save(state.dir()) {
-                tracing::warn!("the MCP endpoint's settings were not kept: {e}");
-            }
-            tracing::info!(url = %endpoint.url, "serving agents over MCP");
-            slot.running = Some(endpoint);
+) -> std::pin::Pin<Box<dyn Future<Output = crate::error::Result<()>> + Send>> {
+    match place
+        .sandbox
+        .as_ref()
+        .and_then(|o| super::policy::to_review(o, workspace))
+    {
+        Some(review) => {
+            let (app, executor, workspace) =
+                (app.clone(), executor.clone(), workspace.to_path_buf());
+            Box::pin(async move {
+                super::policy::ask_to_accept(&app, &workspace, review).await?;
+                executor.start_now().await
+            })
         }
-        Err(e) => slot.error = Some(e.to_string()),
-    }
-}
-
-fn endpoint_state(slot: &EndpointSlot) -> McpEndpointState {
-    McpEndpointState {
-        enabled: slot.running.is_some(),
-        url: slot.running.as_ref().map(|e| e.url.clone()),
-        token: slot.running.as_ref().map(|e| e.token.clone()),
-        error: slot.error.clone(),
-        sandboxed: slot.sandboxed,
+        None => Box::pin(executor.start_now()),
     }
 }
 

@@ -239,6 +239,16 @@ impl ArgMatcher {
 }
 
 impl Rule {
+    /// This rule, made from the waiting request `from`, decides the calls of whoever made
+    /// that one: a rule without a scope decides notebooks' calls only, so one made from an
+    /// agent's call is scoped to agents (else it would never decide the next such call).
+    pub fn scoped_to_caller(mut self, from: &ApprovalRequest) -> Rule {
+        if self.scope.is_none() && from.details().client.is_some() {
+            self.scope = Some(Scope::Agents);
+        }
+        self
+    }
+
     /// The rule as the rules file writes it, on one line: what the audit log and the
     /// approval panel show as the rule that decided a call.
     pub fn text(&self) -> String {

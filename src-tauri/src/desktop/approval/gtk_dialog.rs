@@ -559,11 +559,7 @@ fn confirm_rule<R: Runtime>(
 
 /// The rule the panel's "Always allow this tool" adds, first among the workspace's rules.
 fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result<String, String> {
-    use crate::tools::{Rule, RuleDecision, Rules};
-    let desktop = shared
-        .app
-        .try_state::<crate::desktop::session::Desktop>()
-        .ok_or("the app has no workspace open")?;
+    use crate::tools::{Rule, RuleDecision};
     let rule = Rule {
         server: request.server_name().to_owned(),
         tool: request.tool_name().to_owned(),
@@ -576,22 +572,5 @@ fn add_rule<R: Runtime>(shared: &Shared<R>, request: &ApprovalRequest) -> Result
         scope: None,
         expires_at: None,
     };
-    let rule = crate::desktop::commands::scoped_to_caller(
-        rule,
-        std::slice::from_ref(request),
-        request.id(),
-    );
-    let text = rule.text();
-    let mut rules = vec![rule];
-    rules.extend(
-        desktop
-            .rules()
-            .map_err(|e| e.message)?
-            .rules()
-            .iter()
-            .cloned(),
-    );
-    let rules = Rules::new(rules).map_err(|e| e.to_string())?;
-    desktop.set_rules(rules).map_err(|e| e.message)?;
-    Ok(text)
+    (shared.add_rule)(rule.scoped_to_caller(request))
 }

@@ -28,7 +28,7 @@ use tauri::{AppHandle, Runtime};
 use super::settings::LiveSettings;
 use crate::events::DecidedBy;
 use crate::tools::grants::Grants;
-use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
+use crate::tools::{ApprovalHandler, ApprovalRequest, Decision, Rule};
 
 #[cfg(target_os = "linux")]
 pub(super) use gtk_dialog::arming;
@@ -41,7 +41,6 @@ pub struct Asker<R: Runtime> {
 }
 
 /// What the dialog's code on the main thread shares with the engine's threads.
-#[derive(Debug)]
 struct Shared<R: Runtime> {
     app: AppHandle<R>,
     /// Undecided requests, oldest first; the dialog shows the first.
@@ -51,18 +50,40 @@ struct Shared<R: Runtime> {
     settings: LiveSettings,
     /// "Allow for this session" grants; queued requests a new grant covers are decided by it.
     grants: Arc<Grants>,
+    /// "Always allow this tool": the rule put first among the workspace's rules.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    add_rule: AddRule,
 }
+
+impl<R: Runtime> std::fmt::Debug for Shared<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("queue", &self.queue)
+            .field("grants", &self.grants)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Puts a rule first among the open workspace's rules and saves them; the rule's text, or
+/// why it was not added, in words.
+pub type AddRule = Arc<dyn Fn(Rule) -> Result<String, String> + Send + Sync>;
 
 impl<R: Runtime> Asker<R> {
     /// Ask in `app`'s window; `settings` tell how long a request waits, `grants` hold what
-    /// the person allowed for a session.
-    pub fn new(app: AppHandle<R>, settings: LiveSettings, grants: Arc<Grants>) -> Arc<Self> {
+    /// the person allowed for a session, `add_rule` keeps what they always allow.
+    pub fn new(
+        app: AppHandle<R>,
+        settings: LiveSettings,
+        grants: Arc<Grants>,
+        add_rule: AddRule,
+    ) -> Arc<Self> {
         Arc::new(Asker {
             inner: Arc::new(Shared {
                 app,
                 queue: Mutex::default(),
                 settings,
                 grants,
+                add_rule,
             }),
         })
     }
