@@ -1,10 +1,12 @@
 /**
- * The application shell and controller: header toolbar, left side list (notebooks, packages),
- * the notebook in the middle, the right side panel (approvals, audit log), a status bar, the
- * settings dialog; keyboard map, commands, session events, saving and closing.
+ * The application shell and controller: it lays out the toolbar (`toolbar.ts`), the side list
+ * (`sideList.ts`), the notebook in the middle, the right side panel and the status bar, and
+ * ties them together: the keyboard map and its commands, the open notebook and its trust.
+ * Session events are routed in `sessionEvents.ts`; moving between notebooks and workspaces is
+ * `workspaceActions.ts`.
  */
 import * as ipc from '../ipc';
-import type { AppSettings, AppState, KernelStatus, SessionEvent } from '../ipc';
+import type { AppSettings, AppState, KernelStatus } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames } from '../util/frame';
 import { Cell, type CellType } from '../model/cell';
@@ -12,7 +14,7 @@ import { NotebookEditor, type Mode } from '../model/commands';
 import { emptyNotebook, parseNotebook, serializeNotebook } from '../model/ipynb';
 import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
-import { COMMANDS, globalCommand, KeySequenceResolver, normalizeKey, shortcutFor, type CommandId } from '../keymap';
+import { globalCommand, KeySequenceResolver, normalizeKey, type CommandId } from '../keymap';
 import { Executor } from '../runtime/executor';
 import { heldBackMime } from '../render/outputs';
 import { ApprovalsModel } from '../model/approvals';
@@ -30,16 +32,18 @@ import { escapeUntrusted } from '../model/untrusted';
 import { PolicyView } from './policyView';
 import type { CellView, CellViewHost } from './cellView';
 import { h, inCellEditor, isTextField } from './dom';
-import { icon, type IconName } from './icons';
 import { FindBar } from './find';
 import { OutputFollower } from './follow';
-import { MenuButton, type MenuItem } from './menu';
 import { OutlineView } from './outline';
 import { CommandPalette } from './palette';
 import { NotebookView } from './notebookView';
 import { NotebookFiles } from './notebookFiles';
 import type { KernelHelpSource } from './kernelHelp';
-import { SaveController, type SaveStatus } from './saver';
+import { SaveController } from './saver';
+import { routeSessionEvent, StartBanners, type SessionTargets } from './sessionEvents';
+import { SideList } from './sideList';
+import { Toolbar } from './toolbar';
+import { trustOf, WorkspaceActions } from './workspaceActions';
 import { SettingsDialog } from './settingsView';
 import { NOTEBOOK_ROOM, SidePanel } from './sidePanel';
 
@@ -53,15 +57,6 @@ function markPainted(name: string): void {
 }
 
 const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
-
-interface ToolButtonSpec {
-  id: string;
-  icon: IconName;
-  label: string;
-  command?: CommandId;
-  text?: string;
-  onClick(): void;
-}
 
 export class App implements CellViewHost {
   /** How long a request must wait before it opens the approval panel (a rule decides sooner). */
@@ -78,38 +73,20 @@ export class App implements CellViewHost {
   private offExecutor: () => void = () => {};
   private offNotebook: () => void = () => {};
   private messageTimer: ReturnType<typeof setTimeout> | null = null;
-  private notebooks: string[] = [];
-  private installing = false;
 
   // DOM
+  private readonly toolbar: Toolbar;
+  private readonly sideList: SideList;
+  private readonly banners = new StartBanners();
+  private readonly workspace: WorkspaceActions;
   private readonly scroller: HTMLElement;
-  private readonly kernelEl: HTMLElement;
-  private readonly kernelText: HTMLElement;
-  private readonly saveStatusEl: HTMLElement;
-  private readonly provisioningEl: HTMLElement;
-  private readonly provisioningText: HTMLElement;
-  private readonly provisioningBar: HTMLProgressElement;
-  private readonly startupErrorEl: HTMLElement;
-  private readonly startupErrorText: HTMLElement;
   private readonly notebookBanner: HTMLElement;
   private readonly trustBanner: HTMLElement;
   private readonly trustText: HTMLElement;
   private readonly trustButton: HTMLButtonElement;
-  private readonly workspaceLabel: HTMLElement;
-  private readonly notebookLabel: HTMLElement;
-  private readonly notebookList: HTMLElement;
-  private readonly recentMenu: MenuButton;
-  private readonly runMenu: MenuButton;
-  private readonly cellTypeSelect: HTMLSelectElement;
   private readonly modeEl: HTMLElement;
   private readonly pathEl: HTMLElement;
   private readonly messageEl: HTMLElement;
-  private readonly packageInput: HTMLInputElement;
-  private readonly installButton: HTMLButtonElement;
-  private readonly installOutput: HTMLElement;
-  private readonly installStatus: HTMLElement;
-  private readonly sidebar: HTMLElement;
-  private readonly buttons = new Map<string, HTMLButtonElement>();
   private readonly approvals = new ApprovalsModel();
   private readonly approvalsView: ApprovalsView;
   private readonly auditView: AuditView;
@@ -119,13 +96,10 @@ export class App implements CellViewHost {
   private readonly variablesView = new VariablesView();
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
   private readonly sidePanel: SidePanel;
-  private readonly approvalsButton: HTMLButtonElement;
-  private readonly approvalsBadge: HTMLElement;
   private readonly settingsDialog: SettingsDialog;
   private readonly agents = new AgentSessions();
   private readonly docTabs: DocumentTabs;
   private readonly endpointDialog: EndpointDialog;
-  private readonly agentsButton: HTMLButtonElement;
   private readonly files: NotebookFiles;
   private readonly find: FindBar;
   private readonly outline: OutlineView;
@@ -148,23 +122,44 @@ export class App implements CellViewHost {
   }
 
   constructor(root: HTMLElement) {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the host reads the app's current state
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the hosts read the app's current state
     const app = this;
+    this.workspace = new WorkspaceActions({
+      get state() {
+        return app.state;
+      },
+      saver: this.saver,
+      load: (state, trusted) => {
+        this.banners.clearError();
+        this.load(state, trusted);
+      },
+      renamed: (state) => this.renamed(state),
+      workspaceChanged: () => {
+        this.auditView.invalidate();
+        this.serversView.invalidate();
+        this.approvalsView.refresh();
+      },
+      savedOverBlocked: () => {
+        this.notebookBanner.hidden = true;
+      },
+      notebooksChanged: () => this.renderNotebookList(),
+      flash: (text) => this.flash(text),
+    });
     this.files = new NotebookFiles({
       get state() {
         return app.state;
       },
       get notebooks() {
-        return app.notebooks;
+        return [...app.workspace.notebooks];
       },
       snapshot: () => ({ content: serializeNotebook(this.notebook), trusted: this.notebook.contentTrusted, version: this.notebook.version }),
       saveCurrent: () => this.saver.save(),
-      moved: (state, version) => this.moved(state, version),
+      moved: (state, version) => this.workspace.moved(state, version),
       pauseSaving: () => this.saver.pause(),
       resumeSaving: () => this.saver.resume(),
-      leaveTrashed: () => this.leaveTrashed(),
-      newNotebook: () => this.newNotebook(),
-      refreshNotebooks: () => this.refreshNotebooks(),
+      leaveTrashed: () => this.workspace.leaveTrashed(),
+      newNotebook: () => this.workspace.newNotebook(),
+      refreshNotebooks: () => this.workspace.refreshNotebooks(),
       flash: (text) => this.flash(text),
     });
     this.notebook = emptyNotebook();
@@ -172,162 +167,42 @@ export class App implements CellViewHost {
     this.executor = this.newExecutor(this.notebook);
     this.view = new NotebookView(this.editor, this);
 
-    // ---- header toolbar
-    const btn = (spec: ToolButtonSpec): HTMLButtonElement => {
-      const shortcut = spec.command ? shortcutFor(spec.command, isMac) : null;
-      const b = h('button', {
-        id: spec.id,
-        class: spec.text ? 'tool tool-text' : 'tool',
-        type: 'button',
-        'aria-label': spec.label,
-        title: shortcut ? `${spec.label} (${shortcut})` : spec.label,
-      });
-      b.appendChild(icon(spec.icon));
-      if (spec.text) b.appendChild(h('span', { text: spec.text }));
-      // As in JupyterLab, a click on a toolbar button leaves the keyboard focus in the notebook.
-      b.addEventListener('mousedown', (e) => e.preventDefault());
-      b.addEventListener('click', () => spec.onClick());
-      this.buttons.set(spec.id, b);
-      return b;
-    };
-    const group = (...children: Node[]): HTMLElement => h('div', { class: 'tool-group', role: 'group' }, ...children);
-    const fileMenuButton = h('button', { id: 'file-menu', class: 'tool tool-narrow', type: 'button', 'aria-label': 'Notebook file: new, rename, save as, duplicate, delete', title: 'Notebook file' }, icon('chevron'));
-    const fileMenu = new MenuButton(fileMenuButton, 'Notebook file');
-    fileMenu.setItems([
-      this.menuItem('file-new', 'new-notebook'),
-      this.menuItem('file-rename', 'rename-notebook'),
-      this.menuItem('file-save-as', 'save-as'),
-      this.menuItem('file-duplicate', 'duplicate-notebook'),
-      this.menuItem('file-trash', 'trash-notebook'),
-    ]);
-
-    this.workspaceLabel = h('span', { class: 'workspace-name', text: '' });
-    const openFolder = btn({ id: 'open-folder', icon: 'folder', label: 'Open folder', text: 'Open folder', onClick: () => void this.chooseWorkspace() });
-    const recentButton = h('button', { id: 'recent-workspaces', class: 'tool tool-narrow', type: 'button', 'aria-label': 'Recent workspaces', title: 'Recent workspaces' }, icon('chevron'));
-    this.recentMenu = new MenuButton(recentButton, 'Recent workspaces', 'No recent workspaces');
-    const runMenuButton = h('button', { id: 'run-menu', class: 'tool tool-narrow', type: 'button', 'aria-label': 'More run commands', title: 'More run commands' }, icon('chevron'));
-    this.runMenu = new MenuButton(runMenuButton, 'Run');
-    this.runMenu.setItems([
-      this.menuItem('run-above', 'run-above'),
-      this.menuItem('run-below', 'run-below'),
-      this.menuItem('run-all-menu', 'run-all'),
-      this.menuItem('restart-run-all', 'restart-run-all'),
-      this.menuItem('clear-selected-outputs', 'clear-selected-outputs'),
-      this.menuItem('save-cell-as-tool', 'save-cell-as-tool'),
-      this.menuItem('clear-all-outputs', 'clear-outputs'),
-      this.menuItem('open-palette', 'command-palette'),
-    ]);
-
-    this.cellTypeSelect = h('select', { id: 'cell-type', class: 'cell-type-select', 'aria-label': 'Cell type' });
-    for (const [value, label] of [['code', 'Code'], ['markdown', 'Markdown'], ['raw', 'Raw']] as const) {
-      this.cellTypeSelect.appendChild(h('option', { value, text: label }));
-    }
-    this.cellTypeSelect.addEventListener('change', () => {
-      const v = this.cellTypeSelect.value;
-      if (v === 'code' || v === 'markdown' || v === 'raw') this.changeType(v);
-      this.focusActiveCell();
-    });
-
-    this.kernelText = h('span', { class: 'kernel-text', text: 'Starting' });
-    this.kernelEl = h('div', { id: 'kernel-status', class: 'kernel-status', role: 'status', 'aria-live': 'polite', 'aria-label': 'Kernel starting' }, h('span', { class: 'kernel-dot', 'aria-hidden': 'true' }), this.kernelText);
-    this.kernelEl.dataset.status = 'starting';
-    this.saveStatusEl = h('div', { id: 'save-status', class: 'save-status', role: 'status', 'aria-live': 'polite' });
-    this.approvalsBadge = h('span', { id: 'approvals-badge', class: 'badge', hidden: true });
-    this.approvalsButton = btn({ id: 'toggle-approvals', icon: 'approval', label: 'Show or hide approvals and the audit log', text: 'Approvals', onClick: () => this.toggleApprovals() });
-    this.approvalsButton.appendChild(this.approvalsBadge);
-    this.approvalsButton.setAttribute('aria-controls', 'right-panel');
-    this.approvalsButton.setAttribute('aria-expanded', 'false');
     this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s), onKernelMoved: () => void this.policyView.refreshState() });
-    this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.agentsButton.classList.toggle('serving', e.enabled) });
-    this.agentsButton = btn({ id: 'open-agents', icon: 'agent', label: 'Let agents use this workspace over MCP', text: 'Agents', onClick: () => void this.endpointDialog.open() });
-    this.agentsButton.setAttribute('aria-haspopup', 'dialog');
-    const settingsButton = btn({ id: 'open-settings', icon: 'settings', label: 'Settings', text: 'Settings', onClick: () => void this.settingsDialog.open() });
-    // The MCP servers tab, visible in the toolbar (not only as a tab of a closed side panel).
-    const variablesButton = btn({ id: 'open-variables', icon: 'panel', label: 'Variables the kernel holds', onClick: () => this.toggleSideTab('variables') });
-    const serversButton = btn({ id: 'open-servers', icon: 'package', label: 'MCP servers: register, check and regenerate the tools code can call', text: 'MCP servers', onClick: () => this.toggleSideTab('servers') });
-    serversButton.setAttribute('aria-controls', 'right-panel');
-    settingsButton.setAttribute('aria-haspopup', 'dialog');
-    const sidebarToggle = btn({ id: 'toggle-sidebar', icon: 'sidebar', label: 'Show or hide the side list', onClick: () => this.toggleSidebar() });
-    sidebarToggle.setAttribute('aria-controls', 'sidebar');
-    sidebarToggle.setAttribute('aria-expanded', 'true');
-
-    const header = h(
-      'header',
-      { class: 'toolbar', role: 'toolbar', 'aria-label': 'Notebook toolbar' },
-      group(sidebarToggle, h('span', { class: 'brand', text: 'ipybox' })),
-      group(openFolder, this.recentMenu.element),
-      group(btn({ id: 'save', icon: 'save', label: 'Save notebook', command: 'save', onClick: () => void this.save() }), fileMenu.element),
-      group(
-        btn({ id: 'add-cell', icon: 'plus', label: 'Insert a cell below', command: 'insert-below', onClick: () => this.dispatch('insert-below') }),
-        btn({ id: 'delete-cell', icon: 'trash', label: 'Delete selected cells', command: 'delete-cells', onClick: () => this.dispatch('delete-cells') }),
-        btn({ id: 'move-up', icon: 'up', label: 'Move selected cells up', command: 'move-up', onClick: () => this.dispatch('move-up') }),
-        btn({ id: 'move-down', icon: 'down', label: 'Move selected cells down', command: 'move-down', onClick: () => this.dispatch('move-down') }),
-      ),
-      group(
-        btn({ id: 'run-cell', icon: 'run', label: 'Run selected cells and advance', command: 'run-and-advance', onClick: () => this.dispatch('run-and-advance') }),
-        btn({ id: 'run-all', icon: 'runAll', label: 'Run all cells', onClick: () => this.dispatch('run-all') }),
-        this.runMenu.element,
-        btn({ id: 'interrupt', icon: 'stop', label: 'Interrupt the kernel', command: 'interrupt', onClick: () => this.dispatch('interrupt') }),
-        btn({ id: 'restart', icon: 'restart', label: 'Restart the kernel', command: 'restart', onClick: () => this.dispatch('restart') }),
-        btn({ id: 'clear-outputs', icon: 'clear', label: 'Clear all outputs', onClick: () => this.dispatch('clear-outputs') }),
-      ),
-      group(this.cellTypeSelect),
-      h('div', { class: 'toolbar-spacer' }),
-      this.saveStatusEl,
-      this.kernelEl,
+    this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.toolbar.showServing(e.enabled) });
+    this.toolbar = new Toolbar(
+      {
+        dispatch: (command) => this.dispatch(command),
+        save: () => void this.workspace.save(),
+        chooseWorkspace: () => void this.workspace.chooseWorkspace(),
+        toggleSidebar: () => this.sideList.toggle(),
+        toggleSideTab: (id) => this.toggleSideTab(id),
+        openAgents: () => void this.endpointDialog.open(),
+        openSettings: () => void this.settingsDialog.open(),
+        changeType: (type) => this.changeType(type),
+        focusNotebook: () => this.focusNotebook(),
+        focusActiveCell: () => this.focusActiveCell(),
+      },
+      isMac,
       this.policyView.badge,
-      variablesButton,
-      serversButton,
-      this.agentsButton,
-      this.approvalsButton,
-      settingsButton,
     );
 
     // ---- banners
-    this.provisioningText = h('span', { class: 'provisioning-text', text: 'Preparing the Python environment…' });
-    this.provisioningBar = h('progress', { 'aria-label': 'Setting up the Python environment' });
-    this.provisioningEl = h('div', { id: 'provisioning', class: 'banner banner-info', role: 'status', 'aria-live': 'polite', hidden: true }, h('div', { class: 'banner-title', text: 'Setting up Python for the first run' }), this.provisioningText, this.provisioningBar);
-    this.startupErrorText = h('pre', { class: 'startup-error-text' });
-    this.startupErrorEl = h('div', { id: 'startup-error', class: 'banner banner-error', role: 'alert', hidden: true }, h('div', { class: 'banner-title', text: 'The Python kernel could not be started' }), this.startupErrorText);
     this.notebookBanner = h('div', { id: 'notebook-banner', class: 'banner banner-warning', role: 'alert', hidden: true });
     this.trustText = h('span', { class: 'trust-text' });
     this.trustButton = h('button', { id: 'trust-notebook', class: 'button', type: 'button', text: 'Trust notebook' });
     this.trustButton.addEventListener('click', () => void this.trustNotebook());
     this.trustBanner = h('div', { id: 'trust-banner', class: 'banner banner-warning trust-banner', role: 'region', 'aria-label': 'Notebook trust', hidden: true }, this.trustText, this.trustButton);
 
-    // ---- sidebar
-    this.notebookLabel = h('span', { class: 'sidebar-heading-text', text: 'Notebooks' });
-    this.notebookList = h('ul', { class: 'notebook-list', 'aria-label': 'Notebooks in this workspace' });
-    const refresh = h('button', { id: 'refresh-notebooks', class: 'tool tool-small', type: 'button', 'aria-label': 'Refresh the list of notebooks', title: 'Refresh' }, icon('refresh'));
-    refresh.addEventListener('click', () => void this.refreshNotebooks());
-    const newNb = h('button', { id: 'new-notebook', class: 'tool tool-small', type: 'button', 'aria-label': 'New notebook', title: 'New notebook' }, icon('newFile'));
-    newNb.addEventListener('click', () => void this.newNotebook());
-    this.packageInput = h('input', { id: 'package-spec', class: 'text-input', type: 'text', placeholder: 'e.g. pandas or numpy==2.1', 'aria-label': 'Package to install with pip', autocomplete: 'off', spellcheck: 'false' });
-    this.installButton = h('button', { id: 'install-package', class: 'button', type: 'submit', 'aria-label': 'Install the package', text: 'Install' });
-    this.installStatus = h('div', { class: 'install-status', role: 'status', 'aria-live': 'polite' });
-    this.installOutput = h('pre', { id: 'install-output', class: 'install-output', hidden: true, tabindex: 0, 'aria-label': 'pip output' });
-    const installForm = h('form', { class: 'install-form' }, this.packageInput, this.installButton);
-    installForm.addEventListener('submit', (e) => {
-      e.preventDefault();
-      void this.installPackage();
+    // ---- side list
+    this.sideList = new SideList({
+      openNotebook: (path) => void this.workspace.openNotebook(path),
+      newNotebook: () => void this.workspace.newNotebook(),
+      refreshNotebooks: () => void this.workspace.refreshNotebooks(),
+      rename: (path) => this.files.rename(path),
+      duplicate: (path) => void this.files.duplicate(path),
+      trash: (path) => void this.files.trash(path),
+      shown: (shown) => this.toolbar.showSidebar(shown),
     });
-    this.sidebar = h(
-      'aside',
-      { id: 'sidebar', class: 'sidebar', 'aria-label': 'Workspace' },
-      h('section', { class: 'sidebar-section', 'aria-labelledby': 'workspace-heading' },
-        h('h2', { id: 'workspace-heading', class: 'sidebar-heading' }, h('span', { class: 'sidebar-heading-icon' }, icon('folder')), this.workspaceLabel),
-      ),
-      h('section', { class: 'sidebar-section' },
-        h('h2', { class: 'sidebar-heading' }, this.notebookLabel, h('span', { class: 'sidebar-actions' }, newNb, refresh)),
-        this.notebookList,
-      ),
-      h('section', { class: 'sidebar-section sidebar-packages' },
-        h('h2', { class: 'sidebar-heading' }, h('span', { class: 'sidebar-heading-text', text: 'Install a package' })),
-        installForm,
-        this.installStatus,
-        this.installOutput,
-      ),
-    );
 
     // ---- main
     this.scroller = h('main', { class: 'notebook-scroller', id: 'notebook-scroller', 'aria-label': 'Notebook' }, this.view.element);
@@ -350,7 +225,7 @@ export class App implements CellViewHost {
       this.find.element.classList.toggle('away', !notebookShown);
       if (notebookShown) this.focusActiveCell();
     });
-    const center = h('div', { class: 'center' }, this.provisioningEl, this.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.find.element, this.scroller, this.docTabs.pane);
+    const center = h('div', { class: 'center' }, this.banners.provisioningEl, this.banners.startupErrorEl, this.notebookBanner, this.trustBanner, this.docTabs.strip, this.find.element, this.scroller, this.docTabs.pane);
     // ---- right side panel (tabs: approvals, audit log, MCP servers, sandbox policy, outline)
     this.approvalsView = new ApprovalsView(this.approvals, undefined, () => void this.settingsDialog.open());
     this.auditView = new AuditView();
@@ -372,12 +247,11 @@ export class App implements CellViewHost {
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
     const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(header, h('div', { class: 'workbench' }, this.sidebar, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element, this.palette.element);
+    root.replaceChildren(this.toolbar.element, h('div', { class: 'workbench' }, this.sideList.element, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element, this.palette.element);
 
-    this.saver.subscribe((s) => this.showSaveStatus(s));
+    this.saver.subscribe((s) => this.toolbar.showSaveStatus(s));
     this.wireNotebook();
 
-    header.addEventListener('keydown', (e) => this.onToolbarKey(e, header));
     window.addEventListener('keydown', (e) => this.onKeyDown(e), true);
     this.view.element.addEventListener('click', (e) => this.onNotebookClick(e), true);
     this.view.element.addEventListener('focusin', () => this.syncCommandModeFromFocus());
@@ -391,7 +265,7 @@ export class App implements CellViewHost {
   async start(): Promise<void> {
     try {
       if (!ipc.hasBackend()) {
-        this.showStartupError('This page is the ipybox desktop app’s interface; it only works inside the ipybox window.');
+        this.banners.showError('This page is the ipybox desktop app’s interface; it only works inside the ipybox window.');
         this.load(null);
         return;
       }
@@ -404,13 +278,13 @@ export class App implements CellViewHost {
       }
       // Listeners first (all at once), then the state: nothing that happens in between is missed.
       await Promise.all([
-        ipc.onSessionEvent((event) => this.onSessionEvent(event)),
+        ipc.onSessionEvent((event) => routeSessionEvent(event, this.sessionTargets)),
         ipc.onAgentActivity((batch) => this.agents.apply(batch)),
         ipc.onMcpEndpoint((state) => this.endpointDialog.update(state)),
         ipc.onApprovalGrants(() => void this.approvalsView.refreshGrants()),
         ipc.onApprovalFocus((id) => this.focusApproval(id)),
-        ipc.onCloseRequested(() => this.confirmClose()).catch(() => undefined),
-        ipc.onOpenRequest((path) => void this.openNotebook(path)),
+        ipc.onCloseRequested(() => this.workspace.confirmClose()).catch(() => undefined),
+        ipc.onOpenRequest((path) => void this.workspace.openNotebook(path)),
         ipc.onServersChanged(() => {
           this.serversView.invalidate();
           this.sidePanel.open('servers');
@@ -424,10 +298,10 @@ export class App implements CellViewHost {
         this.state = state;
         this.showState(state);
       } else {
-        this.load(state, await this.trustOf(state));
+        this.load(state, await trustOf(state));
         markPainted('ipybox:cells-painted');
       }
-      void this.refreshNotebooks();
+      void this.workspace.refreshNotebooks();
       void this.refreshSettings();
       // Requests made before the UI listened.
       void this.approvalsView.refreshGrants();
@@ -436,25 +310,11 @@ export class App implements CellViewHost {
       });
     } catch (err) {
       const e = ipc.toBackendError(err);
-      this.showStartupError(ipc.describeError(e));
+      this.banners.showError(ipc.describeError(e));
       this.load(null);
     } finally {
       document.body.dataset.ready = 'true';
       markPainted('ipybox:editable');
-    }
-  }
-
-  /**
-   * Whether the outputs stored in the session's notebook may render (JupyterLab's notebook
-   * trust): a notebook not yet on disk has none; otherwise the backend knows. Unknown
-   * (the backend cannot tell): not trusted.
-   */
-  private async trustOf(state: AppState | null): Promise<boolean> {
-    if (!state || state.notebook === null) return true;
-    try {
-      return await ipc.notebookTrusted(state.notebook);
-    } catch {
-      return false;
     }
   }
 
@@ -503,19 +363,18 @@ export class App implements CellViewHost {
 
   /** The session's state around the notebook: names, the kernel's status, recent workspaces. */
   private showState(state: AppState): void {
-    this.workspaceLabel.textContent = state.workspaceName;
-    this.workspaceLabel.title = state.workspace;
+    this.sideList.showWorkspace(state);
     this.pathEl.textContent = state.notebookPath;
     this.docTabs.setNotebookName(baseName(state.notebookPath));
     void this.endpointDialog.refresh();
     this.pathEl.title = state.notebookPath;
     this.setKernelBase(state.kernel);
-    if (state.provisioning) this.onSessionEvent({ type: 'provisioning', ...state.provisioning });
-    if (state.startupError) this.onSessionEvent({ type: 'startup_failed', ...state.startupError });
-    this.recentMenu.setItems(
+    if (state.provisioning) routeSessionEvent({ type: 'provisioning', ...state.provisioning }, this.sessionTargets);
+    if (state.startupError) routeSessionEvent({ type: 'startup_failed', ...state.startupError }, this.sessionTargets);
+    this.toolbar.recentMenu.setItems(
       state.recent
         .filter((p) => p !== state.workspace)
-        .map((path) => ({ label: baseName(path), detail: path, action: () => void this.openWorkspace(path) })),
+        .map((path) => ({ label: baseName(path), detail: path, action: () => void this.workspace.openWorkspace(path) })),
     );
   }
 
@@ -551,91 +410,30 @@ export class App implements CellViewHost {
   // ===========================================================================================
   // Session and kernel
 
-  private onSessionEvent(event: SessionEvent): void {
-    switch (event.type) {
-      case 'started':
-        this.provisioningEl.hidden = true;
-        this.startupErrorEl.hidden = true;
-        this.setKernelBase('idle');
-        return;
-      case 'stopped':
-        this.serverStatuses.apply({ type: 'servers_stopped' });
-        this.setKernelBase('dead');
-        return;
-      case 'kernel_busy':
-        if (!this.executor.hasSettled(event.execution_id)) this.setKernelBase('busy');
-        return;
-      case 'kernel_idle':
-        this.setKernelBase('idle');
-        return;
-      case 'kernel_replaced':
-        this.serverStatuses.apply({ type: 'servers_stopped' });
-        this.setKernelBase('idle');
-        this.flash(`The kernel was restarted (${event.reason}). Variables are gone; run the cells again.`);
-        return;
-      case 'provisioning': {
-        this.provisioningEl.hidden = false;
-        this.provisioningText.textContent = `Step ${event.step} of ${event.steps}: ${event.message}`;
-        this.provisioningBar.max = Math.max(1, event.steps);
-        this.provisioningBar.value = Math.min(event.step, event.steps);
-        this.setKernelBase('starting');
-        return;
-      }
-      case 'startup_failed':
-        this.provisioningEl.hidden = true;
-        this.showStartupError(event.message);
-        this.setKernelBase('dead');
-        return;
-      case 'package_install':
-        // pip's output, live, while the package field's install runs.
-        if (this.installing) {
-          this.installOutput.hidden = false;
-          this.installOutput.textContent += `${event.line}\n`;
-          this.installOutput.scrollTop = this.installOutput.scrollHeight;
-        }
-        return;
-      case 'approval_requested': {
-        this.executor.noteApprovalRequested(event.request);
-        if (!this.approvals.add(event.request)) return;
+  /** What the session's events change. */
+  private get sessionTargets(): SessionTargets {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the executor changes with the notebook
+    const app = this;
+    return {
+      get executor() {
+        return app.executor;
+      },
+      approvals: this.approvals,
+      approvalsView: this.approvalsView,
+      auditView: this.auditView,
+      serverStatuses: this.serverStatuses,
+      sideList: this.sideList,
+      banners: this.banners,
+      kernel: (status) => this.setKernelBase(status),
+      flash: (text) => this.flash(text),
+      approvalAnnounced: (id) => {
         // A rule decides right after the request is announced: only a request still waiting
         // for a person opens the panel.
-        const id = event.request.id;
         setTimeout(() => {
           if (this.approvals.item(id)?.state === 'waiting' && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
         }, App.PANEL_DELAY_MS);
-        return;
-      }
-      case 'approval_decided':
-        this.executor.noteApprovalDecided(event.id, event.decision, event.decided_by);
-        this.approvals.remove(event.id);
-        return;
-      case 'approval_withdrawn':
-        this.approvalsView.withdraw(event.id, event.reason);
-        return;
-      case 'tool_call':
-        this.executor.noteToolCall(event);
-        this.approvals.recordCall(event);
-        this.auditView.onToolCall();
-        return;
-      case 'tool_progress':
-        this.executor.noteToolProgress(event);
-        return;
-      case 'mcp_server_started':
-      case 'mcp_server_exited':
-      case 'mcp_server_log':
-        this.serverStatuses.apply(event);
-        return;
-      case 'sandbox_blocked':
-        this.executor.noteSandboxBlock(event.execution_id, event.block);
-        return;
-      default:
-        assertNever(event, 'session event');
-    }
-  }
-
-  private showStartupError(message: string): void {
-    this.startupErrorText.textContent = message;
-    this.startupErrorEl.hidden = false;
+      },
+    };
   }
 
   private setKernelBase(status: KernelStatus): void {
@@ -647,12 +445,7 @@ export class App implements CellViewHost {
   private renderKernelStatus(): void {
     let status = this.kernelBase;
     if (status === 'idle' && this.notebook.cells.some((c) => c.runState === 'running')) status = 'busy';
-    if (this.kernelEl.dataset.status === status && this.kernelText.textContent) return;
-    const words: Record<KernelStatus, string> = { starting: 'Starting', idle: 'Idle', busy: 'Busy', dead: 'Not running' };
-    this.kernelEl.dataset.status = status;
-    this.kernelText.textContent = `Python · ${words[status]}`;
-    this.kernelEl.setAttribute('aria-label', `Kernel ${words[status].toLowerCase()}`);
-    this.kernelEl.title = `Kernel: ${words[status].toLowerCase()}`;
+    this.toolbar.showKernel(status);
   }
 
   // ===========================================================================================
@@ -666,7 +459,7 @@ export class App implements CellViewHost {
     if (key === 'Mod+s') {
       e.preventDefault();
       e.stopPropagation();
-      void this.save();
+      void this.workspace.save();
       return;
     }
     if (target?.closest('.menu, dialog')) return;
@@ -701,19 +494,6 @@ export class App implements CellViewHost {
     e.preventDefault();
     e.stopPropagation();
     if (r.kind === 'command') this.dispatch(r.command);
-  }
-
-  /** Left/Right (Home/End) move between toolbar controls, as in an ARIA toolbar; Tab still works. */
-  private onToolbarKey(e: KeyboardEvent, header: HTMLElement): void {
-    if (!['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) return;
-    const target = e.target;
-    if (!(target instanceof HTMLButtonElement) || target.closest('.menu')) return;
-    const controls = [...header.querySelectorAll<HTMLElement>('button.tool, select')].filter((el) => el.offsetParent !== null && !el.closest('.menu'));
-    const i = controls.indexOf(target);
-    if (i < 0) return;
-    const next = e.key === 'Home' ? 0 : e.key === 'End' ? controls.length - 1 : i + (e.key === 'ArrowRight' ? 1 : -1);
-    controls[(next + controls.length) % controls.length]?.focus();
-    e.preventDefault();
   }
 
   /** Focus left the editors for the notebook (a click on a cell or output): command mode. */
@@ -849,7 +629,7 @@ export class App implements CellViewHost {
         void this.restart();
         return;
       case 'save':
-        void this.save();
+        void this.workspace.save();
         return;
       case 'toggle-output':
         for (const cell of ed.selectedCells) if (cell.type === 'code') cell.setOutputsHidden(!cell.outputsHidden);
@@ -892,7 +672,7 @@ export class App implements CellViewHost {
         this.sidePanel.open('outline', true);
         return;
       case 'new-notebook':
-        void this.newNotebook();
+        void this.workspace.newNotebook();
         return;
       case 'rename-notebook':
         this.files.rename();
@@ -1059,27 +839,10 @@ export class App implements CellViewHost {
 
   private syncChrome(): void {
     const cell = this.editor.activeCell;
-    if (cell) this.cellTypeSelect.value = cell.type;
+    if (cell) this.toolbar.showCellType(cell.type);
     this.modeEl.textContent = this.editor.mode === 'edit' ? 'Edit' : 'Command';
     this.modeEl.dataset.mode = this.editor.mode;
     this.renderKernelStatus();
-  }
-
-  /** A menu item that runs a command, named and keyed as in the command list. */
-  private menuItem(id: string, command: CommandId): MenuItem {
-    // Those that open a dialog or the palette keep the focus there.
-    const opens = command === 'rename-notebook' || command === 'save-as' || command === 'trash-notebook' || command === 'command-palette';
-    return {
-      id,
-      label: COMMANDS[command],
-      detail: shortcutFor(command, isMac) ?? undefined,
-      action: () => (opens ? this.dispatch(command) : this.afterMenu(() => this.dispatch(command))),
-    };
-  }
-
-  private afterMenu(action: () => void): void {
-    action();
-    this.focusNotebook();
   }
 
   /** After a toolbar action: back to the notebook, where the keyboard map works. */
@@ -1093,13 +856,6 @@ export class App implements CellViewHost {
     if (!view) return;
     if (this.editor.mode === 'command') view.element.focus({ preventScroll: true });
     this.view.revealActive();
-  }
-
-  private showSaveStatus(s: SaveStatus): void {
-    this.saveStatusEl.textContent = s.text;
-    // A narrow toolbar shortens it: the tooltip has it whole.
-    this.saveStatusEl.title = s.text;
-    this.saveStatusEl.dataset.state = s.state;
   }
 
   private flash(text: string): void {
@@ -1129,50 +885,33 @@ export class App implements CellViewHost {
     else this.sidePanel.open(id);
   }
 
-  private toggleApprovals(): void {
-    if (this.sidePanel.isOpen && this.sidePanel.activeTab === 'approvals') this.sidePanel.close();
-    else this.sidePanel.open('approvals');
-  }
-
   private onSidePanelChange(): void {
     const open = this.sidePanel.isOpen;
     this.makeRoomForNotebook();
-    this.approvalsButton.setAttribute('aria-expanded', String(open));
-    this.approvalsButton.classList.toggle('active', open);
+    this.toolbar.showPanelOpen(open);
     // Closed with the focus inside: back to the notebook.
     if (!open && (document.activeElement === document.body || document.activeElement === null)) this.focusNotebook();
   }
 
   private renderApprovalsBadge(): void {
     const n = this.approvals.waitingCount;
-    this.approvalsBadge.textContent = String(n);
-    this.approvalsBadge.hidden = n === 0;
-    this.approvalsButton.dataset.pending = String(n);
+    this.toolbar.showWaiting(n);
     this.saver.setWaiting(n);
-    const label = n > 0 ? `Approvals: ${n} ${n === 1 ? 'tool call waits' : 'tool calls wait'} for your decision` : 'Show or hide approvals and the audit log';
-    this.approvalsButton.setAttribute('aria-label', label);
-    this.approvalsButton.title = label;
     this.sidePanel.setBadge('approvals', n);
-  }
-
-  private toggleSidebar(force?: boolean): void {
-    const show = force ?? this.sidebar.hidden;
-    this.sidebar.hidden = !show;
-    this.buttons.get('toggle-sidebar')?.setAttribute('aria-expanded', String(show));
   }
 
   private syncSidebarForWidth(): void {
     // Narrow windows start with the side list hidden; the toggle brings it back.
-    if (window.innerWidth < 900 && !this.sidebar.hidden) this.toggleSidebar(false);
+    if (window.innerWidth < 900 && !this.sideList.hidden) this.sideList.toggle(false);
     this.makeRoomForNotebook();
   }
 
   /** With the side panel open, the notebook keeps room for its editor: the side list steps aside first. */
   private makeRoomForNotebook(): void {
-    if (!this.sidePanel?.isOpen || this.sidebar.hidden) return;
+    if (!this.sidePanel?.isOpen || this.sideList.hidden) return;
     const center = this.scroller.parentElement;
     if (!center || center.getBoundingClientRect().width >= NOTEBOOK_ROOM) return;
-    this.toggleSidebar(false);
+    this.sideList.toggle(false);
     this.sidePanel.fit();
   }
 
@@ -1226,25 +965,7 @@ export class App implements CellViewHost {
   }
 
   // ===========================================================================================
-  // Saving, closing, workspaces, notebooks, packages
-
-  private async save(): Promise<boolean> {
-    if (this.saver.isBlocked) {
-      let ok = false;
-      try {
-        ok = await ipc.confirmDialog(`“${this.saver.fileName}” could not be read when it was opened. Save over it with what is shown now?`, 'Save over the file', 'Save over it');
-      } catch {
-        ok = false;
-      }
-      if (!ok) return false;
-      this.notebookBanner.hidden = true;
-      return this.saver.save(true);
-    }
-    const existed = this.notebooks.includes(this.state?.notebookPath ?? '');
-    const ok = await this.saver.save();
-    if (ok && !existed) void this.refreshNotebooks();
-    return ok;
-  }
+  // The notebook's name, the approvals it waits for, packages
 
   /** Bring the waiting request `id` into view in the approval panel (its notification was clicked). */
   private focusApproval(id: number): void {
@@ -1256,178 +977,22 @@ export class App implements CellViewHost {
     });
   }
 
-  private async confirmClose(): Promise<boolean> {
-    if (!this.saver.dirty) return true;
-    const decision = await ipc.askUnsavedChanges(this.saver.fileName);
-    switch (decision) {
-      case 'save':
-        return this.save();
-      case 'discard':
-        return true;
-      case 'cancel':
-        return false;
-      default:
-        return assertNever(decision, 'close decision');
-    }
-  }
-
-  /** Before leaving this notebook: save it; if that fails, ask. */
-  private async settleBeforeLeaving(): Promise<boolean> {
-    if (!this.saver.dirty) return true;
-    if (!this.saver.isBlocked && (await this.saver.save())) return true;
-    try {
-      return await ipc.confirmDialog(`“${this.saver.fileName}” could not be saved. Leave it and lose the changes?`, 'Unsaved changes', 'Leave it');
-    } catch {
-      return false;
-    }
-  }
-
-  private async chooseWorkspace(): Promise<void> {
-    if (!(await this.settleBeforeLeaving())) return;
-    try {
-      const state = await ipc.chooseWorkspace();
-      if (state) await this.switchTo(state);
-    } catch (err) {
-      this.flash(ipc.describeError(ipc.toBackendError(err)));
-    }
-  }
-
-  private async openWorkspace(path: string): Promise<void> {
-    if (!(await this.settleBeforeLeaving())) return;
-    try {
-      await this.switchTo(await ipc.openWorkspace(path));
-    } catch (err) {
-      this.flash(ipc.describeError(ipc.toBackendError(err)));
-    }
-  }
-
-  private async openNotebook(path: string): Promise<void> {
-    if (path === this.state?.notebookPath) return;
-    if (!(await this.settleBeforeLeaving())) return;
-    try {
-      await this.switchTo(await ipc.openNotebook(path));
-    } catch (err) {
-      this.flash(ipc.describeError(ipc.toBackendError(err)));
-    }
-  }
-
-  private async newNotebook(): Promise<void> {
-    const ws = this.state?.workspace;
-    if (!ws) return;
-    const sep = ws.includes('\\') && !ws.includes('/') ? '\\' : '/';
-    const names = new Set(this.notebooks.map(baseName));
-    let n = 0;
-    let name = 'Untitled.ipynb';
-    while (names.has(name) || name === baseName(this.state?.notebookPath ?? '')) name = `Untitled${++n}.ipynb`;
-    await this.openNotebook(`${ws.replace(/[\\/]+$/, '')}${sep}${name}`);
-  }
-
-  /** The open notebook was renamed or saved as another file: same cells, same kernel, new name. */
-  private moved(state: AppState, savedVersion: number | null): void {
+  /** The open notebook has a new name: same cells, same kernel. */
+  private renamed(state: AppState): void {
     this.state = state;
-    this.saver.moveTo(state.notebookPath, savedVersion);
     this.pathEl.textContent = state.notebookPath;
     this.pathEl.title = state.notebookPath;
     this.docTabs.setNotebookName(baseName(state.notebookPath));
     this.renderNotebookList();
   }
 
-  /** The open notebook is in the trash: show the next one (or a new one), saving nothing. */
-  private async leaveTrashed(): Promise<void> {
-    const gone = this.state?.notebookPath ?? '';
-    const next = this.notebooks.find((p) => p !== gone);
-    // Forget the trashed notebook's edits, so leaving it does not write it back.
-    this.saver.reset(emptyNotebook(), gone, false);
-    if (next) await this.openNotebook(next);
-    else await this.newNotebook();
-  }
-
-  private async switchTo(state: AppState): Promise<void> {
-    const trusted = await this.trustOf(state);
-    const before = this.state?.workspace;
-    this.startupErrorEl.hidden = true;
-    this.load(state, trusted);
-    void this.refreshNotebooks();
-    // Rules and the audit log belong to the workspace; pending requests to the session.
-    if (state.workspace !== before) {
-      this.auditView.invalidate();
-      this.serversView.invalidate();
-      this.approvalsView.refresh();
-    }
-  }
-
-  private async refreshNotebooks(): Promise<void> {
-    try {
-      this.notebooks = await ipc.listNotebooks();
-    } catch {
-      this.notebooks = [];
-    }
-    this.renderNotebookList();
-  }
-
   private renderNotebookList(): void {
-    const current = this.state?.notebookPath ?? '';
-    const paths = [...this.notebooks];
-    if (current && !paths.includes(current)) paths.unshift(current);
-    const ws = this.state?.workspace.replace(/[\\/]+$/, '') ?? '';
-    this.notebookList.replaceChildren(
-      ...paths.map((path) => {
-        const rel = ws && path.startsWith(ws) ? path.slice(ws.length + 1) : baseName(path);
-        const b = h('button', { class: 'notebook-link', type: 'button', title: path, 'aria-current': path === current ? 'page' : undefined }, icon('file'), h('span', { text: escapeUntrusted(rel) }));
-        b.addEventListener('click', () => void this.openNotebook(path));
-        const more = h('button', { class: 'tool tool-small notebook-more', type: 'button', 'aria-label': `More actions for ${escapeUntrusted(rel)}`, title: 'Rename, duplicate, delete', text: '⋯' });
-        const menu = new MenuButton(more, `Notebook ${escapeUntrusted(rel)}`);
-        menu.setItems([
-          { label: 'Rename…', action: () => this.files.rename(path) },
-          { label: 'Duplicate', action: () => void this.files.duplicate(path) },
-          { label: 'Move to trash…', action: () => void this.files.trash(path) },
-        ]);
-        return h('li', { class: 'notebook-item' }, b, menu.element);
-      }),
-    );
+    this.sideList.showNotebooks(this.state, this.workspace.notebooks);
   }
 
-  /** "Install X" under a ModuleNotFoundError: asked natively (the name comes from kernel output), then installed as from the side list, where pip's log shows. */
+  /** "Install X" under a ModuleNotFoundError. */
   async onInstallRequest(spec: string): Promise<void> {
-    if (this.installing) return;
-    let ok = false;
-    try {
-      ok = await ipc.confirmDialog(`Install the package “${escapeUntrusted(spec)}” with pip into the kernel's Python environment?`, 'Install a package', `Install ${escapeUntrusted(spec)}`);
-    } catch {
-      ok = false;
-    }
-    if (!ok) return;
-    if (this.sidebar.hidden) this.toggleSidebar(true);
-    this.packageInput.value = spec;
-    await this.installPackage();
-  }
-
-  private async installPackage(): Promise<void> {
-    const spec = this.packageInput.value.trim();
-    if (!spec || this.installing) return;
-    this.installing = true;
-    this.installButton.disabled = true;
-    this.installStatus.dataset.state = 'running';
-    this.installStatus.textContent = `Installing ${spec}…`;
-    this.installOutput.hidden = true;
-    this.installOutput.textContent = '';
-    try {
-      const out = await ipc.installPackage(spec);
-      this.installStatus.dataset.state = 'done';
-      this.installStatus.textContent = `Installed ${spec}. If it was imported before, restart the kernel to use the new version.`;
-      this.installOutput.textContent = out;
-      this.installOutput.hidden = !out.trim();
-      this.packageInput.value = '';
-    } catch (err) {
-      const e = ipc.toBackendError(err);
-      this.installStatus.dataset.state = 'error';
-      this.installStatus.textContent = `Could not install ${spec}.`;
-      this.installOutput.textContent = e.message;
-      this.installOutput.hidden = false;
-    } finally {
-      this.installing = false;
-      this.installButton.disabled = false;
-    }
+    await this.sideList.offerInstall(spec);
   }
 
   /** For the test helpers and the console. */

@@ -1,0 +1,141 @@
+/**
+ * The session's events, each taken to what it changes: the kernel's status and the start-up
+ * banners, the running cells (tool calls, their progress, sandbox blocks), the approvals, the
+ * audit log, the MCP servers' statuses and pip's log in the side list.
+ */
+import type { KernelStatus, SessionEvent } from '../ipc';
+import type { ApprovalsModel } from '../model/approvals';
+import type { ServerStatuses } from '../model/serverForm';
+import type { Executor } from '../runtime/executor';
+import { assertNever } from '../util/assert';
+import type { ApprovalsView } from './approvalsView';
+import type { AuditView } from './auditView';
+import { h } from './dom';
+import type { SideList } from './sideList';
+
+/** What the session's events change. */
+export interface SessionTargets {
+  /** The open notebook's executor (it changes with the notebook). */
+  readonly executor: Executor;
+  readonly approvals: ApprovalsModel;
+  readonly approvalsView: ApprovalsView;
+  readonly auditView: AuditView;
+  readonly serverStatuses: ServerStatuses;
+  readonly sideList: SideList;
+  readonly banners: StartBanners;
+  /** The kernel's status as the session reports it. */
+  kernel(status: KernelStatus): void;
+  /** A passing word in the status bar. */
+  flash(text: string): void;
+  /** A request just announced: open the approvals if it still waits for a person in a moment. */
+  approvalAnnounced(id: number): void;
+}
+
+/** Take `event` to what it changes. */
+export function routeSessionEvent(event: SessionEvent, to: SessionTargets): void {
+  switch (event.type) {
+    case 'started':
+      to.banners.started();
+      to.kernel('idle');
+      return;
+    case 'stopped':
+      to.serverStatuses.apply({ type: 'servers_stopped' });
+      to.kernel('dead');
+      return;
+    case 'kernel_busy':
+      if (!to.executor.hasSettled(event.execution_id)) to.kernel('busy');
+      return;
+    case 'kernel_idle':
+      to.kernel('idle');
+      return;
+    case 'kernel_replaced':
+      to.serverStatuses.apply({ type: 'servers_stopped' });
+      to.kernel('idle');
+      to.flash(`The kernel was restarted (${event.reason}). Variables are gone; run the cells again.`);
+      return;
+    case 'provisioning':
+      to.banners.provisioning(event.step, event.steps, event.message);
+      to.kernel('starting');
+      return;
+    case 'startup_failed':
+      to.banners.failed(event.message);
+      to.kernel('dead');
+      return;
+    case 'package_install':
+      to.sideList.pipLine(event.line);
+      return;
+    case 'approval_requested':
+      to.executor.noteApprovalRequested(event.request);
+      if (to.approvals.add(event.request)) to.approvalAnnounced(event.request.id);
+      return;
+    case 'approval_decided':
+      to.executor.noteApprovalDecided(event.id, event.decision, event.decided_by);
+      to.approvals.remove(event.id);
+      return;
+    case 'approval_withdrawn':
+      to.approvalsView.withdraw(event.id, event.reason);
+      return;
+    case 'tool_call':
+      to.executor.noteToolCall(event);
+      to.approvals.recordCall(event);
+      to.auditView.onToolCall();
+      return;
+    case 'tool_progress':
+      to.executor.noteToolProgress(event);
+      return;
+    case 'mcp_server_started':
+    case 'mcp_server_exited':
+    case 'mcp_server_log':
+      to.serverStatuses.apply(event);
+      return;
+    case 'sandbox_blocked':
+      to.executor.noteSandboxBlock(event.execution_id, event.block);
+      return;
+    default:
+      assertNever(event, 'session event');
+  }
+}
+
+/** Above the notebook while the session starts: the Python environment's set-up, or why no kernel could start. */
+export class StartBanners {
+  readonly provisioningEl: HTMLElement;
+  readonly startupErrorEl: HTMLElement;
+  private readonly provisioningText: HTMLElement;
+  private readonly provisioningBar: HTMLProgressElement;
+  private readonly startupErrorText: HTMLElement;
+
+  constructor() {
+    this.provisioningText = h('span', { class: 'provisioning-text', text: 'Preparing the Python environment…' });
+    this.provisioningBar = h('progress', { 'aria-label': 'Setting up the Python environment' });
+    this.provisioningEl = h('div', { id: 'provisioning', class: 'banner banner-info', role: 'status', 'aria-live': 'polite', hidden: true }, h('div', { class: 'banner-title', text: 'Setting up Python for the first run' }), this.provisioningText, this.provisioningBar);
+    this.startupErrorText = h('pre', { class: 'startup-error-text' });
+    this.startupErrorEl = h('div', { id: 'startup-error', class: 'banner banner-error', role: 'alert', hidden: true }, h('div', { class: 'banner-title', text: 'The Python kernel could not be started' }), this.startupErrorText);
+  }
+
+  provisioning(step: number, steps: number, message: string): void {
+    this.provisioningEl.hidden = false;
+    this.provisioningText.textContent = `Step ${step} of ${steps}: ${message}`;
+    this.provisioningBar.max = Math.max(1, steps);
+    this.provisioningBar.value = Math.min(step, steps);
+  }
+
+  started(): void {
+    this.provisioningEl.hidden = true;
+    this.startupErrorEl.hidden = true;
+  }
+
+  failed(message: string): void {
+    this.provisioningEl.hidden = true;
+    this.showError(message);
+  }
+
+  showError(message: string): void {
+    this.startupErrorText.textContent = message;
+    this.startupErrorEl.hidden = false;
+  }
+
+  /** Another session: its own start decides. */
+  clearError(): void {
+    this.startupErrorEl.hidden = true;
+  }
+}
