@@ -7,6 +7,8 @@
 mod agents;
 mod approval;
 mod arrival;
+#[cfg(test)]
+mod bindings;
 mod blocks;
 mod commands;
 mod confirm;

@@ -187,6 +187,7 @@ pub enum Error {
 
 /// Stable error codes for UIs and the MCP server: switch on these, never on message text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[non_exhaustive]
 pub enum ErrorCode {
     /// See [`Error::CodeExecution`].

@@ -39,6 +39,7 @@ pub fn registered_url(workspace: &Path, name: &str) -> Result<String> {
 
 /// One tool of a registered server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ToolSummary {
     /// The tool's name on the server.
     pub tool: String,

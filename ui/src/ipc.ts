@@ -8,73 +8,65 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import { ask, message, open as openDialog } from '@tauri-apps/plugin-dialog';
 import { assertNever } from './util/assert';
-import type { JsonObject, JsonValue } from './util/json';
+import type { JsonValue } from './util/json';
 import type { ProcessExit, ServerParamsJson, ToolChanges, VariableSource } from './model/serverForm';
 import type { PolicyProblem } from './model/policy';
 
 // ---------------------------------------------------------------------------------------------
-// Types
+// Types: those generated from the Rust ones (src-tauri/src/desktop/bindings.rs), then the rest
 
-export type ErrorCode =
-  | 'CodeExecutionError'
-  | 'Timeout'
-  | 'KernelDied'
-  | 'Cancelled'
-  | 'GatewayError'
-  | 'KernelStartFailed'
-  | 'PythonEnvError'
-  | 'ImageError'
-  | 'NotRunning'
-  | 'McpError'
-  | 'InvalidConfig'
-  | 'SandboxUnavailable'
-  | 'IoError';
+export type {
+  AppSettings,
+  AppState,
+  ErrorCode,
+  ExecEvent,
+  KernelStatus,
+  McpEndpointState,
+  PolicyDocument,
+  PolicySource,
+  RegisteredServer,
+  RemoteChoice,
+  RemoteRequest,
+  RemoteState,
+  SandboxState,
+  SavedTool,
+  ServerList,
+  ServerProfile,
+  StartState,
+  ToolSummary,
+} from './generated/backend';
+import type {
+  AppSettings,
+  AppState,
+  Choice,
+  DesktopError,
+  ErrorCode,
+  ExecEvent,
+  McpEndpointState,
+  Output,
+  PolicyDocument,
+  PolicySource,
+  RegisteredServer,
+  RemoteRequest,
+  RemoteState,
+  SandboxState,
+  SavedTool,
+  ServerList,
+  StartState,
+  ToolSummary,
+} from './generated/backend';
 
-export interface BackendError {
-  code: ErrorCode;
-  message: string;
-}
+/** An error as the backend reports it: a stable code, and words. */
+export type BackendError = DesktopError;
 
-export type KernelStatus = 'starting' | 'idle' | 'busy' | 'dead';
-
-export interface AppState {
-  workspace: string;
-  workspaceName: string;
-  notebookPath: string;
-  /** File contents, null when the file does not exist yet. */
-  notebook: string | null;
-  /** Recent workspaces, newest first. */
-  recent: string[];
-  sandbox: boolean;
-  /** The server the kernel runs on (its URL); null or absent: this computer. */
-  remote?: string | null;
-  kernel: KernelStatus;
-  /**
-   * Proposed, optional: session events sent before the UI listened are lost, so the state may
-   * carry the provisioning step in progress and a start-up failure that already happened.
-   */
-  provisioning?: { step: number; steps: number; message: string } | null;
-  startupError?: BackendError | null;
-}
+/** Per workspace, kept in ipybox's data directory: sandboxed or not, under which policy. */
+export type SandboxChoice = Choice;
 
 /** MIME type → string (or string[] in files) or JSON for JSON types. */
 export type WireMimeBundle = { [mime: string]: JsonValue };
 
-/** Jupyter iopub output shapes, tagged by `type`. */
-export type IopubOutput =
-  | { type: 'stream'; name: 'stdout' | 'stderr'; text: string }
-  | { type: 'display_data'; data: WireMimeBundle; metadata: JsonObject; display_id?: string | null }
-  | { type: 'execute_result'; execution_count: number | null; data: WireMimeBundle; metadata: JsonObject }
-  | { type: 'update_display_data'; display_id: string; data: WireMimeBundle; metadata: JsonObject }
-  | { type: 'clear_output'; wait: boolean }
-  | { type: 'error'; ename: string; evalue: string; traceback: string[] };
-
-export type ExecEvent =
-  | { type: 'started'; executionCount: number | null }
-  | { type: 'outputs'; outputs: IopubOutput[] }
-  | { type: 'input'; id: number; prompt: string; password: boolean }
-  | { type: 'finished' }
-  | { type: 'failed'; error: BackendError };
+/** Jupyter iopub output shapes, tagged by `type` (the engine's `Output`). */
+export type IopubOutput = Output;
 
 export type SessionEvent =
   | { type: 'started' }
@@ -217,12 +209,6 @@ export interface ToolProgressEvent {
   total: number | null;
   /** What the server says it is doing (untrusted text). */
   message: string | null;
-}
-
-/** The app's settings (kept in ipybox's data directory, never in a workspace). */
-export interface AppSettings {
-  /** A tool call nobody decides within this many seconds is rejected: as saved, and in force (the running session's next request waits this long). */
-  approvalTimeoutSecs: number;
 }
 
 /** The workspace's approval rules, as in the rules file (docs/approval-rules.md). */
@@ -721,33 +707,6 @@ export function exportAuditLog(): Promise<string | null> {
 
 // ---- MCP servers registered for the workspace (the MCP servers panel)
 
-/** One tool of a registered server; `interface`: its generated Params/Result and run(), to read. */
-export interface ToolSummary {
-  tool: string;
-  module: string;
-  description?: string | null;
-  interface?: string | null;
-}
-
-export interface RegisteredServer {
-  name: string;
-  params: ServerParamsJson;
-  /** Under srt: the policy as given (`ipybox:mcp-server` or a file); `params` name ipybox's pinned copy. */
-  policy?: string | null;
-  tools: ToolSummary[];
-}
-
-/** A sandbox profile ipybox ships for MCP servers (`srt --settings ipybox:<name>`). */
-export interface ServerProfile {
-  name: string;
-  purpose: string;
-}
-
-export interface ServerList {
-  servers: RegisteredServer[];
-  profiles: ServerProfile[];
-}
-
 /** What registering or regenerating did. */
 export interface Registration {
   server: RegisteredServer;
@@ -789,12 +748,6 @@ export function mcpPlaceholders(names: string[]): Promise<Placeholder[]> {
 
 // ---- saved code actions ("Save cell as tool")
 
-/** A saved code action: `gentools.<category>.<name>` and its interface (api.py). */
-export interface SavedTool {
-  module: string;
-  api: string;
-}
-
 /** The api.py a code action would have; rejects with InvalidConfig saying what is wrong. */
 export function previewCodeAction(action: CodeActionDraft): Promise<string> {
   return call<string>('preview_code_action', { action });
@@ -810,17 +763,6 @@ export function codeActions(): Promise<SavedTool[]> {
 }
 
 // ---- the app's own MCP endpoint, and what agents do through it
-
-/** The app's MCP endpoint for agents (Streamable HTTP on 127.0.0.1 with a bearer token). */
-export interface McpEndpointState {
-  enabled: boolean;
-  url: string | null;
-  token: string | null;
-  /** Why it could not serve. */
-  error: string | null;
-  /** Agents' code runs in the sandbox (true by default wherever the sandbox works). */
-  sandboxed: boolean;
-}
 
 /** One step of an agent's session, as the backend reports it (in batches, on `agent` events). */
 export type AgentActivity =
@@ -872,36 +814,6 @@ export function onAgentActivity(handler: (batch: AgentActivity[]) => void): Prom
 }
 
 // ---- the sandbox policy (the Sandbox tab; shapes in model/policy.ts)
-
-export type PolicySource = { kind: 'workspace' } | { kind: 'profile'; name: string };
-
-/** Per workspace, kept in ipybox's data directory: sandboxed or not, under which policy. */
-export interface SandboxChoice {
-  sandbox: boolean;
-  policy: PolicySource;
-}
-
-export interface SandboxState {
-  workspacePolicy: string;
-  workspacePolicyExists: boolean;
-  profiles: { name: string; purpose: string }[];
-  choice: SandboxChoice;
-  /** The policy the running kernel is sandboxed under; null: not sandboxed. */
-  running: string | null;
-  /** Set by --sandbox/--sandbox-config for this run (wins over the choice). */
-  commandLine: string | null;
-  /** The server the kernel runs on (its URL), where ipybox's sandbox does not apply. */
-  remote?: string | null;
-}
-
-export interface PolicyDocument {
-  source: PolicySource;
-  text: string;
-  path: string | null;
-  exists: boolean;
-  readOnly: boolean;
-  problems: PolicyProblem[];
-}
 
 export function sandboxState(): Promise<SandboxState> {
   return call<SandboxState>('sandbox_state');
@@ -960,31 +872,6 @@ export function applySandbox(choice: SandboxChoice): Promise<SandboxState> {
 
 // ---------------------------------------------------------------------------------------------
 // Where the kernel runs: this computer, or a Jupyter Server / Enterprise Gateway
-
-/** The server a workspace's kernels run on, as kept (its token and header values are not sent). */
-export interface RemoteChoice {
-  url: string;
-  hasToken: boolean;
-  headerNames: string[];
-  /** Where the token and headers are kept. */
-  secret: 'none' | 'keyring' | 'file';
-}
-
-export interface RemoteState {
-  /** The workspace's server; null: this computer. */
-  choice: RemoteChoice | null;
-  /** The server the running kernel is on; null: this computer. */
-  running: string | null;
-  /** Set by --gateway-url for this run (wins over the choice). */
-  commandLine: string | null;
-}
-
-/** A server to run kernels on. `token`/`headers` null: keep the ones kept for the same URL. */
-export interface RemoteRequest {
-  url: string;
-  token: string | null;
-  headers: string[] | null;
-}
 
 /** What a server said about itself. */
 export interface GatewayProbe {
@@ -1068,13 +955,6 @@ export async function askUnsavedChanges(name: string): Promise<CloseDecision> {
 /** A yes/no question in a native dialog. */
 export function confirmDialog(text: string, title: string, okLabel: string): Promise<boolean> {
   return ask(text, { title, kind: 'warning', okLabel, cancelLabel: 'Cancel' });
-}
-
-/** True inside the Tauri webview (or with its IPC mocked). */
-/** What the backend hands the page before its scripts run: the state at launch, and whether its notebook is trusted. */
-export interface StartState {
-  state: AppState;
-  trusted: boolean;
 }
 
 /**

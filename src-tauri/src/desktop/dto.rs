@@ -9,6 +9,7 @@ use crate::executor::Output;
 
 /// An error as the window shows it: a stable code to switch on, and words.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct DesktopError {
     /// Stable code.
     pub code: ErrorCode,
@@ -25,6 +26,7 @@ impl From<Error> for DesktopError {
 
 /// The kernel, as the status indicator shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum KernelStatus {
     /// Provisioning or starting.
@@ -40,6 +42,7 @@ pub enum KernelStatus {
 /// What the window hears on its `session` channel besides the engine's
 /// [`SessionEvent`](crate::events::SessionEvent)s, tagged the same way.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionNotice {
     /// The session could not start: no kernel runs, and this says why.
@@ -48,6 +51,7 @@ pub enum SessionNotice {
 
 /// What the window needs to draw itself.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AppState {
     /// The workspace folder.
@@ -74,6 +78,7 @@ pub struct AppState {
 
 /// What the window draws first, handed to the page before its scripts run.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StartState {
     /// The session's state at launch.
     pub state: AppState,
@@ -83,6 +88,7 @@ pub struct StartState {
 
 /// The app's settings as the settings dialog shows them.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct AppSettings {
     /// Reject a tool call nobody decided within this many seconds: as saved, and in force in
@@ -92,6 +98,7 @@ pub struct AppSettings {
 
 /// A saved code action, as the window lists it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SavedTool {
     /// `gentools.<category>.<name>`.
     pub module: String,
@@ -101,6 +108,7 @@ pub struct SavedTool {
 
 /// The app's own MCP endpoint for agents, as the window shows it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct McpEndpointState {
     /// Serving now.
@@ -118,6 +126,7 @@ pub struct McpEndpointState {
 
 /// A step of building the Python environment (first run), for the progress bar.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Provisioning {
     /// This step, from 1.
     pub step: u32,
@@ -129,6 +138,7 @@ pub struct Provisioning {
 
 /// One event of an execution, sent over its channel.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ExecEvent {
     /// The kernel began the execution.
@@ -162,6 +172,7 @@ pub enum ExecEvent {
 
 /// The Sandbox tab: what the kernel runs under and what the person chose.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxState {
     /// The workspace's own policy file (`<workspace>/sandbox-config.json`).
@@ -182,6 +193,7 @@ pub struct SandboxState {
 
 /// Where the workspace's kernel runs, as the Settings dialog shows it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteState {
     /// The workspace's server as kept (no secret), `None`: this computer.
@@ -194,6 +206,7 @@ pub struct RemoteState {
 
 /// A shipped profile.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ProfileInfo {
     /// Its name (`kernel`, `kernel-allow-pypi`, …).
     pub name: String,
@@ -203,6 +216,7 @@ pub struct ProfileInfo {
 
 /// A policy as the editor opens it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyDocument {
     /// Where it comes from.
@@ -221,6 +235,7 @@ pub struct PolicyDocument {
 
 /// The workspace's policy file changed on disk (`policy-file` event).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PolicyFileChanged {
     /// The file.
     pub path: String,
@@ -230,6 +245,7 @@ pub struct PolicyFileChanged {
 
 /// A sandbox profile ipybox ships for MCP servers (`srt --settings ipybox:<name>`).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ServerProfile {
     /// Its name (`mcp-server`).
     pub name: &'static str,
@@ -239,6 +255,7 @@ pub struct ServerProfile {
 
 /// The servers registered for the workspace, with their tools.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerList {
     /// The servers, by name.
@@ -249,6 +266,7 @@ pub struct ServerList {
 
 /// The policy a sandboxed kernel runs under.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PolicySource {
     /// The workspace's `sandbox-config.json` (ipybox's default `kernel` profile while the
@@ -264,6 +282,7 @@ pub enum PolicySource {
 
 /// The per-workspace choice, kept in ipybox's data directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Choice {
     /// Run the kernel in the sandbox.
     pub sandbox: bool,
@@ -274,6 +293,7 @@ pub struct Choice {
 
 /// Where the secret of a remote gateway is kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SecretPlace {
     /// Nothing to keep: no token, no headers.
@@ -287,6 +307,7 @@ pub enum SecretPlace {
 
 /// The remote server a workspace's kernels run on, as kept (without its secret).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteChoice {
     /// `http(s)://host[:port][/base]`.
@@ -304,6 +325,7 @@ pub struct RemoteChoice {
 
 /// What the window sends to run a workspace's kernels on a server.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteRequest {
     /// The server's URL.

@@ -154,6 +154,10 @@ mod tests {
         let json = serde_json::to_value(&notice).expect("a notice is JSON");
         assert_eq!(json["type"], "startup_failed");
         assert_eq!(json["code"], "InvalidConfig");
-        assert!(json["message"].as_str().is_some_and(|m| m.contains("no python")));
+        assert!(
+            json["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no python"))
+        );
     }
 }

@@ -17,6 +17,7 @@ pub type MimeBundle = BTreeMap<String, Value>;
 /// One output of an execution. Serialized with a `type` tag (`stream`, `display_data`, …)
 /// for a UI.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Output {

@@ -324,6 +324,7 @@ impl CodeExecutor {
 
 /// A registered MCP server, as [`CodeExecutor::servers`] lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RegisteredServer {
     /// Its name (`mcptools.<name>`).
     pub name: String,

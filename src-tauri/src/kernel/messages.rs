@@ -286,6 +286,7 @@ pub struct Stream {
 
 /// The `name` of a stream message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum StreamName {
     /// Standard output.

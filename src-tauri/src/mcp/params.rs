@@ -13,13 +13,16 @@ use crate::error::{Error, Result};
 
 /// How to reach an MCP server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct ServerParams {
     /// `stdio`, `streamable_http` or `sse`; inferred when absent.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub kind: Option<TransportKind>,
     /// Program to run (stdio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub command: Option<String>,
     /// Its arguments (stdio).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -29,9 +32,11 @@ pub struct ServerParams {
     pub env: BTreeMap<String, String>,
     /// Working directory of the server process (stdio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub cwd: Option<String>,
     /// Server URL (HTTP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub url: Option<String>,
     /// HTTP headers sent with every request (HTTP).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -40,6 +45,7 @@ pub struct ServerParams {
 
 /// The transport of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum TransportKind {
     /// A child process speaking JSON-RPC on stdin/stdout.

@@ -74,6 +74,7 @@ pub struct NetworkPolicy {
 
 /// How serious a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// The policy cannot be used as it is.
@@ -84,6 +85,7 @@ pub enum Severity {
 
 /// One problem of a policy, against its field (`network.allowedDomains[1]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PolicyProblem {
     /// Where: the field's path in the file.
     pub field: String,

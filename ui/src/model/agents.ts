@@ -7,6 +7,7 @@ import type { AgentActivity } from '../ipc';
 import { mimeBundleFromJson } from './outputs';
 import { Cell } from './cell';
 import { Notebook } from './notebook';
+import { isJsonObject } from '../util/json';
 
 export interface AgentSession {
   readonly id: number;
@@ -82,7 +83,7 @@ export class AgentSessions {
         if (!cell) return;
         const out = a.output;
         if (out.type === 'update_display_data') {
-          this.sessions.get(a.session)?.notebook.updateDisplay(out.display_id, mimeBundleFromJson(out.data), out.metadata ?? {});
+          this.sessions.get(a.session)?.notebook.updateDisplay(out.display_id, mimeBundleFromJson(out.data), isJsonObject(out.metadata) ? out.metadata : {});
         } else {
           cell.applyOutput(out);
         }

@@ -332,7 +332,7 @@ export class Cell {
         this.pushOutput({
           kind: 'display_data',
           data: mimeBundleFromJson(output.data),
-          metadata: output.metadata ?? {},
+          metadata: isJsonObject(output.metadata) ? output.metadata : {},
           displayId: output.display_id ?? null,
           fromFile: false,
           extra: {},
@@ -345,7 +345,7 @@ export class Cell {
           kind: 'execute_result',
           executionCount: output.execution_count,
           data: mimeBundleFromJson(output.data),
-          metadata: output.metadata ?? {},
+          metadata: isJsonObject(output.metadata) ? output.metadata : {},
           fromFile: false,
           extra: {},
           raw: null,

@@ -8,6 +8,7 @@ import * as ipc from '../ipc';
 import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, SandboxBlock, ToolCallEvent, ToolProgressEvent } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames, type FrameScheduler } from '../util/frame';
+import { isJsonObject } from '../util/json';
 import type { Cell, RunState } from '../model/cell';
 import type { Notebook } from '../model/notebook';
 import { askedCall, decidedCall, endedCall, progressedCall, reportingCall } from '../model/toolCalls';
@@ -237,7 +238,7 @@ export class Executor {
         return;
       case 'outputs':
         for (const output of event.outputs) {
-          if (output.type === 'update_display_data') this.notebook.updateDisplay(output.display_id, output.data, output.metadata);
+          if (output.type === 'update_display_data') this.notebook.updateDisplay(output.display_id, output.data, isJsonObject(output.metadata) ? output.metadata : {});
           else cell.applyOutput(output);
         }
         return;
