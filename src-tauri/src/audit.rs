@@ -28,6 +28,7 @@ use crate::events::{CallDecision, CallOutcome, DecidedBy, SessionEvent};
 
 /// One tool call, as the log keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct AuditEntry {
     /// When the call ended, in milliseconds since the Unix epoch.
     pub time: u64,
@@ -56,12 +57,15 @@ pub struct AuditEntry {
     /// The rule that decided the call, as the rules file writes it (absent when no rule
     /// did, and in entries written before ipybox kept it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub rule: Option<String>,
     /// The agent's MCP client, for a call an agent's code made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub client: Option<crate::definition::Client>,
     /// The line of code that made the call, as the kernel reported it (untrusted text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub call_site: Option<String>,
 }
 

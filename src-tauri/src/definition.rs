@@ -12,14 +12,17 @@ use serde_json::Value;
 
 /// A tool as its server lists it (`tools/list`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ToolDefinition {
     /// The tool's name.
     pub name: String,
     /// Its human-readable title, when the server gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub title: Option<String>,
     /// What the server says it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub description: Option<String>,
     /// The JSON Schema of its arguments.
     #[serde(default)]
@@ -31,24 +34,30 @@ pub struct ToolDefinition {
 
 /// The MCP tool annotations: claims the server makes, not facts ipybox checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ToolHints {
     /// `readOnlyHint`: the tool does not change its environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub read_only: Option<bool>,
     /// `destructiveHint`: the tool may delete or overwrite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub destructive: Option<bool>,
     /// `idempotentHint`: calling it again with the same arguments does nothing more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub idempotent: Option<bool>,
     /// `openWorldHint`: the tool reaches outside (the internet, other systems).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub open_world: Option<bool>,
 }
 
 /// A tool whose definition differs from the one a person accepted: calls to it are held for
 /// a person, whatever the rules say.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct DefinitionChange {
     /// The definition accepted before; `None` when the tool appeared since.
     pub accepted: Option<ToolDefinition>,
@@ -58,11 +67,13 @@ pub struct DefinitionChange {
 
 /// The MCP client an agent connected with, as it declared itself (`clientInfo`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Client {
     /// Its declared name ("claude-code").
     pub name: String,
     /// Its declared version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub version: Option<String>,
     /// The agent session (ipybox's id for it).
     pub session: String,
@@ -72,17 +83,22 @@ pub struct Client {
 
 /// What a request carries besides the call itself. Empty where it is not known.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct CallDetails {
     /// The tool's definition as the running server lists it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub tool: Option<ToolDefinition>,
     /// Set when the definition changed since a person accepted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub change: Option<DefinitionChange>,
     /// The agent's MCP client, for a call an agent's code made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub client: Option<Client>,
     /// The line of code that made the call ("line 2: fx.touch(path=p)").
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub call_site: Option<String>,
 }

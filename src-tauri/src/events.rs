@@ -9,6 +9,7 @@ use crate::definition::CallDetails;
 
 /// The answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Run the call.
@@ -23,6 +24,7 @@ pub enum Decision {
 /// execution_id, origin, asked_at, deadline, details, rule}` (times in milliseconds since the
 /// Unix epoch).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ApprovalRequest"))]
 pub struct RequestSnapshot {
     /// Tells the request from one of another session with the same id.
     #[serde(skip)]
@@ -111,6 +113,7 @@ impl std::fmt::Display for RequestSnapshot {
 
 /// One thing that happened to the session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SessionEvent {
@@ -212,6 +215,7 @@ pub enum SessionEvent {
         /// How its process ended, when ipybox started it (stdio) and saw it end; absent
         /// for a remote server whose connection closed.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(test, ts(optional))]
         exit: Option<ProcessExit>,
     },
     /// A running tool call's server reported how far it has got
@@ -246,6 +250,7 @@ pub enum SessionEvent {
 
 /// How a server's process ended: `{"code": 3}` or `{"signal": 9}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ProcessExit {
     /// It exited with this status (0 on success).
@@ -270,6 +275,7 @@ impl ProcessExit {
 
 /// How a tool call was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CallDecision {
     /// It was approved and ran.
@@ -282,6 +288,7 @@ pub enum CallDecision {
 
 /// Who or what decided an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
     /// A person, for this request (a dialog, a panel's button, a terminal prompt).
@@ -305,6 +312,7 @@ pub enum DecidedBy {
 
 /// What an approved call returned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CallOutcome {
     /// The tool ran and answered.
@@ -392,6 +400,7 @@ mod tests {
 
 /// What is asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
     /// Reading a file or listing a folder.
@@ -404,6 +413,7 @@ pub enum Access {
 
 /// A file operation the sandbox blocked, as checked against the policy in force.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SandboxBlock {
     /// Reading or writing.
     pub access: Access,

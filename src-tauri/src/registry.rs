@@ -47,10 +47,12 @@ pub struct ToolSummary {
     pub module: String,
     /// What the server says it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub description: Option<String>,
     /// Its generated `Params`/`Result` classes and `run` signature, for a person to read
     /// (absent in registries written before ipybox kept it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub interface: Option<String>,
 }
 
@@ -110,6 +112,7 @@ impl Drop for PreviewPolicy {
 
 /// What regenerating a server changed, tool by tool (module names).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ToolChanges {
     /// Tools the server offers now and did not before.
     pub added: Vec<String>,
@@ -123,6 +126,7 @@ pub struct ToolChanges {
 
 /// A tool whose interface changed: its module and the interface before and after.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ChangedTool {
     /// Its module: `mcptools.<server>.<module>`.
     pub module: String,

@@ -9,51 +9,94 @@ import { getCurrentWindow } from '@tauri-apps/api/window';
 import { ask, message, open as openDialog } from '@tauri-apps/plugin-dialog';
 import { assertNever } from './util/assert';
 import type { JsonValue } from './util/json';
-import type { ProcessExit, ServerParamsJson, ToolChanges, VariableSource } from './model/serverForm';
+import type { ServerParamsJson } from './model/serverForm';
 import type { PolicyProblem } from './model/policy';
 
 // ---------------------------------------------------------------------------------------------
 // Types: those generated from the Rust ones (src-tauri/src/desktop/bindings.rs), then the rest
 
 export type {
+  AgentActivity,
   AppSettings,
   AppState,
+  ApprovalRequest,
+  ArgMatcher,
+  AuditEntry,
+  CallDecision,
+  CallDetails,
+  CallOutcome,
+  DecidedBy,
+  DefinitionChange,
   ErrorCode,
   ExecEvent,
+  FilterOp,
+  FrameColumn,
+  FramePage,
+  FrameQuery,
+  GatewayProbe,
   KernelStatus,
+  KernelVariables,
   McpEndpointState,
+  Placeholder,
   PolicyDocument,
   PolicySource,
   RegisteredServer,
+  Registration,
   RemoteChoice,
   RemoteRequest,
   RemoteState,
+  Rule,
+  SandboxBlock,
   SandboxState,
   SavedTool,
   ServerList,
   ServerProfile,
   StartState,
+  ToolDefinition,
+  ToolHints,
   ToolSummary,
 } from './generated/backend';
 import type {
+  Access,
+  AgentActivity,
+  ApprovalRequest,
   AppSettings,
   AppState,
+  AuditEntry,
   Choice,
+  Client,
+  Completion,
+  Completions,
+  Decision,
   DesktopError,
   ErrorCode,
   ExecEvent,
+  Filter,
+  FramePage,
+  FrameQuery,
+  GatewayProbe,
+  Grant,
+  Inspection,
+  KernelVariables,
   McpEndpointState,
   Output,
+  Placeholder,
   PolicyDocument,
   PolicySource,
-  RegisteredServer,
+  Registration,
   RemoteRequest,
   RemoteState,
+  Rule,
   SandboxState,
   SavedTool,
   ServerList,
+  SessionEvent as EngineSessionEvent,
+  SessionNotice,
+  SortKey,
   StartState,
   ToolSummary,
+  Variable,
+  Verdict,
 } from './generated/backend';
 
 /** An error as the backend reports it: a stable code, and words. */
@@ -62,202 +105,39 @@ export type BackendError = DesktopError;
 /** Per workspace, kept in ipybox's data directory: sandboxed or not, under which policy. */
 export type SandboxChoice = Choice;
 
+/** What the window hears on its `session` channel: the engine's events, and the desktop's own notices. */
+export type SessionEvent = EngineSessionEvent | SessionNotice;
+/** A tool call ended (session event). */
+export type ToolCallEvent = Extract<SessionEvent, { type: 'tool_call' }>;
+/** A running tool call's server said how far it has got (MCP progress; at most ten a second). */
+export type ToolProgressEvent = Extract<SessionEvent, { type: 'tool_progress' }>;
+/** The MCP client an agent connected with, as it declared itself (`clientInfo`). */
+export type ClientInfo = Client;
+/** A grant "for this session": calls to `server.tool` run without asking until the kernel restarts or the agent's session ends. */
+export type ApprovalGrant = Grant;
+export type ApprovalDecision = Decision;
+export type KernelCompletion = Completion;
+export type KernelCompletions = Completions;
+export type KernelInspection = Inspection;
+export type KernelVariable = Variable;
+export type FrameFilter = Filter;
+export type FrameSort = SortKey;
+/** One answer of "Would this be allowed?": read, write (a path) or connect (a URL). */
+export type SandboxVerdict = Verdict;
+
 /** MIME type → string (or string[] in files) or JSON for JSON types. */
 export type WireMimeBundle = { [mime: string]: JsonValue };
 
 /** Jupyter iopub output shapes, tagged by `type` (the engine's `Output`). */
 export type IopubOutput = Output;
 
-export type SessionEvent =
-  | { type: 'started' }
-  | { type: 'stopped' }
-  | { type: 'kernel_busy'; execution_id: string }
-  | { type: 'kernel_idle' }
-  | { type: 'kernel_replaced'; reason: string }
-  | { type: 'provisioning'; step: number; steps: number; message: string }
-  | { type: 'startup_failed'; code: ErrorCode; message: string }
-  | { type: 'package_install'; spec: string; line: string }
-  | { type: 'approval_requested'; request: ApprovalRequest }
-  | { type: 'approval_decided'; id: number; decision: ApprovalDecision; decided_by: DecidedBy }
-  | { type: 'approval_withdrawn'; id: number; reason: string }
-  | ToolCallEvent
-  | ToolProgressEvent
-  // MCP servers started on a call, and gone on their own (`stderr`: their last lines;
-  // `exit`: how the process ended, absent for a remote server's closed connection).
-  | { type: 'mcp_server_started'; server: string }
-  | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
-  // A log message an MCP server sent (`level`: its syslog level name; `message`: untrusted).
-  | { type: 'mcp_server_log'; server: string; level: string; message: string }
-  // A cell the sandbox blocked, as ipybox checked it against the policy in force.
-  | { type: 'sandbox_blocked'; execution_id: string; block: SandboxBlock };
 
 // ---- MCP tool calls and their approval
-
-/** A tool call that waits for a person's decision. */
-export interface ApprovalRequest {
-  id: number;
-  server: string;
-  tool: string;
-  arguments: JsonValue;
-  server_description: string;
-  execution_id: string | null;
-  /** Where the call came from in words, e.g. "cell 3 of analysis.ipynb"; null when unknown. */
-  origin: string | null;
-  /** When it was asked, ms since the epoch. */
-  asked_at: number;
-  /** When it is rejected unless decided (the approval timeout when it was asked), ms since the epoch. */
-  deadline?: number;
-  /** What the person is shown about the tool and the caller; absent from an older backend. */
-  details?: CallDetails;
-}
-
-/** The MCP tool annotations: claims the server makes about its tool, not facts ipybox checked. */
-export interface ToolHints {
-  read_only?: boolean;
-  destructive?: boolean;
-  idempotent?: boolean;
-  open_world?: boolean;
-}
-
-/** A tool as its server lists it (`tools/list`). Every text in it comes from the server. */
-export interface ToolDefinition {
-  name: string;
-  title?: string;
-  description?: string;
-  input_schema?: JsonValue;
-  hints?: ToolHints;
-}
-
-/** A tool whose definition differs from the one a person accepted (`accepted` null: it appeared since). */
-export interface DefinitionChange {
-  accepted: ToolDefinition | null;
-  now: ToolDefinition;
-}
-
-/** The MCP client an agent connected with, as it declared itself (`clientInfo`). */
-export interface ClientInfo {
-  name: string;
-  version?: string;
-  /** The agent session (ipybox's id for it). */
-  session: string;
-  /** ms since the epoch. */
-  connected_at_ms?: number;
-}
-
-/** What a request carries besides the call itself (src-tauri/src/tools/definition.rs, `CallDetails`). */
-export interface CallDetails {
-  tool?: ToolDefinition;
-  change?: DefinitionChange;
-  client?: ClientInfo;
-  /** The line of code that made the call ("line 2: fx.touch(path=p)"). */
-  call_site?: string;
-}
-
-/** A grant "for this session": calls to `server.tool` run without asking until the kernel restarts or the agent's session ends. */
-export interface ApprovalGrant {
-  id: number;
-  server: string;
-  tool: string;
-  scope: 'notebook' | 'agent';
-  /** The agent session it covers; null for the notebook's kernel. */
-  session: string | null;
-  /** ms since the epoch. */
-  granted_at: number;
-}
-
-export type ApprovalDecision = 'accept' | 'reject';
-
-/** Who or what decided a tool call. */
-export type DecidedBy = 'person' | 'batch' | 'rule' | 'grant' | 'timeout' | 'policy' | 'nobody';
-
-/** What a call that ran returned. */
-export type CallOutcome = { kind: 'ok' } | { kind: 'tool_error' } | { kind: 'failed'; message: string };
-
-export type CallDecision = 'approved' | 'rejected' | 'timed_out';
-
-/** A tool call ended (session event). */
-export interface ToolCallEvent {
-  type: 'tool_call';
-  id: number;
-  server: string;
-  tool: string;
-  arguments: JsonValue;
-  execution_id: string | null;
-  origin: string | null;
-  decision: CallDecision;
-  decided_by: DecidedBy;
-  /** Why it was not approved, in words ("nobody decided within 60 s"); null or absent when it was. */
-  reason?: string | null;
-  /** Null when the call did not run. */
-  outcome: CallOutcome | null;
-  duration_ms: number;
-  /** Which rule decided it, in words; absent when no rule did (or from an older backend). */
-  rule?: string | null;
-}
-
-/** A running tool call's server said how far it has got (MCP progress; at most ten a second). */
-export interface ToolProgressEvent {
-  type: 'tool_progress';
-  /** The call's approval request id. */
-  id: number;
-  execution_id: string | null;
-  server: string;
-  tool: string;
-  /** Work done so far; grows with each report. */
-  progress: number;
-  /** Work in all, when the server knows it. */
-  total: number | null;
-  /** What the server says it is doing (untrusted text). */
-  message: string | null;
-}
 
 /** The workspace's approval rules, as in the rules file (docs/approval-rules.md). */
 export interface ApprovalRules {
   version: 1;
   rules: Rule[];
-}
-
-/** One rule; `server` and `tool` are globs (`*`, `?`). The first matching rule decides. */
-export interface Rule {
-  server: string;
-  tool: string;
-  /** Keyed by argument name, or by a JSON Pointer (starting with `/`) for nested values. */
-  args?: { [argNameOrJsonPointer: string]: ArgMatcher };
-  /** The call may give no top-level argument that `args` does not name. */
-  exact_args?: boolean;
-  decision: 'allow' | 'reject';
-  reason?: string;
-  comment?: string;
-}
-
-export interface ArgMatcher {
-  equals?: JsonValue;
-  one_of?: JsonValue[];
-  glob?: string;
-  under?: string;
-  /** true: not given; false: given, any value. */
-  absent?: boolean;
-}
-
-/** One line of the workspace's audit log. */
-export interface AuditEntry {
-  /** ms since the epoch. */
-  time: number;
-  workspace: string;
-  execution_id: string | null;
-  origin: string | null;
-  server: string;
-  tool: string;
-  arguments: JsonValue;
-  decision: CallDecision;
-  decided_by: DecidedBy;
-  reason: string | null;
-  outcome: CallOutcome | null;
-  duration_ms: number;
-  /** Which rule decided it, in words; absent when no rule did (or from an older backend). */
-  rule?: string | null;
-  /** The agent's MCP client that made the call; absent for a notebook's call. */
-  client?: { name: string; version?: string; session: string } | null;
 }
 
 const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
@@ -504,26 +384,6 @@ export function trashNotebook(path: string): Promise<void> {
 
 // ---- completion and help from the kernel (positions count Unicode code points, as Jupyter's)
 
-/** One of the kernel's completions; all of it is untrusted text. */
-export interface KernelCompletion {
-  text: string;
-  /** Jedi's kind: function, class, module, instance, keyword, path, … */
-  kind?: string;
-  signature?: string;
-}
-
-export interface KernelCompletions {
-  start: number;
-  end: number;
-  items: KernelCompletion[];
-}
-
-/** What the kernel says about a name: signature and docstring as text with ANSI colours (untrusted). */
-export interface KernelInspection {
-  found: boolean;
-  text: string;
-}
-
 export function complete(code: string, cursor: number): Promise<KernelCompletions> {
   return call<KernelCompletions>('complete', { code, cursor });
 }
@@ -533,76 +393,6 @@ export function inspect(code: string, cursor: number, detail: 0 | 1): Promise<Ke
 }
 
 // ---- the kernel's variables and the data grid (all text from the kernel is untrusted)
-
-/** A variable of the kernel's user namespace; values of user-defined types show their type only. */
-export interface KernelVariable {
-  name: string;
-  type: string;
-  /** The type's module, unless builtin. */
-  module?: string;
-  shape?: number[];
-  length?: number;
-  /** Bytes, where cheap to know (shallow for Python containers). */
-  size?: number;
-  /** One line, truncated. */
-  repr?: string;
-  /** A frame the data grid opens. */
-  frame?: 'pandas' | 'polars';
-}
-
-export interface KernelVariables {
-  variables: KernelVariable[];
-  /** How many more there are past the list's limit. */
-  more: number;
-}
-
-export type FilterOp = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge' | 'contains' | 'startswith' | 'endswith' | 'null' | 'notnull';
-
-export interface FrameFilter {
-  /** The column's position. */
-  column: number;
-  op: FilterOp;
-  /** As typed; the kernel converts it to the column's type. */
-  value: string;
-}
-
-export interface FrameSort {
-  column: number;
-  ascending: boolean;
-}
-
-export interface FrameQuery {
-  name: string;
-  offset: number;
-  limit: number;
-  sort: FrameSort[];
-  filters: FrameFilter[];
-  /** Count each column's nulls (reads every row once). */
-  nulls: boolean;
-}
-
-export interface FrameColumn {
-  name: string;
-  type: string;
-  /** null until counted. */
-  nulls: number | null;
-}
-
-/** A page of a frame, sorted and filtered in the kernel. */
-export interface FramePage {
-  name: string;
-  kind: string;
-  totalRows: number;
-  /** Rows that pass the filters. */
-  rows: number;
-  offset: number;
-  columns: FrameColumn[];
-  index: (string | null)[];
-  /** Row by row; null is a missing value. */
-  cells: (string | null)[][];
-  /** The pandas (or polars) expression for this sort and filter. */
-  code: string;
-}
 
 export function kernelVariables(): Promise<KernelVariables> {
   return call<KernelVariables>('kernel_variables');
@@ -707,19 +497,6 @@ export function exportAuditLog(): Promise<string | null> {
 
 // ---- MCP servers registered for the workspace (the MCP servers panel)
 
-/** What registering or regenerating did. */
-export interface Registration {
-  server: RegisteredServer;
-  skipped: { tool: string; reason: string }[];
-  changes: ToolChanges;
-}
-
-/** Where a `${NAME}` gets its value; null: nowhere (never the value itself). */
-export interface Placeholder {
-  name: string;
-  source: VariableSource | null;
-}
-
 export function mcpServers(): Promise<ServerList> {
   return call<ServerList>('mcp_servers');
 }
@@ -763,15 +540,6 @@ export function codeActions(): Promise<SavedTool[]> {
 }
 
 // ---- the app's own MCP endpoint, and what agents do through it
-
-/** One step of an agent's session, as the backend reports it (in batches, on `agent` events). */
-export type AgentActivity =
-  | { type: 'cell_queued'; session: number; name: string; execution_id: string; code: string }
-  | { type: 'cell_started'; session: number; execution_id: string; execution_count: number | null }
-  | { type: 'cell_output'; session: number; execution_id: string; output: IopubOutput }
-  | { type: 'cell_finished'; session: number; execution_id: string; error: string | null }
-  | { type: 'kernel_reset'; session: number }
-  | { type: 'session_ended'; session: number; reason: string };
 
 /** End an agent's session and stop its kernel. False when it had already ended. */
 export function endAgentSession(session: string): Promise<boolean> {
@@ -828,35 +596,13 @@ export function checkPolicy(text: string): Promise<PolicyProblem[]> {
   return call<PolicyProblem[]>('check_policy', { text });
 }
 
-/** One answer of "Would this be allowed?": read, write (a path) or connect (a URL). */
-export interface SandboxVerdict {
-  access: 'read' | 'write' | 'connect';
-  target: string;
-  allowed: boolean;
-  /** The rule that decides (`filesystem.denyRead: ~/.ssh`); null: the sandbox's default. */
-  rule: string | null;
-  reason: string;
-}
-
 /** Would code be allowed to read/write a path or reach a URL under the policy `text` (unsaved edits too)? */
 export function checkSandboxAccess(text: string, query: string): Promise<SandboxVerdict[]> {
   return call<SandboxVerdict[]>('check_sandbox_access', { text, query });
 }
 
-/** A file operation the sandbox blocked (untrusted path text: shown escaped). */
-export interface SandboxBlock {
-  access: 'read' | 'write';
-  /** Absolute, links followed. */
-  path: string;
-  /** The rule that blocks it; null: no allowWrite entry covers it. */
-  rule: string | null;
-  reason: string;
-  /** The narrowest folder to allow, as the policy spells it; null when no entry would help. */
-  suggestion: string | null;
-}
-
 /** Allow what a cell was blocked doing: asked in a native dialog, saved, the kernel restarted. */
-export function allowBlocked(access: 'read' | 'write', entry: string, path: string): Promise<SandboxState> {
+export function allowBlocked(access: Access, entry: string, path: string): Promise<SandboxState> {
   return call<SandboxState>('allow_blocked', { access, entry, path });
 }
 
@@ -872,13 +618,6 @@ export function applySandbox(choice: SandboxChoice): Promise<SandboxState> {
 
 // ---------------------------------------------------------------------------------------------
 // Where the kernel runs: this computer, or a Jupyter Server / Enterprise Gateway
-
-/** What a server said about itself. */
-export interface GatewayProbe {
-  version: string | null;
-  defaultKernel: string | null;
-  kernels: string[];
-}
 
 export function remoteState(): Promise<RemoteState> {
   return call<RemoteState>('remote_state');

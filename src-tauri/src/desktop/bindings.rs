@@ -36,6 +36,21 @@ fn roots(c: &mut Collect) {
     c.visit::<dto::ServerList>();
     c.visit::<dto::Choice>();
     c.visit::<dto::RemoteRequest>();
+    // The engine's own types, as they cross to the window unchanged.
+    c.visit::<crate::events::SessionEvent>();
+    c.visit::<crate::mcp_server::AgentActivity>();
+    c.visit::<crate::tools::grants::Grant>();
+    c.visit::<crate::tools::Rule>();
+    c.visit::<crate::audit::AuditEntry>();
+    c.visit::<crate::sandbox::access::Verdict>();
+    c.visit::<crate::executor::Registration>();
+    c.visit::<crate::executor::Placeholder>();
+    c.visit::<crate::executor::GatewayProbe>();
+    c.visit::<crate::executor::Completions>();
+    c.visit::<crate::executor::Inspection>();
+    c.visit::<crate::executor::KernelVariables>();
+    c.visit::<crate::executor::FrameQuery>();
+    c.visit::<crate::executor::FramePage>();
 }
 
 /// Declarations by name: each type visited, and every type it uses (but the JSON value,

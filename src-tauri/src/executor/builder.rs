@@ -113,6 +113,7 @@ impl RemoteGateway {
 
 /// What a remote gateway said about itself ([`RemoteGateway::probe`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayProbe {
     /// The server's version (`jupyter_server`'s, or the Enterprise Gateway's).

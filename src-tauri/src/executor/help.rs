@@ -20,6 +20,7 @@ const HELP_TIMEOUT: Duration = Duration::from_secs(3);
 /// The kernel's completions at a cursor; positions count Unicode code points, as Jupyter
 /// does.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Completions {
     /// Start of the text a completion replaces.
@@ -32,20 +33,24 @@ pub struct Completions {
 
 /// One completion. All of it is text from the kernel: untrusted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Completion {
     /// What replaces `start..end`.
     pub text: String,
     /// Jedi's kind (`function`, `class`, `module`, `instance`, `keyword`, `path`, …), when
     /// the kernel says.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub kind: Option<String>,
     /// The signature of a callable, when the kernel says.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub signature: Option<String>,
 }
 
 /// What the kernel says about the name at a cursor.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Inspection {
     /// Whether the kernel found something.
     pub found: bool,

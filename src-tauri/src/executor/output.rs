@@ -36,6 +36,7 @@ pub enum Output {
         metadata: Value,
         /// Set by `display(..., display_id=True)`.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(test, ts(optional))]
         display_id: Option<String>,
     },
     /// The value of the cell's last expression.

@@ -16,6 +16,7 @@ use crate::registry::{Registry, ToolChanges, ToolSummary};
 
 /// What registering (or regenerating) a server did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Registration {
     /// The server as registered now, with its tools.
     pub server: RegisteredServer,
@@ -27,6 +28,7 @@ pub struct Registration {
 
 /// A tool the generator could not turn into a module.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SkippedTool {
     /// The tool's name on the server.
     pub tool: String,
@@ -36,6 +38,7 @@ pub struct SkippedTool {
 
 /// A `${NAME}` of server parameters, and where its value would come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Placeholder {
     /// The variable.
     pub name: String,
@@ -333,6 +336,7 @@ pub struct RegisteredServer {
     /// Run under srt: the policy as given at registration (`ipybox:mcp-server` or a file);
     /// `params` name the copy ipybox pinned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub policy: Option<String>,
     /// Its tools, as generated.
     pub tools: Vec<ToolSummary>,

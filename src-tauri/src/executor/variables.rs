@@ -31,6 +31,7 @@ pub(super) const SOURCE: &str = include_str!("../../python/ipybox_variables.py")
 
 /// The user's variables, by name (case-insensitive order).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct KernelVariables {
     /// The variables listed.
     pub variables: Vec<Variable>,
@@ -44,6 +45,7 @@ pub struct KernelVariables {
 /// never called to describe a value (no `__repr__`, `__len__`, `__sizeof__`): such a value
 /// shows its type only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Variable {
     /// The name.
     pub name: String,
@@ -52,26 +54,33 @@ pub struct Variable {
     pub type_name: String,
     /// The type's module, unless it is a builtin (`pandas.core.frame`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub module: Option<String>,
     /// Shape of an array, frame or series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub shape: Option<Vec<u64>>,
     /// Length of a string, bytes or container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub length: Option<u64>,
     /// Bytes held, where cheap to know (shallow for Python containers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub size: Option<u64>,
     /// A one-line, truncated repr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub repr: Option<String>,
     /// A frame the data grid opens: `pandas` or `polars`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub frame: Option<String>,
 }
 
 /// A page of a frame to ask for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FrameQuery {
     /// The frame's variable name.
@@ -99,6 +108,7 @@ fn default_limit() -> u64 {
 
 /// A sort key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SortKey {
     /// The column's position.
     pub column: usize,
@@ -108,6 +118,7 @@ pub struct SortKey {
 
 /// A filter on one column.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Filter {
     /// The column's position.
     pub column: usize,
@@ -120,6 +131,7 @@ pub struct Filter {
 
 /// How a [`Filter`] compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum FilterOp {
     /// `==`.
@@ -148,6 +160,7 @@ pub enum FilterOp {
 
 /// A page of a frame, sorted and filtered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FramePage {
     /// The frame's variable name.
@@ -172,6 +185,7 @@ pub struct FramePage {
 
 /// A column of a [`FramePage`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct FrameColumn {
     /// The label, as text.
     pub name: String,

@@ -211,6 +211,7 @@ pub const WORKSPACE_VAR: &str = "WORKSPACE";
 
 /// Where a `${VAR}` gets its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum VariableSource {
     /// `${WORKSPACE}`: the workspace's path.

@@ -10,6 +10,7 @@ use crate::executor::Output;
 
 /// One step of an agent's session.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentActivity {
     /// The agent sent a cell to run.

@@ -33,6 +33,7 @@ pub use crate::events::Access;
 
 /// The answer to one question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Verdict {
     /// What was asked about.
     pub access: Access,

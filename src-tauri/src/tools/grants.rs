@@ -14,6 +14,7 @@ use crate::events::DecidedBy;
 
 /// Whose session a grant covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum GrantScope {
     /// The notebook's kernel, until it restarts or stops.
@@ -24,6 +25,7 @@ pub enum GrantScope {
 
 /// One grant, as the window lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Grant {
     /// Its id, for [`Grants::revoke`].
     pub id: u64,

@@ -40,6 +40,7 @@ pub const VERSION: u64 = 1;
 
 /// What a rule does with the calls it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RuleDecision {
     /// Run the call.
@@ -59,6 +60,7 @@ impl From<RuleDecision> for Decision {
 
 /// One entry of `rules`, as written in the file (see `docs/approval-rules.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// The registered server's name, or a glob (`*`, `?`) over names.
@@ -80,9 +82,11 @@ pub struct Rule {
     pub decision: RuleDecision,
     /// Told to the kernel code when this rule rejects a call (reject rules only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub reason: Option<String>,
     /// A note for people; ignored when matching.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub comment: Option<String>,
     /// Only tools whose server says they are read-only (`readOnlyHint`). That is the
     /// server's claim, not something ipybox checked.
@@ -93,10 +97,12 @@ pub struct Rule {
     /// notebooks in the app, so that rules written before agents existed do not decide
     /// agents' calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub scope: Option<Scope>,
     /// When the rule stops deciding (a grant for 15 minutes), in milliseconds since the
     /// Unix epoch; it never does when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub expires_at: Option<u64>,
 }
 
@@ -106,6 +112,7 @@ fn any_tool() -> String {
 
 /// Whose calls a rule decides.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Calls from a notebook's cells (and `ipybox exec`).
@@ -160,6 +167,7 @@ fn now_ms() -> u64 {
 /// Conditions on one argument; every condition given must hold, and a missing argument
 /// matches none.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct ArgMatcher {
     /// The argument equals this JSON value (numbers compare by value: `1` equals `1.0`).
@@ -168,21 +176,26 @@ pub struct ArgMatcher {
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(test, ts(optional))]
     pub equals: Option<Value>,
     /// The argument equals one of these JSON values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub one_of: Option<Vec<Value>>,
     /// The argument is a string matching this glob (`*` any characters, `/` included; `?`
     /// one character).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub glob: Option<String>,
     /// The argument is an absolute path that, after lexical normalization (`.`, `..`, `//`;
     /// no filesystem access, symlinks not resolved), is this path or lies below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub under: Option<String>,
     /// `true`: the argument is not given (the only condition that a missing argument
     /// meets); `false`: it is given, with any value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub absent: Option<bool>,
 }
 

@@ -150,7 +150,7 @@ describe('a definition that changed since it was accepted', () => {
   });
 
   it('a tool that appeared since: everything is new', () => {
-    const change = { accepted: null, now: { name: 'wipe', description: 'd'.repeat(10_000) } };
+    const change = { accepted: null, now: { name: 'wipe', description: 'd'.repeat(10_000), input_schema: {}, hints: {} } };
     expect(changeHeadline(change)).toMatch(/^This tool is new/);
     const rows = changeRows(change);
     expect(rows.find((r) => r.field === 'Description')?.before).toBe('(none)');
@@ -160,7 +160,7 @@ describe('a definition that changed since it was accepted', () => {
 
 describe('grants for this session', () => {
   const now = Date.UTC(2026, 10, 26, 17, 0, 0);
-  const grant: ApprovalGrant = { id: 1, server: 'fx', tool: 'touch', scope: 'notebook', session: null, granted_at: now - 3 * 60_000 };
+  const grant: ApprovalGrant = { id: 1, server: 'fx', tool: 'touch', scope: 'notebook', session: '1', granted_at: now - 3 * 60_000 };
 
   it('reads as a person would say it', () => {
     expect(grantWords(grant)).toBe('fx.touch allowed for this session');
@@ -186,7 +186,7 @@ describe('which rule decided', () => {
     expect(howWithRule('grant', 'approved', undefined)).toBe('allowed for this session');
     expect(ruleWords(`allow ${RLO}${'r'.repeat(10_000)}`)).toMatch(/^allow \\u202er+…$/);
     expect(ruleWords(`allow ${'r'.repeat(10_000)}`)?.length).toBe(160);
-    const call: ToolCallEvent = { type: 'tool_call', id: 1, server: 'fx', tool: 'echo', arguments: {}, execution_id: null, origin: null, decision: 'approved', decided_by: 'rule', outcome: { kind: 'ok' }, duration_ms: 3, rule: 'Always allow fx.echo' };
+    const call: ToolCallEvent = { type: 'tool_call', id: 1, server: 'fx', tool: 'echo', arguments: {}, server_description: 'fx', execution_id: null, origin: null, asked_at: 0, deadline: 60_000, details: {}, decision: 'approved', decided_by: 'rule', reason: null, outcome: { kind: 'ok' }, duration_ms: 3, rule: 'Always allow fx.echo' };
     expect(verdictWords(endedCall(call))).toBe('allowed by the rule “Always allow fx.echo”');
     expect(verdictWords(endedCall({ ...call, decided_by: 'grant', rule: null }))).toBe('allowed for this session');
   });
@@ -206,7 +206,7 @@ describe('which rule decided', () => {
       outcome: { kind: 'ok' },
       duration_ms: 1,
       rule: 'Always allow fx.echo',
-      client: { name: `Claude Code${RLO}`, version: '2.1', session: '192ee55f-9999' },
+      client: { name: `Claude Code${RLO}`, version: '2.1', session: '192ee55f-9999', connected_at_ms: 0 },
     };
     expect(whoWords(entry)).toBe('Claude Code\\u202e 2.1 (agent session 192ee55f)');
     const row = indexEntry(entry);
@@ -217,7 +217,7 @@ describe('which rule decided', () => {
 });
 
 describe('batches and the recent list', () => {
-  const req = (id: number, execution_id: string | null, tool = 'touch'): ApprovalRequest => ({ id, server: 'fx', tool, arguments: {}, server_description: '', execution_id, origin: execution_id ? `cell ${execution_id} of a.ipynb` : null, asked_at: id });
+  const req = (id: number, execution_id: string | null, tool = 'touch'): ApprovalRequest => ({ id, server: 'fx', tool, arguments: {}, server_description: '', execution_id, origin: execution_id ? `cell ${execution_id} of a.ipynb` : null, asked_at: id, deadline: id + 60_000, details: {}, rule: null });
 
   it('"the rest of this cell’s calls" are exactly the waiting requests of that run', () => {
     const m = new ApprovalsModel();
@@ -233,7 +233,7 @@ describe('batches and the recent list', () => {
     const m = new ApprovalsModel();
     let changes = 0;
     m.subscribe(() => changes++);
-    const call: ToolCallEvent = { type: 'tool_call', id: 7, server: 'fx', tool: 'touch', arguments: {}, execution_id: null, origin: null, decision: 'timed_out', decided_by: 'timeout', outcome: null, duration_ms: 0 };
+    const call: ToolCallEvent = { type: 'tool_call', id: 7, server: 'fx', tool: 'touch', arguments: {}, server_description: 'fx', execution_id: null, origin: null, asked_at: 0, deadline: 60_000, details: {}, rule: null, decision: 'timed_out', decided_by: 'timeout', reason: null, outcome: null, duration_ms: 0 };
     m.recordCall(call);
     m.recordCall({ ...call, id: 8, decision: 'approved', decided_by: 'person' });
     m.dismissRecent(7);

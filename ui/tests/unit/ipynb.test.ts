@@ -112,7 +112,7 @@ describe('ipynb round trip on real notebooks', () => {
     nb.insert(0, [cell]);
     cell.applyOutput({ type: 'stream', name: 'stdout', text: 'a\n' });
     cell.applyOutput({ type: 'stream', name: 'stdout', text: 'b\nc' });
-    cell.applyOutput({ type: 'display_data', data: { 'text/html': '<b>x</b>\n<i>y</i>', 'application/json': { k: [1, 2] }, 'image/png': 'iVBOR' }, metadata: {}, display_id: null });
+    cell.applyOutput({ type: 'display_data', data: { 'text/html': '<b>x</b>\n<i>y</i>', 'application/json': { k: [1, 2] }, 'image/png': 'iVBOR' }, metadata: {} });
     cell.applyOutput({ type: 'execute_result', execution_count: 3, data: { 'text/plain': '42' }, metadata: {} });
     cell.setExecutionCount(3);
     const saved = obj(serializeNotebook(nb));

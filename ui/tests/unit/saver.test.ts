@@ -131,7 +131,7 @@ describe('saving and notebook trust', () => {
     await s.save();
     // Running the cell replaces its stored output by one made here.
     stored.clearOutputs();
-    stored.applyOutput({ type: 'display_data', data: { 'text/html': '<b>y</b>' }, metadata: {}, display_id: null });
+    stored.applyOutput({ type: 'display_data', data: { 'text/html': '<b>y</b>' }, metadata: {} });
     await s.save();
     expect(saves).toEqual([false, true]);
   });

@@ -17,6 +17,9 @@ const request = (id: number, over: Partial<ApprovalRequest> = {}): ApprovalReque
   execution_id: 'e1',
   origin: 'cell 1 of test.ipynb',
   asked_at: 1_000,
+  deadline: 61_000,
+  details: {},
+  rule: null,
   ...over,
 });
 
@@ -26,8 +29,13 @@ const ended = (id: number, over: Partial<ToolCallEvent> = {}): ToolCallEvent => 
   server: 'fx',
   tool: 'echo',
   arguments: { text: 'hi' },
+  server_description: 'fx (stdio)',
   execution_id: 'e1',
   origin: 'cell 1 of test.ipynb',
+  asked_at: 1_000,
+  deadline: 61_000,
+  details: {},
+  rule: null,
   decision: 'approved',
   decided_by: 'person',
   reason: null,
