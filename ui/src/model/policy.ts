@@ -5,15 +5,11 @@
  */
 import type { JsonObject, JsonValue } from '../util/json';
 import { isJsonObject, isStringArray } from '../util/json';
+import type { PolicyProblem, Severity } from '../generated/backend';
 
-export type Severity = 'error' | 'warning';
+export type { PolicyProblem, Severity };
 
-/** One problem, against its field (`network.allowedDomains[1]`; `""`: the whole text). */
-export interface PolicyProblem {
-  field: string;
-  message: string;
-  severity: Severity;
-}
+
 
 export type ListId =
   | 'filesystem.denyRead'

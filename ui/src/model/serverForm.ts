@@ -7,19 +7,15 @@
  * from the session events.
  */
 import type { JsonValue } from '../util/json';
+import type { ChangedTool, ProcessExit, ServerParams, ToolChanges, TransportKind, VariableSource } from '../generated/backend';
 
-export type Transport = 'stdio' | 'streamable_http' | 'sse';
-
+export type { ChangedTool, ProcessExit, ToolChanges, VariableSource };
+/** How a server is reached. */
+export type Transport = TransportKind;
 /** Server parameters as the backend stores them (`${VAR}`s unresolved). */
-export interface ServerParamsJson {
-  type?: Transport;
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers?: Record<string, string>;
-}
+export type ServerParamsJson = ServerParams;
+
+
 
 /** What the form holds: text as typed. */
 export interface ServerForm {
@@ -361,17 +357,7 @@ export function nameSuggestion(name: string): string | null {
 
 /** A tool whose generated interface changed, with the interface before and after (null
  *  when a registry from before ipybox kept interfaces has none). */
-export interface ChangedTool {
-  module: string;
-  before: string | null;
-  after: string | null;
-}
 
-export interface ToolChanges {
-  added: string[];
-  removed: string[];
-  changed: ChangedTool[];
-}
 
 /** “2 tools added (a, b); 1 removed (c)”, or that nothing changed. */
 export function describeChanges(c: ToolChanges): string {
@@ -445,7 +431,6 @@ export function compareSignatures(before: string | null, after: string | null): 
 
 // ---- where a placeholder's value comes from
 
-export type VariableSource = 'workspace' | 'dot_env' | 'environment';
 
 export function describeSource(source: VariableSource | null): string {
   switch (source) {
@@ -464,8 +449,6 @@ export function describeSource(source: VariableSource | null): string {
 
 export type ServerState = 'not_started' | 'running' | 'exited' | 'crashed';
 
-/** How a server's process ended: an exit status, or the signal that ended it. */
-export type ProcessExit = { code: number } | { signal: number };
 
 export interface ServerStatus {
   state: ServerState;

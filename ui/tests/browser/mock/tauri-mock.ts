@@ -13,6 +13,7 @@ import { type ServersMockConfig, serversBackend } from './servers-mock';
 import { type RemoteMockConfig, remoteBackend } from './remote-mock';
 import { type HelpMockConfig, helpBackend } from './help-mock';
 import { type VariablesMockConfig, variablesBackend } from './variables-mock';
+import type { AppState, ApprovalRequest, DecidedBy, SessionEvent, ToolCallEvent } from '../../../src/ipc';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -63,18 +64,6 @@ interface MockConfig {
   variables?: VariablesMockConfig;
 }
 
-interface ApprovalRequest {
-  id: number;
-  server: string;
-  tool: string;
-  arguments: Json;
-  server_description: string;
-  execution_id: string | null;
-  origin: string | null;
-  asked_at: number;
-  details?: Json;
-}
-
 interface Call {
   cmd: string;
   args: Json;
@@ -118,7 +107,7 @@ interface MockApi {
   /** A tool call asks for approval (emits approval_requested); resolves its id. */
   requestApproval(request?: Partial<ApprovalRequest>): Promise<number>;
   /** Someone decides a request outside the panel (the native dialog, a rule): as the backend does. */
-  decideApproval(id: number, decision: 'accept' | 'reject', decidedBy?: string): boolean;
+  decideApproval(id: number, decision: 'accept' | 'reject', decidedBy?: DecidedBy): boolean;
   /** The backend withdraws a request (emits approval_withdrawn). */
   withdrawApproval(id: number, reason?: string): Promise<void>;
   /** The requests waiting now. */
@@ -432,7 +421,13 @@ let grants: Json[] | false = config.grants === undefined ? [] : config.grants;
 /** Agent sessions the UI ended (end_agent_session), in order. */
 const endedSessions: string[] = [];
 
+/** A session event, as the backend sends it (typed by the generated types the window reads). */
+function session(event: SessionEvent): void {
+  void emit('session', event);
+}
+
 function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
+  const askedAt = r.asked_at ?? Date.now();
   return {
     id: r.id ?? ++approvalSeq,
     server: r.server ?? 'github',
@@ -441,8 +436,10 @@ function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
     server_description: r.server_description ?? 'GitHub (npx @modelcontextprotocol/server-github)',
     execution_id: r.execution_id === undefined ? 'exec-1' : r.execution_id,
     origin: r.origin === undefined ? 'cell 3 of analysis.ipynb' : r.origin,
-    asked_at: r.asked_at ?? Date.now(),
-    ...(r.details !== undefined ? { details: r.details } : {}),
+    asked_at: askedAt,
+    deadline: r.deadline ?? askedAt + (config.approvalTimeoutSecs ?? 60) * 1000,
+    details: r.details ?? {},
+    rule: r.rule ?? null,
   };
 }
 
@@ -456,21 +453,17 @@ for (const r of config.approvals ?? []) {
 const waiters = new Map<number, (verdict: ToolVerdict) => void>();
 
 /** Decide a pending request as the backend does: events approval_decided and tool_call, an audit entry. */
-function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: string, reason: string | null = null): boolean {
+function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: DecidedBy, reason: string | null = null): boolean {
   const i = pendingApprovals.findIndex((r) => r.id === id);
   const r = pendingApprovals[i];
   if (i < 0 || !r) return false;
   pendingApprovals.splice(i, 1);
-  void emit('session', { type: 'approval_decided', id, decision, decided_by: decidedBy });
+  session({ type: 'approval_decided', id, decision, decided_by: decidedBy });
   const approved = decision === 'accept';
   const why = approved ? null : (reason ?? (decidedBy === 'person' ? 'the person rejected it in the approval dialog' : 'the call was rejected'));
-  const call = {
-    id,
-    server: r.server,
-    tool: r.tool,
-    arguments: r.arguments,
-    execution_id: r.execution_id,
-    origin: r.origin,
+  const call: ToolCallEvent = {
+    type: 'tool_call',
+    ...r,
     decision: approved ? 'approved' : 'rejected',
     decided_by: decidedBy,
     reason: why,
@@ -479,7 +472,7 @@ function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: str
   };
   audit.push({ time: Date.now(), workspace, execution_id: r.execution_id, origin: r.origin, server: r.server, tool: r.tool, arguments: r.arguments, decision: call.decision, decided_by: decidedBy, reason: why, outcome: call.outcome, duration_ms: call.duration_ms });
   setTimeout(() => {
-    void emit('session', { type: 'tool_call', ...call });
+    session(call);
     waiters.get(id)?.({ decision: approved ? 'approved' : 'rejected', reason: why });
     waiters.delete(id);
   }, approved ? (config.toolCallRunMs ?? 10) : 10);
@@ -552,7 +545,7 @@ function callTool(executionId: string, origin: string | null, server: string, to
   const req = completeRequest({ server, tool, arguments: args, execution_id: executionId, origin, server_description: server === 'ipybox' ? 'a shell command the code runs in its kernel' : `${server} (mock)` });
   pendingApprovals.push(req);
   const verdict = new Promise<ToolVerdict>((resolve) => waiters.set(req.id, resolve));
-  void emit('session', { type: 'approval_requested', request: toJson(req) });
+  session({ type: 'approval_requested', request: req });
   const byRule = decideByRules(server, tool, args);
   if (byRule) {
     setTimeout(() => decidePending(req.id, byRule.allow ? 'accept' : 'reject', 'rule', byRule.allow ? null : byRule.message), 5);
@@ -564,10 +557,10 @@ function callTool(executionId: string, origin: string | null, server: string, to
     if (i < 0) return;
     pendingApprovals.splice(i, 1);
     const reason = `nobody decided within ${timeoutSecs} s`;
-    void emit('session', { type: 'approval_withdrawn', id: req.id, reason: 'nobody decided in time' });
-    const call = { id: req.id, server, tool, arguments: args, execution_id: executionId, origin, decision: 'timed_out', decided_by: 'timeout', reason, outcome: null, duration_ms: 0 };
+    session({ type: 'approval_withdrawn', id: req.id, reason: 'nobody decided in time' });
+    const call: ToolCallEvent = { type: 'tool_call', ...req, decision: 'timed_out', decided_by: 'timeout', reason, outcome: null, duration_ms: 0 };
     audit.push({ time: Date.now(), workspace, execution_id: executionId, origin, server, tool, arguments: args, decision: 'timed_out', decided_by: 'timeout', reason, outcome: null, duration_ms: 0 });
-    void emit('session', { type: 'tool_call', ...call });
+    session(call);
     waiters.get(req.id)?.({ decision: 'timed_out', reason: `nobody approved the call within ${timeoutSecs} s` });
     waiters.delete(req.id);
   }, timeoutSecs * 1000);
@@ -702,8 +695,11 @@ mockIPC(
           notebook: config.notebook === undefined ? null : config.notebook,
           recent: config.recent ?? [workspace, '/home/ana/projects/sandbox-trials', '/home/ana/notes'],
           sandbox: config.sandbox ?? true,
+          remote: null,
           kernel: config.kernel ?? 'idle',
-        };
+          provisioning: null,
+          startupError: null,
+        } satisfies AppState;
       case 'execute':
         return execute(args);
       case 'cancel_execution':
@@ -824,7 +820,7 @@ window.__mock = {
   requestApproval: async (partial = {}) => {
     const req = completeRequest(partial);
     pendingApprovals.push(req);
-    await emit('session', { type: 'approval_requested', request: toJson(req) });
+    await emit('session', { type: 'approval_requested', request: req } satisfies SessionEvent);
     return req.id;
   },
   decideApproval: (id, decision, decidedBy = 'person') => decidePending(id, decision, decidedBy),
