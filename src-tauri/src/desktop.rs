@@ -15,6 +15,7 @@ mod frames;
 mod panel;
 mod policy;
 mod remote;
+mod secrets;
 mod servers;
 mod session;
 mod settings;
@@ -108,6 +109,8 @@ pub fn run(
     runtime: tokio::runtime::Handle,
 ) -> Result<(), tauri::Error> {
     tauri::async_runtime::set(runtime);
+    // The app keeps MCP servers' sign-ins in the OS keyring (a private file without one).
+    crate::mcp::oauth::keep_tokens_with(secrets::KeyringTokenStore::make);
     let title = target.title();
     let Arrivals {
         owner,
@@ -119,6 +122,7 @@ pub fn run(
         .plugin(tauri_plugin_dialog::init())
         .manage(Desktop::new(launch, owner, sender))
         .manage(policy::PolicyWatch::default())
+        .manage(servers::SignIns::default())
         .invoke_handler(tauri::generate_handler![
             commands::app_state,
             commands::execute,
@@ -169,6 +173,9 @@ pub fn run(
             servers::regenerate_mcp_server,
             servers::unregister_mcp_server,
             servers::mcp_placeholders,
+            servers::sign_in_mcp_server,
+            servers::cancel_mcp_sign_in,
+            servers::sign_out_mcp_server,
             policy::sandbox_state,
             policy::read_policy,
             policy::check_policy,
