@@ -28,7 +28,9 @@ export type ErrorCode =
   | 'McpError'
   | 'InvalidConfig'
   | 'SandboxUnavailable'
-  | 'IoError';
+  | 'IoError'
+  // An HTTP MCP server asks the person to sign in (again): the servers tab offers it.
+  | 'SignInRequired';
 
 export interface BackendError {
   code: ErrorCode;
@@ -96,6 +98,8 @@ export type SessionEvent =
   | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
   // A log message an MCP server sent (`level`: its syslog level name; `message`: untrusted).
   | { type: 'mcp_server_log'; server: string; level: string; message: string }
+  // A call was refused because the server asks for a sign-in (`again`: a kept one expired or was revoked).
+  | { type: 'mcp_sign_in_needed'; server: string; again: boolean }
   // A cell the sandbox blocked, as ipybox checked it against the policy in force.
   | { type: 'sandbox_blocked'; execution_id: string; block: SandboxBlock };
 
@@ -291,6 +295,7 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'mcp_server_started',
   'mcp_server_exited',
   'mcp_server_log',
+  'mcp_sign_in_needed',
   'sandbox_blocked',
 ]);
 
@@ -308,6 +313,7 @@ const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'InvalidConfig',
   'SandboxUnavailable',
   'IoError',
+  'SignInRequired',
 ]);
 
 function isErrorCode(value: unknown): value is ErrorCode {
@@ -345,6 +351,8 @@ export function isSessionEvent(value: unknown): value is SessionEvent {
       );
     case 'mcp_server_log':
       return typeof v.server === 'string' && typeof v.level === 'string' && typeof v.message === 'string';
+    case 'mcp_sign_in_needed':
+      return typeof v.server === 'string' && typeof v.again === 'boolean';
     default:
       return true;
   }
@@ -398,6 +406,8 @@ export function describeError(err: BackendError): string {
         return 'The sandbox is not available on this machine.';
       case 'IoError':
         return 'A file or system operation failed.';
+      case 'SignInRequired':
+        return 'The MCP server asks you to sign in.';
       default:
         return assertNever(err.code, 'error code');
     }
@@ -746,6 +756,19 @@ export interface ServerProfile {
 export interface ServerList {
   servers: RegisteredServer[];
   profiles: ServerProfile[];
+  /** The sign-in kept for each server that signs in with OAuth, by name. */
+  signIns?: Record<string, SignInState>;
+}
+
+/** A server's sign-in as kept (never a token). */
+export interface SignInState {
+  signedIn: boolean;
+  /** Who signed in, where the authorization server says (untrusted text). */
+  user?: string;
+  /** When the access token expires (ms since the epoch). */
+  expiresAt?: number;
+  /** It is renewed before then. */
+  refreshable: boolean;
 }
 
 /** What registering or regenerating did. */
@@ -781,6 +804,22 @@ export function regenerateMcpServer(name: string): Promise<Registration> {
 /** Resolves false when it was not registered. */
 export function unregisterMcpServer(name: string): Promise<boolean> {
   return call<boolean>('unregister_mcp_server', { name });
+}
+
+/** Sign in to `name` (the form's `params`, or null: the registered server's) in the system
+ *  browser, then register it; rejects with Cancelled after cancelMcpSignIn. */
+export function signInMcpServer(name: string, params: ServerParamsJson | null): Promise<Registration> {
+  return call<Registration>('sign_in_mcp_server', { name, params });
+}
+
+/** Stop waiting for `name`'s sign-in; false when none was waiting. */
+export function cancelMcpSignIn(name: string): Promise<boolean> {
+  return call<boolean>('cancel_mcp_sign_in', { name });
+}
+
+/** Forget `name`'s sign-in (revoked at the server where it can be); true when revoked. */
+export function signOutMcpServer(name: string): Promise<boolean> {
+  return call<boolean>('sign_out_mcp_server', { name });
 }
 
 export function mcpPlaceholders(names: string[]): Promise<Placeholder[]> {

@@ -623,6 +623,7 @@ export class App implements CellViewHost {
       case 'mcp_server_started':
       case 'mcp_server_exited':
       case 'mcp_server_log':
+      case 'mcp_sign_in_needed':
         this.serverStatuses.apply(event);
         return;
       case 'sandbox_blocked':
