@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, ROOT, SHOTS, workspace, notebook, answerDialog, settled, quitAll } from './webdriver.mjs';
+import { App, ROOT, SHOTS, workspace, notebook, answerDialog, cell, settled, quitAll } from './webdriver.mjs';
 
 const FIXTURE = join(ROOT, 'target', 'debug', 'ipybox-oauth-fixture');
 
@@ -60,8 +60,13 @@ function shot(name) {
   spawnSync('import', ['-window', 'root', join(SHOTS, name)]);
 }
 
+/** Run the first cell (again), approve its call, and wait for its end. */
 async function runCell(app) {
+  await app.click('.cell:first-child .prompt');
+  await app.until('the first cell active', () => app.execute('return document.querySelector(".cell.active") === document.querySelectorAll(".cell")[0];'));
   await app.click('#run-cell');
+  // It runs until the call is decided: its state changes before the dialog shows.
+  await app.until('the cell to run', async () => (await cell(app, 0))?.state === 'running', 30000);
   answerDialog('Approve tool call — docs.greet', 'Return', 30);
   return settled(app, 0);
 }
@@ -89,7 +94,7 @@ test('sign in from the add-server form, call from a cell, again after a restart,
     await app.click('#save-server');
     const asked = await app.until('the form to offer a sign-in', () => app.text('#server-form-sign-in .server-sign-in-button'), 30000);
     assert.equal(asked, 'Sign in');
-    assert.match(await app.text('#server-form-error'), /docs asks you to sign in/);
+    assert.match(await app.text('#server-form-sign-in .server-sign-in-text'), /^docs asks you to sign in\./);
     shot('sign-in-offered.png');
 
     step('sign in');

@@ -368,3 +368,59 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn signing_out_revokes_at_the_server_and_says_who_signed_in() {
+    let fixture = Fixture::start(3600);
+    let url = fixture.url();
+    let _forget = SignOut(url.clone());
+    let auth = Authorizations::for_home().unwrap();
+    let status = auth
+        .sign_in(
+            &url,
+            &SignInOptions::default(),
+            &Consent,
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+    let Status::SignedIn { user, .. } = status else {
+        panic!("signed in: {status:?}")
+    };
+    assert_eq!(
+        user.as_deref(),
+        Some("ada@example.org"),
+        "the token response's username"
+    );
+    let ws = workspace();
+    let params = ipybox::ServerParams::from_json(&serde_json::json!({ "url": url })).unwrap();
+    let conn =
+        ipybox::mcp_client::connect("greet", &params, None, ws.path(), Duration::from_secs(20))
+            .await
+            .unwrap();
+    let serde_json::Value::Object(args) = serde_json::json!({"name": "x"}) else {
+        unreachable!()
+    };
+    conn.call_tool("greet", args.clone()).await.unwrap();
+
+    assert!(
+        auth.sign_out_and_revoke(&url).await.unwrap(),
+        "the fixture offers revocation and took it"
+    );
+    assert_eq!(fixture.stats().await["revocations"], 1);
+    assert_eq!(
+        auth.status(&url).unwrap(),
+        Status::SignedOut,
+        "forgotten here"
+    );
+    let err = conn.call_tool("greet", args).await.unwrap_err();
+    assert!(
+        ipybox::oauth::sign_in_needed(&err).is_some(),
+        "the server no longer takes the revoked token: {err}"
+    );
+    conn.close().await;
+    assert!(
+        !auth.sign_out_and_revoke(&url).await.unwrap(),
+        "nothing kept, nothing to revoke"
+    );
+}

@@ -143,15 +143,15 @@ impl std::fmt::Display for SignInNeeded {
                 "it needs a wider sign-in (scope \"{scope}\"). Sign in again with `ipybox sign-in {server} --scope \"{scope}\"` or the app's MCP servers panel",
                 scope = crate::display::escape(scope),
             ),
-            (None, again) => write!(
+            // A sign-in that stopped working needs the same again; only a server never
+            // signed in to might take a token of the person's own instead.
+            (None, true) => write!(
                 f,
-                "{}. Sign in{} with `ipybox sign-in {server}` or the app's MCP servers panel (or give a token in the parameters' \"headers\", e.g. {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}, if the server accepts one)",
-                if again {
-                    "its sign-in has expired or was revoked (HTTP 401)"
-                } else {
-                    "it asks for a sign-in (HTTP 401)"
-                },
-                if again { " again" } else { "" },
+                "its sign-in has expired or was revoked (HTTP 401). Sign in again with `ipybox sign-in {server}` or the app's MCP servers panel",
+            ),
+            (None, false) => write!(
+                f,
+                "it asks for a sign-in (HTTP 401). Sign in with `ipybox sign-in {server}` or the app's MCP servers panel (or give a token in the parameters' \"headers\", e.g. {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}, if the server accepts one)",
             ),
         }
     }

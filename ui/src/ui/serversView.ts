@@ -770,8 +770,8 @@ export class ServersView {
       // Everything typed stays; the backend's words say what to fix, or the server asks for a
       // sign-in: offered here, and registering goes on once signed in.
       const signIn = ipc.toBackendError(err).code === 'SignInRequired';
-      this.formError.textContent = signIn ? `${escapeUntrusted(checked.name)} asks you to sign in: ipybox opens your browser, and registers the server once you have signed in there.` : `Not saved: ${errorText(err)}`;
-      this.formError.hidden = false;
+      this.formError.textContent = `Not saved: ${errorText(err)}`;
+      this.formError.hidden = signIn;
       if (signIn) this.signIns.offer(this.formSignIn, checked.name, checked.params, registered);
       this.say('');
     } finally {

@@ -87,8 +87,11 @@ export class SignInFlow {
   /** Offer the sign-in in the add-server form, in `row`, for the server the form describes;
    *  `registered` finishes as a save does. */
   offer(row: HTMLElement, name: string, params: ServerParamsJson, registered: (r: Registration) => Promise<void>): void {
-    const draw = (view: SignInView, problem: string | null = null) =>
+    const draw = (view: SignInView, problem: string | null = null) => {
       renderSignIn(row, name, view, { signIn: () => void go(), cancel: () => void this.backend.cancelMcpSignIn(name), signOut: () => {} }, problem);
+      const text = row.querySelector('.server-sign-in-text');
+      if (text && view.kind === 'needed') text.textContent = `${escapeUntrusted(name)} asks you to sign in. ipybox opens your browser; once you have signed in there, the server is added.`;
+    };
     const go = async (): Promise<void> => {
       draw({ kind: 'waiting' });
       row.querySelector<HTMLElement>('.server-sign-in-cancel')?.focus();

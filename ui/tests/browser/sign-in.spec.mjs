@@ -30,7 +30,8 @@ describe('signing in to an MCP server', () => {
     await page.fill('#server-url', URL);
     await page.click('#save-server');
     await page.waitForSelector('#server-form-sign-in .server-sign-in-button');
-    assert.match(await text(page, '#server-form-error'), /docs asks you to sign in/);
+    assert.match(await text(page, '#server-form-sign-in'), /^docs asks you to sign in\. ipybox opens your browser; once you have signed in there, the server is added\.Sign in$/);
+    assert.equal(await page.locator('#server-form-error').isVisible(), false, 'a sign-in is no error');
     assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('server-sign-in-button')), true, 'Sign in has the focus');
     assert.equal(await page.inputValue('#server-url'), URL, 'nothing typed is lost');
 
