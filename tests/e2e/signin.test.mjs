@@ -41,8 +41,14 @@ async function startFixture() {
 function browserStandIn() {
   const dir = mkdtempSync(join(tmpdir(), 'ipybox-e2e-browser-'));
   const log = join(dir, 'opened.log');
-  writeFileSync(join(dir, 'xdg-open'), `#!/bin/sh\necho "$1" >> '${log}'\nexec curl -sfL -o /dev/null "$1"\n`, { mode: 0o755 });
-  return { dir, opened: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []) };
+  const delay = join(dir, 'delay');
+  // A person who takes a while: the seconds in `delay`, if any, before the consent.
+  writeFileSync(join(dir, 'xdg-open'), `#!/bin/sh\necho "$1" >> '${log}'\n[ -f '${delay}' ] && sleep "$(cat '${delay}')"\nexec curl -sfL -o /dev/null "$1"\n`, { mode: 0o755 });
+  return {
+    dir,
+    opened: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []),
+    slow: (seconds) => writeFileSync(delay, String(seconds)),
+  };
 }
 
 async function launch(dir, browser) {
@@ -148,8 +154,12 @@ test('sign in from the add-server form, call from a cell, again after a restart,
     assert.match(await app.text(`${card} .server-sign-in-text`), /expired or was revoked/);
     shot('sign-in-again.png');
 
-    step('sign in again from the card: the cell calls once more');
+    step('sign in again from the card, slowly: the card waits for the browser; the cell calls once more');
+    browser.slow(3);
     await app.click(`${card} .server-sign-in-button`);
+    const waiting = await app.until('the card to wait for the browser', () => app.text(`${card} .server-sign-in[data-sign-in="waiting"]`), 10000);
+    assert.match(waiting, /^Waiting for the browser… Finish signing in there\.Cancel$/, waiting);
+    shot('sign-in-waiting.png');
     await app.until('signed in again', () => app.text(`${card} .server-sign-in[data-sign-in="signed_in"]`), 30000);
     done = await runCell(app);
     assert.equal(done.state, 'done', done.output);
