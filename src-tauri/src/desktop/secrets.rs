@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
 use crate::mcp::oauth::{FileTokenStore, Saved, TokenStore};
@@ -76,6 +77,9 @@ pub(super) fn remove_file(path: &Path) -> Result<()> {
 pub struct KeyringTokenStore {
     home: PathBuf,
     files: FileTokenStore,
+    /// The keyring did not answer once: the files only from then on, so that the servers
+    /// tab does not wait on a D-Bus timeout for each server it lists.
+    silent: AtomicBool,
 }
 
 impl KeyringTokenStore {
@@ -84,6 +88,7 @@ impl KeyringTokenStore {
         KeyringTokenStore {
             home: home.to_path_buf(),
             files: FileTokenStore::in_home(home),
+            silent: AtomicBool::new(false),
         }
     }
 
@@ -99,6 +104,9 @@ impl KeyringTokenStore {
 
 impl TokenStore for KeyringTokenStore {
     fn load(&self, url: &str) -> Result<Option<Saved>> {
+        if self.silent.load(Ordering::Relaxed) {
+            return self.files.load(url);
+        }
         match read(&self.account(url)) {
             // Text that does not parse is a sign-in lost (signing in again replaces it);
             // it is never quoted, as it holds tokens.
@@ -108,6 +116,7 @@ impl TokenStore for KeyringTokenStore {
             Ok(None) => self.files.load(url),
             Err(e) => {
                 tracing::info!("the keyring did not answer ({e}); looking for a sign-in file");
+                self.silent.store(true, Ordering::Relaxed);
                 self.files.load(url)
             }
         }
@@ -116,13 +125,19 @@ impl TokenStore for KeyringTokenStore {
     fn save(&self, saved: &Saved) -> Result<()> {
         let text = serde_json::to_string(saved)
             .map_err(|e| Error::mcp(format!("cannot keep a sign-in: {e}")))?;
-        keep(
+        if self.silent.load(Ordering::Relaxed) {
+            return crate::fsutil::write_private(&self.files.path(&saved.url), text.as_bytes());
+        }
+        let kept = keep(
             &self.account(&saved.url),
             &self.files.path(&saved.url),
             &text,
             "an MCP server's sign-in",
-        )
-        .map(|_| ())
+        )?;
+        if kept == Kept::File {
+            self.silent.store(true, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     fn remove(&self, url: &str) -> Result<()> {
