@@ -59,6 +59,11 @@ echo "== ui: the built UI in headless Chromium"
 echo "== desktop: build the app, then end-to-end tests of the real window under Xvfb"
 cargo build -p ipybox
 bash tests/e2e/run.sh
+echo "== desktop: an MCP server's sign-in kept in a real keyring by the app (GNOME Keyring on a private session bus)"
+keyrings="$(mktemp -d)"
+IPYBOX_HOME="${IPYBOX_HOME:-$HOME/.local/share/ipybox}" XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c 'printf ipybox-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
+  && IPYBOX_TEST_KEYRING=1 bash tests/e2e/run.sh tests/e2e/signin.test.mjs' 2> >(grep -v "Failed to set fd limit" >&2)
+rm -rf "$keyrings"
 echo "== MCP conformance suite against ipybox mcp --http"
 bash tests/conformance/run.sh target/debug/ipybox
 echo "== MCP conformance suite's client mode against ipybox's own MCP client"

@@ -8,10 +8,11 @@
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, ROOT, SHOTS, workspace, notebook, answerDialog, cell, settled, quitAll } from './webdriver.mjs';
+import { App, APP, ROOT, SHOTS, workspace, notebook, answerDialog, cell, settled, quitAll } from './webdriver.mjs';
 
 const FIXTURE = join(ROOT, 'target', 'debug', 'ipybox-oauth-fixture');
 
@@ -83,10 +84,10 @@ async function stats(base) {
 
 test('sign in from the add-server form, call from a cell, again after a restart, and “Sign in again” once revoked', async () => {
   const fixture = await startFixture();
+  const dir = workspace({ 'test.ipynb': notebook('from mcptools.docs.greet import Params, run\nprint(run(Params(name="cell")))') });
   try {
     const browser = browserStandIn();
     const url = `${fixture.base}/mcp`;
-    const dir = workspace({ 'test.ipynb': notebook('from mcptools.docs.greet import Params, run\nprint(run(Params(name="cell")))') });
     let app = await launch(dir, browser);
 
     step('add the server: it asks for a sign-in');
@@ -125,6 +126,14 @@ test('sign in from the add-server form, call from a cell, again after a restart,
     assert.equal(await app.text(`${card} .server-sign-out`), 'Sign out');
     assert.ok(await app.execute('return !!document.querySelector(arguments[0] + \' .server-tool[data-tool="greet"]\');', card), 'greet is listed');
     shot('sign-in-signed-in.png');
+    // Where the tokens went: the keyring when one answers (IPYBOX_TEST_KEYRING: a private
+    // GNOME Keyring, as scripts/test.sh runs it), else a 0600 file; never the workspace.
+    const home = process.env.IPYBOX_HOME || join(process.env.XDG_DATA_HOME || join(process.env.HOME, '.local', 'share'), 'ipybox');
+    const file = join(home, 'oauth', `${createHash('sha256').update(url).digest('hex').slice(0, 24)}.json`);
+    if (process.env.IPYBOX_TEST_KEYRING) assert.equal(existsSync(file), false, 'in the keyring, no copy in a file');
+    else if (existsSync(file)) assert.equal(statSync(file).mode & 0o777, 0o600);
+    const inWorkspace = spawnSync('grep', ['-rl', 'access_token', dir], { encoding: 'utf8' }).stdout;
+    assert.equal(inWorkspace, '', 'no token in the workspace');
 
     step('a cell calls the tool');
     let done = await runCell(app);
@@ -170,5 +179,7 @@ test('sign in from the add-server form, call from a cell, again after a restart,
     assert.equal((await stats(fixture.base)).revocations, 1, 'the sign-out revoked the tokens at the server');
   } finally {
     fixture.child.kill();
+    // A test that failed half-way leaves no tokens behind in the data directory.
+    spawnSync(APP, ['sign-out', 'docs', '--workspace', dir], { stdio: 'ignore' });
   }
 });
