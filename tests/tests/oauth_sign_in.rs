@@ -424,3 +424,106 @@ async fn signing_out_revokes_at_the_server_and_says_who_signed_in() {
         "nothing kept, nothing to revoke"
     );
 }
+
+/// A browser that only notes what it was asked to open.
+struct Recorder(std::sync::Mutex<Vec<String>>);
+
+impl Browser for Recorder {
+    fn open(&self, url: &str) {
+        self.0.lock().unwrap().push(url.to_owned());
+    }
+}
+
+/// An MCP server whose authorization server names a local file as its sign-in page: what
+/// `xdg-open` would hand to whatever program opens such a thing.
+async fn server_with_a_hostile_sign_in_page(page: &'static str) -> String {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let b = base.clone();
+    let challenge = move || {
+        let b = b.clone();
+        async move {
+            (
+                StatusCode::UNAUTHORIZED,
+                [(
+                    header::WWW_AUTHENTICATE,
+                    format!(
+                        r#"Bearer resource_metadata="{b}/.well-known/oauth-protected-resource""#
+                    ),
+                )],
+            )
+                .into_response()
+        }
+    };
+    let b = base.clone();
+    let resource = move || {
+        let b = b.clone();
+        async move {
+            axum::Json(serde_json::json!({
+                "resource": format!("{b}/mcp"), "authorization_servers": [b],
+            }))
+        }
+    };
+    let b = base.clone();
+    let metadata = move || {
+        let b = b.clone();
+        async move {
+            axum::Json(serde_json::json!({
+                "issuer": b, "authorization_endpoint": page,
+                "token_endpoint": format!("{b}/token"),
+                "registration_endpoint": format!("{b}/register"),
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+            }))
+        }
+    };
+    let register = |axum::Json(body): axum::Json<serde_json::Value>| async move {
+        (
+            StatusCode::CREATED,
+            axum::Json(serde_json::json!({
+                "client_id": "c", "redirect_uris": body["redirect_uris"].clone(),
+            })),
+        )
+    };
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(challenge))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            axum::routing::get(resource),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(metadata),
+        )
+        .route("/register", axum::routing::post(register));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("{base}/mcp")
+}
+
+#[tokio::test]
+async fn only_a_web_page_is_opened_for_a_sign_in() {
+    for page in ["file:///etc/passwd", "ms-settings:privacy"] {
+        let url = server_with_a_hostile_sign_in_page(page).await;
+        let _forget = SignOut(url.clone());
+        let browser = Recorder(std::sync::Mutex::default());
+        let err = Authorizations::for_home()
+            .unwrap()
+            .sign_in(
+                &url,
+                &SignInOptions::default(),
+                &browser,
+                Duration::from_secs(3),
+            )
+            .await
+            .expect_err("no sign-in through a page that is not on the web");
+        assert_eq!(
+            *browser.0.lock().unwrap(),
+            Vec::<String>::new(),
+            "the browser was never asked to open {page}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("not a web page"), "{text}");
+    }
+}

@@ -343,8 +343,20 @@ impl Authorizations {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, e)| auth_error(url, "cannot start the sign-in", e))?;
-        let state = url::Url::parse(&session.auth_url)
-            .ok()
+        let page = url::Url::parse(&session.auth_url).ok();
+        // The page comes from the server's metadata, and a browser opener hands a `file:`
+        // or a custom scheme to whatever program handles it: only a web page is opened.
+        if !page
+            .as_ref()
+            .is_some_and(|p| matches!(p.scheme(), "https" | "http") && p.host_str().is_some())
+        {
+            let shown = session.auth_url.split('?').next().unwrap_or_default();
+            return Err(Error::mcp(format!(
+                "MCP server at {url}: its authorization server's sign-in page is not a web page ({}): not opened",
+                crate::display::escape(shown)
+            )));
+        }
+        let state = page
             .and_then(|u| {
                 u.query_pairs()
                     .find(|(k, _)| k == "state")
