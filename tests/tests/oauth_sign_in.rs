@@ -527,3 +527,56 @@ async fn only_a_web_page_is_opened_for_a_sign_in() {
         assert!(text.contains("not a web page"), "{text}");
     }
 }
+
+/// The app keeps sign-ins in the OS keyring, reached over the D-Bus session bus: a sandboxed
+/// kernel cannot open a connection to it (srt refuses Unix sockets), while an unsandboxed one
+/// — the same user, as the person chose — can, which shows the probe would see a way through.
+/// Needs a session bus: scripts/test.sh runs it on a private one (`IPYBOX_TEST_KEYRING`).
+#[test]
+fn a_sandboxed_kernel_cannot_reach_the_keyring() {
+    let Some(address) = std::env::var("DBUS_SESSION_BUS_ADDRESS")
+        .ok()
+        .filter(|_| std::env::var_os("IPYBOX_TEST_KEYRING").is_some())
+    else {
+        println!("no private session bus (IPYBOX_TEST_KEYRING): nothing to reach");
+        return;
+    };
+    let code = format!(
+        r#"import socket
+addr = {address:?}
+path = addr.split("path=", 1)[1].split(",")[0] if "path=" in addr else None
+name = path if path else "\0" + addr.split("abstract=", 1)[1].split(",")[0]
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(name)
+    print("CONNECTED")
+except OSError as e:
+    print("BLOCKED", type(e).__name__)
+"#
+    );
+    let ws = workspace();
+    let run = |sandbox: bool| {
+        let mut cmd = Command::new(ipybox_bin());
+        cmd.arg("exec");
+        if sandbox {
+            cmd.arg("--sandbox");
+        }
+        let out = cmd.arg(&code).current_dir(ws.path()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(
+        run(false),
+        "CONNECTED",
+        "the probe reaches the bus unsandboxed"
+    );
+    let sandboxed = run(true);
+    assert!(
+        sandboxed.starts_with("BLOCKED"),
+        "a sandboxed kernel cannot reach the keyring's bus: {sandboxed}"
+    );
+}
