@@ -177,6 +177,19 @@ test('sign in from the add-server form, call from a cell, again after a restart,
     await app.click(`${card} .server-sign-out`);
     await app.until('signed out', () => app.text(`${card} .server-sign-in[data-sign-in="needed"]`), 20000);
     assert.equal((await stats(fixture.base)).revocations, 1, 'the sign-out revoked the tokens at the server');
+
+    step('a sign-in the person gives up on: Cancel');
+    browser.slow(8);
+    await app.click(`${card} .server-sign-in-button`);
+    await app.until('the card to wait for the browser', () => app.text(`${card} .server-sign-in[data-sign-in="waiting"]`), 10000);
+    await app.click(`${card} .server-sign-in-cancel`);
+    const cancelled = await app.until('the sign-in cancelled', () => app.text(`${card} .server-sign-in-error`), 10000);
+    assert.equal(cancelled, 'Sign-in cancelled.');
+    assert.equal(await app.text(`${card} .server-sign-in-button`), 'Sign in', 'it can be started again');
+    const grants = (await stats(fixture.base)).code_grants;
+    await new Promise((r) => setTimeout(r, 9000));
+    assert.equal((await stats(fixture.base)).code_grants, grants, 'the browser coming back late finds no listener: no sign-in');
+    assert.equal(await app.text(`${card} .server-sign-in[data-sign-in="needed"] .server-sign-in-button`), 'Sign in');
   } finally {
     fixture.child.kill();
     // A test that failed half-way leaves no tokens behind in the data directory.
