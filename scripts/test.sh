@@ -49,16 +49,23 @@ if [ "$(id -u)" = 0 ]; then
 fi
 echo "== desktop: the window's unit tests"
 cargo test -p ipybox --lib desktop
-echo "== desktop: a remote server's token in a real keyring (GNOME Keyring's Secret Service on a private session bus)"
+echo "== desktop: a remote server's token and MCP servers' sign-ins in a real keyring (GNOME Keyring's Secret Service on a private session bus)"
 keyrings="$(mktemp -d)"  # a new keyring, unlocked by the password given here, gone afterwards
-XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c 'printf ipybox-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
-  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox --lib desktop::remote' 2> >(grep -v "Failed to set fd limit" >&2)
+# (ipybox's own data directory stays where it is: the kernels' Python is there)
+IPYBOX_HOME="${IPYBOX_HOME:-$HOME/.local/share/ipybox}" XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c 'printf ipybox-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
+  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox --lib -- desktop::remote desktop::secrets \
+  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox-tests --no-default-features --test oauth_sign_in -- keyring' 2> >(grep -v "Failed to set fd limit" >&2)
 rm -rf "$keyrings"
 echo "== ui: the built UI in headless Chromium"
 ( cd ui && npm run test:browser )
 echo "== desktop: build the app, then end-to-end tests of the real window under Xvfb"
 cargo build -p ipybox
 bash tests/e2e/run.sh
+echo "== desktop: an MCP server's sign-in kept in a real keyring by the app (GNOME Keyring on a private session bus)"
+keyrings="$(mktemp -d)"
+IPYBOX_HOME="${IPYBOX_HOME:-$HOME/.local/share/ipybox}" XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c 'printf ipybox-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
+  && IPYBOX_TEST_KEYRING=1 bash tests/e2e/run.sh tests/e2e/signin.test.mjs' 2> >(grep -v "Failed to set fd limit" >&2)
+rm -rf "$keyrings"
 echo "== MCP conformance suite against ipybox mcp --http"
 bash tests/conformance/run.sh target/debug/ipybox
 echo "== MCP conformance suite's client mode against ipybox's own MCP client"

@@ -21,6 +21,7 @@ mod policy;
 mod policy_commands;
 mod remote;
 mod remote_commands;
+mod secrets;
 mod servers;
 mod session;
 mod settings;
@@ -115,6 +116,8 @@ pub fn run(
     runtime: tokio::runtime::Handle,
 ) -> Result<(), tauri::Error> {
     tauri::async_runtime::set(runtime);
+    // The app keeps MCP servers' sign-ins in the OS keyring (a private file without one).
+    crate::mcp::oauth::keep_tokens_with(secrets::KeyringTokenStore::make);
     let title = target.title();
     let Arrivals {
         owner,
@@ -126,6 +129,7 @@ pub fn run(
         .plugin(tauri_plugin_dialog::init())
         .manage(Desktop::new(launch, owner, sender))
         .manage(policy::PolicyWatch::default())
+        .manage(servers::SignIns::default())
         .invoke_handler(tauri::generate_handler![
             commands::app_state,
             commands::execute,
@@ -176,6 +180,9 @@ pub fn run(
             servers::regenerate_mcp_server,
             servers::unregister_mcp_server,
             servers::mcp_placeholders,
+            servers::sign_in_mcp_server,
+            servers::cancel_mcp_sign_in,
+            servers::sign_out_mcp_server,
             policy_commands::sandbox_state,
             policy_commands::read_policy,
             policy_commands::check_policy,

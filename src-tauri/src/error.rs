@@ -216,6 +216,10 @@ pub enum ErrorCode {
     SandboxUnavailable,
     /// See [`Error::Io`].
     IoError,
+    /// An [`Error::Mcp`] whose cause is an HTTP MCP server asking the person to sign in
+    /// (again): the desktop's panel offers the sign-in. The engine's own reports say
+    /// `McpError`; the window's boundary tells this one apart.
+    SignInRequired,
 }
 
 impl Error {

@@ -218,6 +218,14 @@ pub enum SessionEvent {
         #[cfg_attr(test, ts(optional))]
         exit: Option<ProcessExit>,
     },
+    /// An HTTP MCP server refused a call because it asks the person to sign in: `again` when
+    /// a kept sign-in expired or was revoked. Its card offers the sign-in.
+    McpSignInNeeded {
+        /// The registered server's name.
+        server: String,
+        /// A sign-in was kept and no longer works.
+        again: bool,
+    },
     /// A running tool call's server reported how far it has got
     /// ([MCP progress](https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress)).
     ToolProgress {

@@ -123,8 +123,8 @@ pub mod mcp_client {
 pub mod oauth {
     pub use crate::mcp::oauth::{
         Authorizations, Browser, FileTokenStore, LOG_DIRECTIVE, SIGN_IN_TIMEOUT, Saved,
-        SignInNeeded, SignInOptions, Status, SystemBrowser, TokenStore, sign_in_needed,
-        step_up_scopes,
+        SignInNeeded, SignInOptions, Status, StoreMaker, SystemBrowser, TokenStore,
+        keep_tokens_with, sign_in_needed, step_up_scopes,
     };
 }
 

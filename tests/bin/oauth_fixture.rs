@@ -10,7 +10,8 @@
 //! carries a token its authorization server issued. The authorization server publishes RFC
 //! 8414 metadata, registers clients dynamically (RFC 7591, public clients), and grants an
 //! authorization code with PKCE S256 to anyone who opens the authorization URL (the person
-//! consenting), then tokens and refreshes. `POST /admin/expire` makes every access token
+//! consenting), then tokens (naming the person, `username`) and refreshes, and revokes
+//! tokens at `POST /revoke` (RFC 7009, in its metadata). `POST /admin/expire` makes every access token
 //! expire (refresh tokens stay good), `POST /admin/revoke` revokes every token, and
 //! `GET /admin/stats` counts what happened. With `--open` the MCP server takes requests
 //! without a token (the same server otherwise, for measuring what a sign-in costs a call).
@@ -43,6 +44,8 @@ use sha2::{Digest, Sha256};
 
 const USAGE: &str = "usage: ipybox-oauth-fixture [--expires-in SECS] [--open] HOST:PORT";
 const SCOPE: &str = "mcp:tools";
+/// Who signs in: every token response names this person.
+const USER: &str = "ada@example.org";
 
 #[derive(Debug, Clone)]
 struct Greeter {
@@ -82,6 +85,7 @@ struct Stats {
     refused_refreshes: u64,
     mcp_requests: u64,
     refused_requests: u64,
+    revocations: u64,
 }
 
 struct Grant {
@@ -128,6 +132,8 @@ impl Server {
         json!({
             "access_token": access, "token_type": "Bearer", "expires_in": self.expires_in,
             "refresh_token": refresh, "scope": scope,
+            // Who signed in, as token introspection (RFC 7662) names it.
+            "username": USER,
         })
     }
 }
@@ -157,6 +163,7 @@ async fn server_metadata(State(s): State<Server>) -> Json<serde_json::Value> {
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": [SCOPE],
         "authorization_response_iss_parameter_supported": true,
+        "revocation_endpoint": format!("{}/revoke", s.base),
     }))
 }
 
@@ -337,6 +344,19 @@ async fn revoke(State(s): State<Server>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+/// Token revocation (RFC 7009): a refresh token revokes the whole sign-in, an access token
+/// itself; an unknown token is no error.
+async fn revocation(State(s): State<Server>, Form(f): Form<HashMap<String, String>>) -> StatusCode {
+    let token = f.get("token").cloned().unwrap_or_default();
+    let mut tokens = s.tokens();
+    tokens.stats.revocations += 1;
+    if tokens.refresh.remove(&token).is_some() {
+        tokens.access.clear();
+    }
+    tokens.access.remove(&token);
+    StatusCode::OK
+}
+
 async fn stats(State(s): State<Server>) -> Json<Stats> {
     Json(s.tokens().stats.clone())
 }
@@ -362,6 +382,7 @@ fn router(server: Server) -> axum::Router {
         .route("/register", axum::routing::post(register))
         .route("/authorize", axum::routing::get(authorize))
         .route("/token", axum::routing::post(token))
+        .route("/revoke", axum::routing::post(revocation))
         .route("/admin/expire", axum::routing::post(expire))
         .route("/admin/revoke", axum::routing::post(revoke))
         .route("/admin/stats", axum::routing::get(stats))

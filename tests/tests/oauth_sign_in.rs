@@ -368,3 +368,215 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn signing_out_revokes_at_the_server_and_says_who_signed_in() {
+    let fixture = Fixture::start(3600);
+    let url = fixture.url();
+    let _forget = SignOut(url.clone());
+    let auth = Authorizations::for_home().unwrap();
+    let status = auth
+        .sign_in(
+            &url,
+            &SignInOptions::default(),
+            &Consent,
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+    let Status::SignedIn { user, .. } = status else {
+        panic!("signed in: {status:?}")
+    };
+    assert_eq!(
+        user.as_deref(),
+        Some("ada@example.org"),
+        "the token response's username"
+    );
+    let ws = workspace();
+    let params = ipybox::ServerParams::from_json(&serde_json::json!({ "url": url })).unwrap();
+    let conn =
+        ipybox::mcp_client::connect("greet", &params, None, ws.path(), Duration::from_secs(20))
+            .await
+            .unwrap();
+    let serde_json::Value::Object(args) = serde_json::json!({"name": "x"}) else {
+        unreachable!()
+    };
+    conn.call_tool("greet", args.clone()).await.unwrap();
+
+    assert!(
+        auth.sign_out_and_revoke(&url).await.unwrap(),
+        "the fixture offers revocation and took it"
+    );
+    assert_eq!(fixture.stats().await["revocations"], 1);
+    assert_eq!(
+        auth.status(&url).unwrap(),
+        Status::SignedOut,
+        "forgotten here"
+    );
+    let err = conn.call_tool("greet", args).await.unwrap_err();
+    assert!(
+        ipybox::oauth::sign_in_needed(&err).is_some(),
+        "the server no longer takes the revoked token: {err}"
+    );
+    conn.close().await;
+    assert!(
+        !auth.sign_out_and_revoke(&url).await.unwrap(),
+        "nothing kept, nothing to revoke"
+    );
+}
+
+/// A browser that only notes what it was asked to open.
+struct Recorder(std::sync::Mutex<Vec<String>>);
+
+impl Browser for Recorder {
+    fn open(&self, url: &str) {
+        self.0.lock().unwrap().push(url.to_owned());
+    }
+}
+
+/// An MCP server whose authorization server names a local file as its sign-in page: what
+/// `xdg-open` would hand to whatever program opens such a thing.
+async fn server_with_a_hostile_sign_in_page(page: &'static str) -> String {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let b = base.clone();
+    let challenge = move || {
+        let b = b.clone();
+        async move {
+            (
+                StatusCode::UNAUTHORIZED,
+                [(
+                    header::WWW_AUTHENTICATE,
+                    format!(
+                        r#"Bearer resource_metadata="{b}/.well-known/oauth-protected-resource""#
+                    ),
+                )],
+            )
+                .into_response()
+        }
+    };
+    let b = base.clone();
+    let resource = move || {
+        let b = b.clone();
+        async move {
+            axum::Json(serde_json::json!({
+                "resource": format!("{b}/mcp"), "authorization_servers": [b],
+            }))
+        }
+    };
+    let b = base.clone();
+    let metadata = move || {
+        let b = b.clone();
+        async move {
+            axum::Json(serde_json::json!({
+                "issuer": b, "authorization_endpoint": page,
+                "token_endpoint": format!("{b}/token"),
+                "registration_endpoint": format!("{b}/register"),
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+            }))
+        }
+    };
+    let register = |axum::Json(body): axum::Json<serde_json::Value>| async move {
+        (
+            StatusCode::CREATED,
+            axum::Json(serde_json::json!({
+                "client_id": "c", "redirect_uris": body["redirect_uris"].clone(),
+            })),
+        )
+    };
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(challenge))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            axum::routing::get(resource),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(metadata),
+        )
+        .route("/register", axum::routing::post(register));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("{base}/mcp")
+}
+
+#[tokio::test]
+async fn only_a_web_page_is_opened_for_a_sign_in() {
+    for page in ["file:///etc/passwd", "ms-settings:privacy"] {
+        let url = server_with_a_hostile_sign_in_page(page).await;
+        let _forget = SignOut(url.clone());
+        let browser = Recorder(std::sync::Mutex::default());
+        let err = Authorizations::for_home()
+            .unwrap()
+            .sign_in(
+                &url,
+                &SignInOptions::default(),
+                &browser,
+                Duration::from_secs(3),
+            )
+            .await
+            .expect_err("no sign-in through a page that is not on the web");
+        assert_eq!(
+            *browser.0.lock().unwrap(),
+            Vec::<String>::new(),
+            "the browser was never asked to open {page}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("not a web page"), "{text}");
+    }
+}
+
+/// The app keeps sign-ins in the OS keyring, reached over the D-Bus session bus: a sandboxed
+/// kernel cannot open a connection to it (srt refuses Unix sockets), while an unsandboxed one
+/// — the same user, as the person chose — can, which shows the probe would see a way through.
+/// Needs a session bus: scripts/test.sh runs it on a private one (`IPYBOX_TEST_KEYRING`).
+#[test]
+fn a_sandboxed_kernel_cannot_reach_the_keyring() {
+    let Some(address) = std::env::var("DBUS_SESSION_BUS_ADDRESS")
+        .ok()
+        .filter(|_| std::env::var_os("IPYBOX_TEST_KEYRING").is_some())
+    else {
+        println!("no private session bus (IPYBOX_TEST_KEYRING): nothing to reach");
+        return;
+    };
+    let code = format!(
+        r#"import socket
+addr = {address:?}
+path = addr.split("path=", 1)[1].split(",")[0] if "path=" in addr else None
+name = path if path else "\0" + addr.split("abstract=", 1)[1].split(",")[0]
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(name)
+    print("CONNECTED")
+except OSError as e:
+    print("BLOCKED", type(e).__name__)
+"#
+    );
+    let ws = workspace();
+    let run = |sandbox: bool| {
+        let mut cmd = Command::new(ipybox_bin());
+        cmd.arg("exec");
+        if sandbox {
+            cmd.arg("--sandbox");
+        }
+        let out = cmd.arg(&code).current_dir(ws.path()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(
+        run(false),
+        "CONNECTED",
+        "the probe reaches the bus unsandboxed"
+    );
+    let sandboxed = run(true);
+    assert!(
+        sandboxed.starts_with("BLOCKED"),
+        "a sandboxed kernel cannot reach the keyring's bus: {sandboxed}"
+    );
+}

@@ -51,6 +51,7 @@ export type {
   SavedTool,
   ServerList,
   ServerProfile,
+  SignInState,
   StartState,
   ToolDefinition,
   ToolHints,
@@ -157,6 +158,7 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'mcp_server_started',
   'mcp_server_exited',
   'mcp_server_log',
+  'mcp_sign_in_needed',
   'sandbox_blocked',
 ]);
 
@@ -174,6 +176,7 @@ const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'InvalidConfig',
   'SandboxUnavailable',
   'IoError',
+  'SignInRequired',
 ]);
 
 function isErrorCode(value: unknown): value is ErrorCode {
@@ -211,6 +214,8 @@ export function isSessionEvent(value: unknown): value is SessionEvent {
       );
     case 'mcp_server_log':
       return typeof v.server === 'string' && typeof v.level === 'string' && typeof v.message === 'string';
+    case 'mcp_sign_in_needed':
+      return typeof v.server === 'string' && typeof v.again === 'boolean';
     default:
       return true;
   }
@@ -264,6 +269,8 @@ export function describeError(err: BackendError): string {
         return 'The sandbox is not available on this machine.';
       case 'IoError':
         return 'A file or system operation failed.';
+      case 'SignInRequired':
+        return 'The MCP server asks you to sign in.';
       default:
         return assertNever(err.code, 'error code');
     }
@@ -517,6 +524,22 @@ export function regenerateMcpServer(name: string): Promise<Registration> {
 /** Resolves false when it was not registered. */
 export function unregisterMcpServer(name: string): Promise<boolean> {
   return call<boolean>('unregister_mcp_server', { name });
+}
+
+/** Sign in to `name` (the form's `params`, or null: the registered server's) in the system
+ *  browser, then register it; rejects with Cancelled after cancelMcpSignIn. */
+export function signInMcpServer(name: string, params: ServerParamsJson | null): Promise<Registration> {
+  return call<Registration>('sign_in_mcp_server', { name, params });
+}
+
+/** Stop waiting for `name`'s sign-in; false when none was waiting. */
+export function cancelMcpSignIn(name: string): Promise<boolean> {
+  return call<boolean>('cancel_mcp_sign_in', { name });
+}
+
+/** Forget `name`'s sign-in (revoked at the server where it can be); true when revoked. */
+export function signOutMcpServer(name: string): Promise<boolean> {
+  return call<boolean>('sign_out_mcp_server', { name });
 }
 
 export function mcpPlaceholders(names: string[]): Promise<Placeholder[]> {

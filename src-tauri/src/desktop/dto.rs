@@ -19,7 +19,11 @@ pub struct DesktopError {
 
 impl From<Error> for DesktopError {
     fn from(e: Error) -> Self {
-        let ErrorReport { code, message } = ErrorReport::from(&e);
+        let ErrorReport { mut code, message } = ErrorReport::from(&e);
+        // A server that asks for a sign-in: the panel offers one instead of an error alone.
+        if crate::mcp::oauth::sign_in_needed(&e).is_some() {
+            code = ErrorCode::SignInRequired;
+        }
         DesktopError { code, message }
     }
 }
@@ -262,6 +266,49 @@ pub struct ServerList {
     pub servers: Vec<crate::executor::RegisteredServer>,
     /// The profiles a server can be sandboxed with.
     pub profiles: Vec<ServerProfile>,
+    /// The sign-in kept for each HTTP server that signs in with OAuth (by name); servers
+    /// that take a token in their headers, and stdio servers, have none.
+    pub sign_ins: std::collections::BTreeMap<String, SignInState>,
+}
+
+/// A server's sign-in as its card shows it. Never a token.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct SignInState {
+    /// A sign-in is kept.
+    pub signed_in: bool,
+    /// Who signed in, where the authorization server says (untrusted text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub user: Option<String>,
+    /// When the access token expires, in milliseconds since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub expires_at: Option<u64>,
+    /// It is renewed before then (a refresh token is kept).
+    pub refreshable: bool,
+}
+
+impl From<crate::mcp::oauth::Status> for SignInState {
+    fn from(status: crate::mcp::oauth::Status) -> Self {
+        match status {
+            crate::mcp::oauth::Status::SignedOut => SignInState::default(),
+            crate::mcp::oauth::Status::SignedIn {
+                expires,
+                refreshable,
+                user,
+                ..
+            } => SignInState {
+                signed_in: true,
+                user,
+                expires_at: expires
+                    .and_then(|e| e.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_millis() as u64),
+                refreshable,
+            },
+        }
+    }
 }
 
 /// The policy a sandboxed kernel runs under.
@@ -334,4 +381,30 @@ pub struct RemoteRequest {
     pub token: Option<String>,
     /// Headers as `Name: value`; `None` keeps the ones kept for the same URL.
     pub headers: Option<Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_tells_a_sign_in_apart_from_other_mcp_errors() {
+        let needed = crate::mcp::oauth::SignInNeeded {
+            server: "docs".into(),
+            url: "https://docs.example/mcp".into(),
+            challenge: None,
+            again: true,
+            scope: None,
+        };
+        let sign_in =
+            DesktopError::from(Error::mcp("MCP server \"docs\": cannot call it").because(needed));
+        assert_eq!(sign_in.code, ErrorCode::SignInRequired);
+        assert!(
+            sign_in.message.contains("Sign in again"),
+            "{}",
+            sign_in.message
+        );
+        let other: DesktopError = Error::mcp("the server exited").into();
+        assert_eq!(other.code, ErrorCode::McpError);
+    }
 }

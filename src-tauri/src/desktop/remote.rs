@@ -2,16 +2,16 @@
 //! not), or on a Jupyter Server / Enterprise Gateway someone else runs. The choice is the
 //! app's, kept beside the sandbox choice in ipybox's data directory (never in the
 //! workspace, which kernel code can write). The server's token and headers are secrets:
-//! they go to the OS keyring (Secret Service on Linux, the Keychain on macOS, the
-//! Credential Manager on Windows), or, where no keyring answers, to a file in the same
-//! private directory readable by this user only. `--gateway-url` on the command line wins
-//! for that run.
+//! they go to the OS keyring, or, where no keyring answers, to a file in the same private
+//! directory readable by this user only (`secrets.rs`). `--gateway-url` on the command
+//! line wins for that run.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::dto::{RemoteChoice, RemoteRequest, SecretPlace};
+use super::secrets;
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
 use crate::executor::RemoteGateway;
@@ -26,15 +26,11 @@ struct Secret {
 
 const CHOICE_FILE: &str = "remote.json";
 const SECRET_FILE: &str = "gateway-secret.json";
-const KEYRING_SERVICE: &str = "ipybox";
 
-/// The workspace's entry in the keyring: named by its whole state directory, so the same
+/// The workspace's account in the keyring: named by its whole state directory, so the same
 /// workspace under two ipybox data directories keeps two secrets.
-fn keyring_entry(state: &WorkspaceState) -> std::result::Result<keyring::Entry, keyring::Error> {
-    keyring::Entry::new(
-        KEYRING_SERVICE,
-        &format!("gateway-token:{}", state.dir().display()),
-    )
+fn keyring_account(state: &WorkspaceState) -> String {
+    format!("gateway-token:{}", state.dir().display())
 }
 
 impl RemoteChoice {
@@ -112,7 +108,7 @@ pub fn save(
         if let Some(old) = old {
             forget_secret(state, old.secret);
         }
-        remove(&RemoteChoice::path(state.dir()))?;
+        secrets::remove_file(&RemoteChoice::path(state.dir()))?;
         return Ok(None);
     };
     let secret = Secret {
@@ -148,27 +144,18 @@ pub fn save(
 fn keep_secret(state: &WorkspaceState, secret: &Secret) -> Result<SecretPlace> {
     let text = serde_json::to_string(secret)
         .map_err(|e| Error::config("the server's token").because(e))?;
-    match keyring_entry(state).and_then(|entry| entry.set_password(&text)) {
-        Ok(()) => {
-            // Kept in the keyring: no copy stays behind in a file.
-            remove(&state.dir().join(SECRET_FILE))?;
-            Ok(SecretPlace::Keyring)
-        }
-        Err(e) => {
-            tracing::info!(
-                "no keyring to keep the server's token in ({e}); keeping it in a private file"
-            );
-            crate::fsutil::write_private(&state.dir().join(SECRET_FILE), text.as_bytes())?;
-            Ok(SecretPlace::File)
-        }
+    let file = state.dir().join(SECRET_FILE);
+    match secrets::keep(&keyring_account(state), &file, &text, "the server's token")? {
+        secrets::Kept::Keyring => Ok(SecretPlace::Keyring),
+        secrets::Kept::File => Ok(SecretPlace::File),
     }
 }
 
 fn read_secret(state: &WorkspaceState, place: SecretPlace) -> Result<Secret> {
     let text = match place {
         SecretPlace::None => return Ok(Secret::default()),
-        SecretPlace::Keyring => keyring_entry(state)
-            .and_then(|entry| entry.get_password())
+        SecretPlace::Keyring => secrets::read(&keyring_account(state))
+            .and_then(|text| text.ok_or(keyring::Error::NoEntry))
             .map_err(|e| {
                 Error::config(format!(
                     "the server's token could not be read from the keyring ({e}); unlock the keyring, or enter the token again in Settings"
@@ -194,23 +181,15 @@ fn forget_secret(state: &WorkspaceState, place: SecretPlace) {
     match place {
         SecretPlace::None => {}
         SecretPlace::Keyring => {
-            if let Err(e) = keyring_entry(state).and_then(|entry| entry.delete_credential()) {
+            if let Err(e) = secrets::forget(&keyring_account(state)) {
                 tracing::warn!("the old token stays in the keyring: {e}");
             }
         }
         SecretPlace::File => {
-            if let Err(e) = remove(&state.dir().join(SECRET_FILE)) {
+            if let Err(e) = secrets::remove_file(&state.dir().join(SECRET_FILE)) {
                 tracing::warn!("{e}");
             }
         }
-    }
-}
-
-fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(format!("removing {}", path.display()), e)),
     }
 }
 

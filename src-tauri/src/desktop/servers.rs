@@ -1,21 +1,51 @@
 //! The MCP server panel's commands: each a few lines over the engine's registry. Server
 //! parameters arrive as JSON and are checked by the engine, so a form's mistake comes back
-//! as `InvalidConfig` in words rather than as a Tauri argument error.
+//! as `InvalidConfig` in words rather than as a Tauri argument error. A server that asks
+//! for an OAuth sign-in comes back as `SignInRequired`; signing in opens the system
+//! browser, waits for the loopback redirect (or the person's Cancel), then registers.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 use tauri::State;
 
-use super::dto::{DesktopError, ServerList, ServerProfile};
+use super::dto::{DesktopError, ServerList, ServerProfile, SignInState};
 use super::session::Desktop;
+use crate::error::Error;
 use crate::executor::{Placeholder, Registration};
 use crate::mcp::ServerParams;
+use crate::mcp::oauth::{self, Authorizations, SignInOptions, SystemBrowser};
 use crate::registry::ToolSummary;
 
 type Reply<T> = Result<T, DesktopError>;
 
+/// The sign-ins waiting for the browser, by server name: Cancel aborts one.
+#[derive(Debug, Default)]
+pub struct SignIns(Mutex<HashMap<String, tokio::task::AbortHandle>>);
+
 #[tauri::command]
 pub fn mcp_servers(state: State<'_, Desktop>) -> Reply<ServerList> {
+    let servers = state.executor()?.servers()?;
+    let workspace = state.workspace()?;
+    let auth = Authorizations::for_home()?;
+    // A server with its own `Authorization` header, or no URL, does not sign in.
+    let sign_ins: BTreeMap<String, SignInState> = servers
+        .iter()
+        .filter(|s| s.params.url.is_some())
+        .filter(|s| {
+            !s.params
+                .headers
+                .keys()
+                .any(|h| h.eq_ignore_ascii_case("authorization"))
+        })
+        .filter_map(|s| {
+            let url = crate::registry::registered_url(&workspace, &s.name).ok()?;
+            Some((s.name.clone(), auth.status(&url).ok()?.into()))
+        })
+        .collect();
     Ok(ServerList {
-        servers: state.executor()?.servers()?,
+        sign_ins,
+        servers,
         profiles: crate::sandbox::profile::shipped_profiles()
             .into_iter()
             .filter(|p| p.name.starts_with("mcp-"))
@@ -63,6 +93,102 @@ pub async fn unregister_mcp_server(state: State<'_, Desktop>, name: String) -> R
     Ok(state.executor()?.unregister_mcp_server(&name).await?)
 }
 
+/// Sign in to `name` — the server `params` describes (the add-server form's), else the one
+/// registered — and register it: the system browser opens on the authorization server's
+/// page and this waits for its redirect to a loopback listener (at most
+/// [`oauth::SIGN_IN_TIMEOUT`], or until [`cancel_mcp_sign_in`]). A server that answers
+/// without a sign-in is registered at once.
+#[tauri::command]
+pub async fn sign_in_mcp_server(
+    state: State<'_, Desktop>,
+    sign_ins: State<'_, SignIns>,
+    name: String,
+    params: Option<serde_json::Value>,
+) -> Reply<Registration> {
+    let executor = state.executor()?;
+    let params = match params {
+        Some(p) => ServerParams::from_json(&p)?,
+        None => executor
+            .servers()?
+            .into_iter()
+            .find(|s| s.name == name)
+            .map(|s| s.params)
+            .ok_or_else(|| Error::config(format!("no MCP server \"{name}\" is registered here")))?,
+    };
+    if let Err(e) = executor.preview_mcp_server(&params).await {
+        let Some(needed) = oauth::sign_in_needed(&e) else {
+            return Err(e.into());
+        };
+        sign_in(&sign_ins, &name, needed).await?;
+    }
+    // A session that held the old sign-in connects again with the new one.
+    executor.reconnect_mcp_server(&name).await;
+    Ok(executor.update_mcp_server(&name, Some(&params)).await?)
+}
+
+/// Sign in as `needed` asks, through the system browser; the task is `name`'s until it
+/// ends, so Cancel can abort it (the loopback listener closes with it).
+async fn sign_in(
+    sign_ins: &SignIns,
+    name: &str,
+    needed: &oauth::SignInNeeded,
+) -> Result<(), DesktopError> {
+    let auth = Authorizations::for_home()?;
+    let url = needed.url.clone();
+    let scopes = match (&needed.scope, &needed.challenge) {
+        (Some(_), Some(challenge)) => {
+            oauth::step_up_scopes(&auth.granted_scopes(&url), challenge, &url)
+        }
+        _ => Vec::new(),
+    };
+    let options = SignInOptions {
+        challenge: needed.challenge.clone(),
+        scopes,
+        ..SignInOptions::default()
+    };
+    let task = tokio::spawn(async move {
+        auth.sign_in(&url, &options, &SystemBrowser, oauth::SIGN_IN_TIMEOUT)
+            .await
+    });
+    if let Ok(mut waiting) = sign_ins.0.lock()
+        && let Some(earlier) = waiting.insert(name.to_owned(), task.abort_handle())
+    {
+        earlier.abort();
+    }
+    let ended = task.await;
+    if let Ok(mut waiting) = sign_ins.0.lock() {
+        waiting.remove(name);
+    }
+    match ended {
+        Ok(signed_in) => signed_in.map(|_| ()).map_err(Into::into),
+        Err(_) => Err(Error::Cancelled {
+            reason: "the sign-in was cancelled".into(),
+            output: Box::default(),
+        }
+        .into()),
+    }
+}
+
+/// Stop waiting for `name`'s sign-in in the browser; `false` when none was waiting.
+#[tauri::command]
+pub fn cancel_mcp_sign_in(sign_ins: State<'_, SignIns>, name: String) -> bool {
+    let handle = sign_ins.0.lock().ok().and_then(|mut w| w.remove(&name));
+    handle.map(|h| h.abort()).is_some()
+}
+
+/// Sign out of `name`: its tokens leave the keyring (or file) and memory, its session
+/// closes, and the authorization server revokes them where it offers that. `true` when it
+/// did.
+#[tauri::command]
+pub async fn sign_out_mcp_server(state: State<'_, Desktop>, name: String) -> Reply<bool> {
+    let url = crate::registry::registered_url(&state.workspace()?, &name)?;
+    let revoked = Authorizations::for_home()?
+        .sign_out_and_revoke(&url)
+        .await?;
+    state.executor()?.reconnect_mcp_server(&name).await;
+    Ok(revoked)
+}
+
 /// Where each `${NAME}` of a form would get its value (never the value).
 #[tauri::command]
 pub fn mcp_placeholders(state: State<'_, Desktop>, names: Vec<String>) -> Reply<Vec<Placeholder>> {
@@ -97,6 +223,15 @@ mod tests {
                 name: "mcp-server",
                 purpose: "p",
             }],
+            sign_ins: BTreeMap::from([(
+                "fx".to_owned(),
+                SignInState {
+                    signed_in: true,
+                    user: Some("ada@example.org".into()),
+                    expires_at: Some(1_800_000_000_000),
+                    refreshable: true,
+                },
+            )]),
         };
         assert_eq!(
             serde_json::to_value(list).expect("json"),
@@ -107,7 +242,8 @@ mod tests {
                     "policy": "ipybox:mcp-server",
                     "tools": [{"tool": "echo-it", "module": "echo_it", "interface": "class Params(BaseModel):\n    ..."}]
                 }],
-                "profiles": [{"name": "mcp-server", "purpose": "p"}]
+                "profiles": [{"name": "mcp-server", "purpose": "p"}],
+                "signIns": {"fx": {"signedIn": true, "user": "ada@example.org", "expiresAt": 1_800_000_000_000u64, "refreshable": true}}
             })
         );
         let changes = crate::registry::ToolChanges::between(

@@ -239,6 +239,14 @@ impl CodeExecutor {
             .collect())
     }
 
+    /// Close the running session of server `name`, if any: its next call connects afresh
+    /// (after a sign-in or a sign-out, with the sign-in kept now).
+    pub async fn reconnect_mcp_server(&self, name: &str) {
+        if let Some(state) = self.snapshot().tools {
+            state.restart(name).await;
+        }
+    }
+
     /// Unregister a server: forget it for this workspace, remove `mcptools/<name>/`, and stop
     /// its running session. `false` when it was not registered.
     pub async fn unregister_mcp_server(&self, name: &str) -> Result<bool> {

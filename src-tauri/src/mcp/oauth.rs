@@ -112,6 +112,9 @@ pub enum Status {
         expires: Option<SystemTime>,
         /// A refresh token is kept.
         refreshable: bool,
+        /// Who signed in, where the authorization server says so in its token response
+        /// (`username`, as token introspection names it, else `email`); untrusted text.
+        user: Option<String>,
     },
 }
 
@@ -140,15 +143,15 @@ impl std::fmt::Display for SignInNeeded {
                 "it needs a wider sign-in (scope \"{scope}\"). Sign in again with `ipybox sign-in {server} --scope \"{scope}\"` or the app's MCP servers panel",
                 scope = crate::display::escape(scope),
             ),
-            (None, again) => write!(
+            // A sign-in that stopped working needs the same again; only a server never
+            // signed in to might take a token of the person's own instead.
+            (None, true) => write!(
                 f,
-                "{}. Sign in{} with `ipybox sign-in {server}` or the app's MCP servers panel (or give a token in the parameters' \"headers\", e.g. {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}, if the server accepts one)",
-                if again {
-                    "its sign-in has expired or was revoked (HTTP 401)"
-                } else {
-                    "it asks for a sign-in (HTTP 401)"
-                },
-                if again { " again" } else { "" },
+                "its sign-in has expired or was revoked (HTTP 401). Sign in again with `ipybox sign-in {server}` or the app's MCP servers panel",
+            ),
+            (None, false) => write!(
+                f,
+                "it asks for a sign-in (HTTP 401). Sign in with `ipybox sign-in {server}` or the app's MCP servers panel (or give a token in the parameters' \"headers\", e.g. {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}, if the server accepts one)",
             ),
         }
     }
@@ -166,6 +169,18 @@ pub fn sign_in_needed(error: &Error) -> Option<&SignInNeeded> {
         cause = c.source();
     }
     None
+}
+
+/// Makes the token store of a data directory.
+pub type StoreMaker = fn(&Path) -> Arc<dyn TokenStore>;
+
+static STORE: OnceLock<StoreMaker> = OnceLock::new();
+
+/// Keep this process's sign-ins in the stores `make` gives for a data directory (the
+/// desktop's: the OS keyring, a private file where none answers), instead of files. Called
+/// once, before the first sign-in is used; `false` when another store was chosen already.
+pub fn keep_tokens_with(make: StoreMaker) -> bool {
+    STORE.set(make).is_ok()
 }
 
 /// A signed-in server: rmcp's authorization manager (shared by every connection to the
@@ -205,14 +220,19 @@ impl Authorizations {
         Ok(Self::in_home(&crate::home::ipybox_home()?))
     }
 
-    /// The sign-ins kept in data directory `home`, one per process.
+    /// The sign-ins kept in data directory `home`, one per process, in the store
+    /// [`keep_tokens_with`] chose (by default a [`FileTokenStore`]).
     pub fn in_home(home: &Path) -> Arc<Authorizations> {
         static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Authorizations>>>> = OnceLock::new();
         let all = ALL.get_or_init(Mutex::default);
         let mut all = all.lock().unwrap_or_else(|p| p.into_inner());
         all.entry(home.to_path_buf())
             .or_insert_with(|| {
-                Arc::new(Authorizations::new(Arc::new(FileTokenStore::in_home(home))))
+                let store = match STORE.get() {
+                    Some(make) => make(home),
+                    None => Arc::new(FileTokenStore::in_home(home)),
+                };
+                Arc::new(Authorizations::new(store))
             })
             .clone()
     }
@@ -323,8 +343,20 @@ impl Authorizations {
         let session = AuthorizationSession::new(manager, request)
             .await
             .map_err(|(_, e)| auth_error(url, "cannot start the sign-in", e))?;
-        let state = url::Url::parse(&session.auth_url)
-            .ok()
+        let page = url::Url::parse(&session.auth_url).ok();
+        // The page comes from the server's metadata, and a browser opener hands a `file:`
+        // or a custom scheme to whatever program handles it: only a web page is opened.
+        if !page
+            .as_ref()
+            .is_some_and(|p| matches!(p.scheme(), "https" | "http") && p.host_str().is_some())
+        {
+            let shown = session.auth_url.split('?').next().unwrap_or_default();
+            return Err(Error::mcp(format!(
+                "MCP server at {url}: its authorization server's sign-in page is not a web page ({}): not opened",
+                crate::display::escape(shown)
+            )));
+        }
+        let state = page
             .and_then(|u| {
                 u.query_pairs()
                     .find(|(k, _)| k == "state")
@@ -358,6 +390,26 @@ impl Authorizations {
             l.remove(url);
         }
         self.store.remove(url)
+    }
+
+    /// [`sign_out`](Self::sign_out), and revoke the tokens at the authorization server
+    /// where it offers revocation (RFC 7009, `revocation_endpoint` in its metadata): the
+    /// refresh token (which ends the whole grant), else the access token. The tokens are
+    /// forgotten here first, whatever the server answers. `true` when the server took the
+    /// revocation; `false` when it offers none, or did not answer within a few seconds.
+    pub async fn sign_out_and_revoke(&self, url: &str) -> Result<bool> {
+        let saved = self.store.load(url).ok().flatten();
+        let credentials = self
+            .live(url)
+            .and_then(|l| l.credentials.current())
+            .or_else(|| saved.as_ref().map(|s| s.credentials.clone()));
+        let secret = saved.and_then(|s| s.client_secret);
+        self.sign_out(url)?;
+        let Some(credentials) = credentials else {
+            return Ok(false);
+        };
+        let revoked = tokio::time::timeout(REVOKE_TIMEOUT, revoke(url, &credentials, secret));
+        Ok(matches!(revoked.await, Ok(Ok(true))))
     }
 
     /// Whether ipybox is signed in to `url`, as kept (no network).
@@ -413,7 +465,77 @@ fn status_of(credentials: Option<StoredCredentials>) -> Status {
         scopes: c.granted_scopes.clone(),
         expires,
         refreshable: fields.get("refresh_token").is_some_and(|v| !v.is_null()),
+        user: ["username", "email"]
+            .iter()
+            .find_map(|k| fields.get(*k).and_then(|v| v.as_str()))
+            .filter(|u| !u.is_empty())
+            .map(str::to_owned),
     }
+}
+
+/// How long a sign-out waits for the authorization server to take the revocation.
+const REVOKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Revoke `credentials`' token at `url`'s authorization server, if it offers revocation.
+async fn revoke(
+    url: &str,
+    credentials: &StoredCredentials,
+    client_secret: Option<String>,
+) -> Result<bool> {
+    let Some(token) = &credentials.token_response else {
+        return Ok(false);
+    };
+    let fields = serde_json::to_value(token).unwrap_or_default();
+    let (token, hint) = match fields.get("refresh_token").and_then(|v| v.as_str()) {
+        Some(refresh) => (refresh.to_owned(), "refresh_token"),
+        None => match fields.get("access_token").and_then(|v| v.as_str()) {
+            Some(access) => (access.to_owned(), "access_token"),
+            None => return Ok(false),
+        },
+    };
+    let challenge = probe(url).await.unwrap_or(None);
+    let manager = manager(url).await?;
+    let Ok(resolution) = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+    else {
+        return Ok(false);
+    };
+    let Some(endpoint) = resolution
+        .metadata
+        .additional_fields
+        .get("revocation_endpoint")
+        .and_then(|v| v.as_str())
+        .filter(|e| e.starts_with("https://") || e.starts_with("http://"))
+    else {
+        return Ok(false);
+    };
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(REVOKE_TIMEOUT)
+        .build()
+        .map_err(|e| Error::mcp(format!("cannot make an HTTP client: {e}")))?;
+    let mut form = vec![
+        ("token", token),
+        ("token_type_hint", hint.to_owned()),
+        ("client_id", credentials.client_id.clone()),
+    ];
+    if let Some(secret) = client_secret {
+        form.push(("client_secret", secret));
+    }
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&form)
+        .finish();
+    let answer = client
+        .post(endpoint)
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .body(body)
+        .send()
+        .await;
+    Ok(answer.is_ok_and(|a| a.status().is_success()))
 }
 
 /// rmcp's authorization manager for `url`. Metadata on a loopback or private address is

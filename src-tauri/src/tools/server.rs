@@ -318,6 +318,17 @@ impl ToolServer {
         }
     }
 
+    /// Tell the session's listeners (the servers panel) that `server` asks for a sign-in,
+    /// if `error` says so.
+    fn tell_sign_in_needed(&self, server: &str, error: &crate::error::Error) {
+        if let Some(needed) = crate::mcp::oauth::sign_in_needed(error) {
+            self.approvals.events().send(SessionEvent::McpSignInNeeded {
+                server: server.to_owned(),
+                again: needed.again,
+            });
+        }
+    }
+
     /// Call an approved tool: the answer for the kernel, and the outcome for listeners.
     async fn call(
         &self,
@@ -334,7 +345,10 @@ impl ToolServer {
         };
         let conn = match self.sessions.get(&req.server, params).await {
             Ok(c) => c,
-            Err(e) => return failed(RefusalKind::McpError, e.to_string()),
+            Err(e) => {
+                self.tell_sign_in_needed(&req.server, &e);
+                return failed(RefusalKind::McpError, e.to_string());
+            }
         };
         let Value::Object(arguments) = args else {
             unreachable!("built as an object above")
@@ -384,6 +398,13 @@ impl ToolServer {
                     CallOutcome::Ok
                 };
                 (body, outcome)
+            }
+            Err(e) if crate::mcp::oauth::sign_in_needed(&e).is_some() => {
+                // The connection holds the sign-in that no longer works: the next call,
+                // after the person signed in again, connects afresh with the new one.
+                self.sessions.forget_conn(&req.server, &conn).await;
+                self.tell_sign_in_needed(&req.server, &e);
+                failed(RefusalKind::McpError, e.to_string())
             }
             Err(e) => {
                 self.sessions.forget_if_closed(&req.server, &conn).await;

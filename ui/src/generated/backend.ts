@@ -375,7 +375,7 @@ code: ErrorCode,
  */
 message: string, };
 
-export type ErrorCode = "CodeExecutionError" | "Timeout" | "KernelDied" | "Cancelled" | "GatewayError" | "KernelStartFailed" | "PythonEnvError" | "ImageError" | "NotRunning" | "McpError" | "InvalidConfig" | "SandboxUnavailable" | "IoError";
+export type ErrorCode = "CodeExecutionError" | "Timeout" | "KernelDied" | "Cancelled" | "GatewayError" | "KernelStartFailed" | "PythonEnvError" | "ImageError" | "NotRunning" | "McpError" | "InvalidConfig" | "SandboxUnavailable" | "IoError" | "SignInRequired";
 
 export type ExecEvent = { "type": "started", 
 /**
@@ -949,7 +949,12 @@ servers: Array<RegisteredServer>,
 /**
  * The profiles a server can be sandboxed with.
  */
-profiles: Array<ServerProfile>, };
+profiles: Array<ServerProfile>, 
+/**
+ * The sign-in kept for each HTTP server that signs in with OAuth (by name); servers
+ * that take a token in their headers, and stdio servers, have none.
+ */
+signIns: { [key in string]: SignInState }, };
 
 export type ServerParams = { 
 /**
@@ -1132,7 +1137,15 @@ stderr: string,
  * How its process ended, when ipybox started it (stdio) and saw it end; absent
  * for a remote server whose connection closed.
  */
-exit?: ProcessExit, } | { "type": "tool_progress", 
+exit?: ProcessExit, } | { "type": "mcp_sign_in_needed", 
+/**
+ * The registered server's name.
+ */
+server: string, 
+/**
+ * A sign-in was kept and no longer works.
+ */
+again: boolean, } | { "type": "tool_progress", 
 /**
  * The call's request ([`RequestSnapshot::id`]).
  */
@@ -1177,6 +1190,24 @@ message: string, };
 export type SessionNotice = { "type": "startup_failed" } & DesktopError;
 
 export type Severity = "error" | "warning";
+
+export type SignInState = { 
+/**
+ * A sign-in is kept.
+ */
+signedIn: boolean, 
+/**
+ * Who signed in, where the authorization server says (untrusted text).
+ */
+user?: string, 
+/**
+ * When the access token expires, in milliseconds since the epoch.
+ */
+expiresAt?: number, 
+/**
+ * It is renewed before then (a refresh token is kept).
+ */
+refreshable: boolean, };
 
 export type SkippedTool = { 
 /**

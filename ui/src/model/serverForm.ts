@@ -458,6 +458,8 @@ export interface ServerStatus {
   exit?: ProcessExit;
   /** The last log messages it sent (MCP logging), oldest first; raw, escaped when shown. */
   log?: readonly ServerLogLine[];
+  /** A call was refused because it asks for a sign-in (`again`: a kept one no longer works). */
+  signIn?: { again: boolean };
 }
 
 /** One log message of a server. */
@@ -473,6 +475,7 @@ export type StatusEvent =
   | { type: 'mcp_server_started'; server: string }
   | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
   | { type: 'mcp_server_log'; server: string; level: string; message: string }
+  | { type: 'mcp_sign_in_needed'; server: string; again: boolean }
   /** The kernel was replaced or the session stopped: ipybox stopped every server. */
   | { type: 'servers_stopped' };
 
@@ -489,6 +492,9 @@ export class ServerStatuses {
     switch (event.type) {
       case 'mcp_server_started':
         this.map.set(event.server, { state: 'running', stderr: '', ...this.logOf(event.server) });
+        break;
+      case 'mcp_sign_in_needed':
+        this.map.set(event.server, { ...this.get(event.server), signIn: { again: event.again } });
         break;
       case 'mcp_server_log': {
         const now = this.get(event.server);
@@ -508,6 +514,15 @@ export class ServerStatuses {
         this.map.clear();
         break;
     }
+    for (const fn of [...this.listeners]) fn();
+  }
+
+  /** The person signed in (or out) of `server`: what a refused call said no longer holds. */
+  signedIn(server: string): void {
+    const now = this.map.get(server);
+    if (!now?.signIn) return;
+    const { signIn: _done, ...rest } = now;
+    this.map.set(server, rest);
     for (const fn of [...this.listeners]) fn();
   }
 

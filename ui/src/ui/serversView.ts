@@ -33,8 +33,9 @@ import { relativeToWorkspace } from '../model/policy';
 import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { copyText } from './endpointDialog';
+import { type SignInBackend, SignInFlow } from './signInRow';
 
-export interface ServersBackend {
+export interface ServersBackend extends SignInBackend {
   mcpServers(): Promise<ServerList>;
   previewMcpServer(params: ServerParamsJson): Promise<ToolSummary[]>;
   registerMcpServer(name: string, params: ServerParamsJson): Promise<Registration>;
@@ -52,6 +53,9 @@ const defaultBackend: ServersBackend = {
   unregisterMcpServer: (n) => ipc.unregisterMcpServer(n),
   mcpPlaceholders: (names) => ipc.mcpPlaceholders(names),
   pickPath: (d, p) => ipc.pickPath(d, p),
+  signInMcpServer: (n, p) => ipc.signInMcpServer(n, p),
+  cancelMcpSignIn: (n) => ipc.cancelMcpSignIn(n),
+  signOutMcpServer: (n) => ipc.signOutMcpServer(n),
 };
 
 /** The backend's words for `err`, escaped: they may quote a server's stderr. */
@@ -83,7 +87,7 @@ type Field = { input: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement
 
 export class ServersView {
   readonly element: HTMLElement;
-  private list: ServerList = { servers: [], profiles: [] };
+  private list: ServerList = { servers: [], profiles: [], signIns: {} };
   private loaded = false;
   private shown = false;
   private editing: string | null = null;
@@ -121,6 +125,9 @@ export class ServersView {
   private cwd = '';
   private readonly nameUse: HTMLButtonElement;
   private readonly nameSuggestion: HTMLElement;
+  private readonly signIns: SignInFlow;
+  /** The form's sign-in, when the server it describes asked for one. */
+  private readonly formSignIn = h('div', { id: 'server-form-sign-in', class: 'server-sign-in', hidden: true });
 
   constructor(
     private readonly statuses: ServerStatuses,
@@ -236,6 +243,7 @@ export class ServersView {
       this.httpGroup,
       this.placeholders,
       this.formError,
+      this.formSignIn,
       h('div', { class: 'button-row' }, this.testButton, this.saveButton, cancel),
       this.testResult,
     );
@@ -262,6 +270,7 @@ export class ServersView {
       this.status,
     );
     this.statuses.subscribe(() => this.renderStatuses());
+    this.signIns = new SignInFlow(backend, statuses, () => this.renderStatuses(), () => this.reload(), (t) => this.say(t));
   }
 
   onShow(): void {
@@ -347,6 +356,7 @@ export class ServersView {
       { class: 'server-card', 'data-server': server.name, 'aria-labelledby': `${id}-title` },
       h('div', { class: 'server-head' }, h('h4', { id: `${id}-title`, class: 'server-name', text: name }), state),
       h('p', { class: 'server-params', text: escapeUntrusted(describeParams(server.params)), title: 'As registered; ${VAR}s are filled in when the server starts' }),
+      h('div', { class: 'server-sign-in', hidden: true }),
       stderr,
       log,
       h('div', { class: 'server-actions' }, sandboxLabel, regenerate, edit, remove, confirm),
@@ -477,6 +487,8 @@ export class ServersView {
       log.textContent = lines.map((l) => `${escapeUntrusted(l.level)}: ${escapeUntrustedLines(l.message.trimEnd())}`).join('\n');
       log.hidden = lines.length === 0;
     }
+    const signIn = card.querySelector<HTMLElement>('.server-sign-in');
+    if (signIn) this.signIns.render(signIn, name, this.list.signIns?.[name]);
   }
 
   private say(text: string): void {
@@ -567,7 +579,7 @@ export class ServersView {
     this.jsonError.hidden = true;
     this.jsonPickRow.hidden = true;
     this.testResult.replaceChildren();
-    this.formError.hidden = true;
+    this.formError.hidden = this.formSignIn.hidden = true;
     this.form.hidden = false;
     this.fields.name.input.focus();
   }
@@ -659,7 +671,7 @@ export class ServersView {
     this.nameUse.dataset.name = suggestion ?? '';
     this.nameUse.textContent = suggestion ?? '';
     this.nameUse.setAttribute('aria-label', suggestion ? `Use the name ${suggestion}` : 'Use the suggested name');
-    this.formError.hidden = true;
+    this.formError.hidden = this.formSignIn.hidden = true;
     this.schedulePlaceholders(check.placeholders);
   }
 
@@ -739,11 +751,10 @@ export class ServersView {
     if (!checked || this.busy) return;
     this.busy = true;
     this.saveButton.disabled = true;
-    this.formError.hidden = true;
+    this.formError.hidden = this.formSignIn.hidden = true;
     this.say(`Starting ${checked.name} and generating its tools…`);
-    try {
+    const registered = async (r: Registration): Promise<void> => {
       const previous = this.editing;
-      const r = await this.backend.registerMcpServer(checked.name, checked.params);
       if (previous && previous !== checked.name) await this.backend.unregisterMcpServer(previous);
       this.changes.set(checked.name, `Registered: import its tools as mcptools.${checked.name}.<tool>.${skippedText(r)}`);
       this.changeDetails.delete(checked.name);
@@ -752,10 +763,16 @@ export class ServersView {
       this.editing = null;
       await this.reload();
       this.serverList.querySelector<HTMLElement>(`[data-server="${checked.name}"] .server-regenerate`)?.focus();
+    };
+    try {
+      await registered(await this.backend.registerMcpServer(checked.name, checked.params));
     } catch (err) {
-      // Everything typed stays; the backend's words say what to fix.
+      // Everything typed stays; the backend's words say what to fix, or the server asks for a
+      // sign-in: offered here, and registering goes on once signed in.
+      const signIn = ipc.toBackendError(err).code === 'SignInRequired';
       this.formError.textContent = `Not saved: ${errorText(err)}`;
-      this.formError.hidden = false;
+      this.formError.hidden = signIn;
+      if (signIn) this.signIns.offer(this.formSignIn, checked.name, checked.params, registered);
       this.say('');
     } finally {
       this.busy = false;

@@ -86,6 +86,7 @@ export function routeSessionEvent(event: SessionEvent, to: SessionTargets): void
     case 'mcp_server_started':
     case 'mcp_server_exited':
     case 'mcp_server_log':
+    case 'mcp_sign_in_needed':
       to.serverStatuses.apply(event);
       return;
     case 'sandbox_blocked':

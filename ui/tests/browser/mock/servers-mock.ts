@@ -1,7 +1,8 @@
 /**
  * The fake backend's MCP servers tab: a registry in memory, "Test connection" that lists a
  * fixed set of tools (or fails with a server's stderr for the command `crash-server`), and
- * placeholders defined when they are in `config.servers.defined`.
+ * placeholders defined when they are in `config.servers.defined`. Servers at the URLs of
+ * `config.servers.oauth` ask for a sign-in, which waits until the test finishes it.
  */
 import { checkName } from '../../../src/model/serverForm';
 
@@ -15,6 +16,9 @@ export interface ServersMockConfig {
   reshaped?: boolean;
   /** The tools every registered server offers at start (default `echo`). */
   tools?: Tool[];
+  /** HTTP servers (by URL) that ask for an OAuth sign-in; `user`: who the authorization
+   *  server says signed in; `signedIn`: names signed in at start. */
+  oauth?: { urls: string[]; user?: string; signedIn?: string[] };
 }
 
 interface Tool {
@@ -82,7 +86,29 @@ export function serversBackend(config: ServersMockConfig) {
   for (const [name, params] of Object.entries(config.registered ?? {})) registry.set(name, { params, tools: config.tools ?? (config.reshaped ? [ECHO, SUBTRACT] : [ECHO]) });
   /** A regenerate after this finds `add` too (the server grew a tool). */
   let grown = false;
+  const oauth = config.oauth ?? { urls: [] };
+  const signedIn = new Set(oauth.signedIn ?? []);
+  /** The sign-in waiting for the browser, if any. */
+  let waiting: { name: string; resolve: (ok: boolean) => void } | null = null;
+  const urlOf = (params: unknown): string | null => (isRecord(params) && typeof params.url === 'string' ? params.url : null);
+  const asksSignIn = (name: string, params: unknown): boolean => {
+    const url = urlOf(params);
+    return url !== null && oauth.urls.includes(url) && !signedIn.has(name);
+  };
+  const signIns = () =>
+    Object.fromEntries(
+      [...registry.entries()]
+        .filter(([, s]) => oauth.urls.includes(urlOf(s.params) ?? ''))
+        .map(([name]) => [name, signedIn.has(name) ? { signedIn: true, user: oauth.user, expiresAt: Date.now() + 3600_000, refreshable: true } : { signedIn: false, refreshable: false }]),
+    );
+  const register = (name: string, params: unknown) => {
+    const tools = connect(params);
+    const before = registry.get(name)?.tools ?? [];
+    registry.set(name, { params, tools });
+    return { server: list().servers.find((s) => s.name === name), skipped: [], changes: changesBetween(before, tools) };
+  };
   const list = () => ({
+    signIns: signIns(),
     servers: [...registry.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, s]) => ({ name, ...pinned(name, s.params), tools: s.tools })),
     profiles: [
       { name: 'mcp-server', purpose: 'the default for an MCP server run under srt, npm-ready' },
@@ -103,6 +129,17 @@ export function serversBackend(config: ServersMockConfig) {
     grow(): void {
       grown = true;
     },
+    /** The person finished (or gave up) in the browser; false when no sign-in waited. */
+    finishSignIn(ok: boolean): boolean {
+      const w = waiting;
+      waiting = null;
+      w?.resolve(ok);
+      return w !== null;
+    },
+    /** The server revoked `name`'s sign-in (as a refused refresh makes the engine forget it). */
+    revoke(name: string): void {
+      signedIn.delete(name);
+    },
     command(cmd: string, args: Record<string, unknown>): { handled: boolean; value?: unknown } {
       switch (cmd) {
         case 'mcp_servers':
@@ -113,11 +150,36 @@ export function serversBackend(config: ServersMockConfig) {
           const name = String(args.name);
           const problem = checkName(name);
           if (problem) throw { code: 'InvalidConfig', message: problem };
-          const tools = connect(args.params);
-          const before = registry.get(name)?.tools ?? [];
-          registry.set(name, { params: args.params, tools });
-          return { handled: true, value: { server: list().servers.find((s) => s.name === name), skipped: [], changes: changesBetween(before, tools) } };
+          if (asksSignIn(name, args.params)) {
+            throw { code: 'SignInRequired', message: `cannot connect to the MCP server "${name}" (${urlOf(args.params)}): it asks for a sign-in (HTTP 401). Sign in with \`ipybox sign-in ${name}\` or the app's MCP servers panel` };
+          }
+          return { handled: true, value: register(name, args.params) };
         }
+        case 'sign_in_mcp_server': {
+          const name = String(args.name);
+          const params = args.params ?? registry.get(name)?.params;
+          const previous = waiting;
+          const value = new Promise((resolve, reject) => {
+            waiting = {
+              name,
+              resolve: (ok) => {
+                if (!ok) return reject({ code: 'Cancelled', message: 'the sign-in was cancelled' });
+                signedIn.add(name);
+                resolve(register(name, params));
+              },
+            };
+          });
+          previous?.resolve(false);
+          return { handled: true, value };
+        }
+        case 'cancel_mcp_sign_in': {
+          const was = waiting?.name === String(args.name);
+          if (was) waiting?.resolve(false);
+          if (was) waiting = null;
+          return { handled: true, value: was };
+        }
+        case 'sign_out_mcp_server':
+          return { handled: true, value: signedIn.delete(String(args.name)) };
         case 'regenerate_mcp_server': {
           const name = String(args.name);
           const s = registry.get(name);

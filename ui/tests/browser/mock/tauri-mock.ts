@@ -119,6 +119,10 @@ interface MockApi {
   settings(): { approvalTimeoutSecs: number };
   /** The fake MCP server offers one more tool from now on (for Regenerate). */
   growServer(): void;
+  /** The person finished signing in in the browser (`ok`), or gave up. */
+  finishSignIn(ok: boolean): boolean;
+  /** The OAuth server revoked a server's sign-in. */
+  revokeSignIn(name: string): void;
   /** Replace the grants in force and emit `approval-grants`. */
   setGrants(list: Json[]): Promise<void>;
   grants(): Json[] | false;
@@ -834,6 +838,8 @@ window.__mock = {
   audit: () => audit,
   settings: () => ({ ...settings }),
   growServer: () => servers.grow(),
+  finishSignIn: (ok) => servers.finishSignIn(ok),
+  revokeSignIn: (name) => servers.revoke(name),
   setGrants: async (list) => {
     grants = list;
     await emit('approval-grants', null);
