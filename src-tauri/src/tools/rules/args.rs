@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::ArgMatcher;
+use super::format::ArgMatcher;
 
 impl ArgMatcher {
     pub(super) fn matches(&self, arg: Option<&Value>) -> bool {
@@ -125,7 +125,7 @@ fn is_under(prefix: &str, path: &str) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::super::Rules;
+    use super::super::format::Rules;
     use super::super::testing::{ACCEPT, REJECT, decide, rules};
     use super::*;
 

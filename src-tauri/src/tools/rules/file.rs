@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ArgMatcher, Rule, RuleDecision, Rules, Scope};
+use super::format::{ArgMatcher, Rule, RuleDecision, Rules, Scope};
 use crate::error::{Error, Result};
 
 /// The version of the rules format this module reads and writes.

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
-use super::{CallFacts, Rule, RuleOutcome, Rules};
+use super::format::{Rule, Rules};
+use super::matching::{CallFacts, RuleOutcome};
+use crate::approval::{ApprovalHandler, ApprovalRequest, Decision};
 use crate::definition::DefinitionChange;
 use crate::error::Result;
 use crate::events::DecidedBy;
-use crate::tools::{ApprovalHandler, ApprovalRequest, Decision};
 
 /// Decides approval requests by [`Rules`]: accepts what a rule allows, rejects what a rule
 /// rejects, and for a call no rule matches either rejects it (telling the kernel code which
@@ -147,10 +148,10 @@ mod tests {
 
     use serde_json::{Value, json};
 
+    use super::super::format::Scope;
     use super::super::testing::{agent, rules};
     use super::*;
     use crate::approval::{Approvals, Refusal, ToolEvent};
-    use crate::tools::rules::Scope;
 
     /// Ask `handler` through a real [`Approvals`], as the tool server does.
     async fn through(

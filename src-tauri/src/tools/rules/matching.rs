@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::args::{glob_match, lookup, names_top_level};
-use super::{Rule, RuleDecision, Rules, Scope, now_ms};
-use crate::tools::{ApprovalRequest, Decision};
+use super::format::{Rule, RuleDecision, Rules, Scope, now_ms};
+use crate::approval::{ApprovalRequest, Decision};
 
 /// What a rule may look at besides the names and arguments of a call.
 #[derive(Debug, Clone, Copy, Default)]

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Rule, RuleDecision, Scope, now_ms};
+use super::format::{Rule, RuleDecision, Scope, now_ms};
 
 impl Rule {
     /// The rule as the rules file writes it, on one line: what the audit log and the
