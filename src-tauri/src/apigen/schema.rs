@@ -17,8 +17,8 @@ mod keywords;
 mod model;
 mod pattern;
 
-use document::Document;
-pub(crate) use model::{Class, Constraints, Extra, FieldDef, Lit, Module, Ty};
+use document::{Document, Shared};
+pub(crate) use model::{Class, Constraints, Extra, FieldDef, Module, Ty};
 
 /// Builds the classes for a tool's input schema and, when present, its output schema.
 pub(crate) fn build(tool: &ToolSpec) -> Result<Module, ApigenError> {
@@ -66,14 +66,6 @@ fn assign_field_names(classes: &mut [Class]) {
             field.py_name = name;
         }
     }
-}
-
-/// State shared by the input and output schema of one tool: they end up in one module.
-struct Shared<'t> {
-    tool: &'t str,
-    classes: Vec<Class>,
-    class_names: NameSet,
-    spent: usize,
 }
 
 #[cfg(test)]

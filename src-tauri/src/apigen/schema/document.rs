@@ -12,10 +12,10 @@ use super::keywords::{
     ANNOTATION_KEYWORDS, branch_name, describe_json, has_properties, has_type_keywords, is_typed,
     last_segment, merge_into, names_something, percent_decode, union_branches,
 };
+use super::model::{Class, Constraints, Extra, FieldDef, Lit, Ty};
 use super::pattern::pattern_is_portable;
-use super::{Class, Constraints, Extra, FieldDef, Lit, Shared, Ty};
 use crate::apigen::literal::{py_int, py_number, py_str, py_value};
-use crate::apigen::names::{class_name_base, default_title, item_name};
+use crate::apigen::names::{NameSet, class_name_base, default_title, item_name};
 use crate::apigen::{ApigenError, SchemaRole};
 
 /// Nesting beyond this is refused: real schemas stay far below it, and the generated
@@ -25,6 +25,14 @@ const MAX_DEPTH: usize = 64;
 /// Upper bound on the work for one tool (schema nodes visited plus nodes copied from
 /// `$ref`s), so that a hostile schema cannot make generation slow or the output huge.
 const MAX_NODES: usize = 100_000;
+
+/// State shared by the input and output schema of one tool: they end up in one module.
+pub(super) struct Shared<'t> {
+    pub(super) tool: &'t str,
+    pub(super) classes: Vec<Class>,
+    pub(super) class_names: NameSet,
+    pub(super) spent: usize,
+}
 
 /// Text added to a field's description: what the schema says that the Python type does
 /// not enforce.
