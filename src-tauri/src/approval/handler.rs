@@ -3,7 +3,7 @@
 
 use futures_util::future::BoxFuture;
 
-use super::ApprovalRequest;
+use super::request::ApprovalRequest;
 use crate::events::{DecidedBy, Decision};
 
 /// Decides approval requests for a whole application (a dialog, a rules file). When one is
