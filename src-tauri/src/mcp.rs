@@ -3,7 +3,6 @@
 //! what the client answers a server (elicitation, progress, logs).
 
 pub mod client;
-pub mod form;
 pub mod handler;
 mod http;
 pub mod oauth;

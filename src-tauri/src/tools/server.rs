@@ -349,6 +349,15 @@ impl ToolServer {
                 tool: req.tool.clone(),
             },
         );
+        // A question the server asks meanwhile belongs to this call, and goes when it ends.
+        let _calling = self.sessions.elicitations().map(|e| {
+            e.calling(crate::elicitation::CallRef::new(
+                request.id,
+                request.execution_id.clone(),
+                &req.server,
+                &req.tool,
+            ))
+        });
         let call = conn.call_tool_with_progress(&req.tool, arguments, progress);
         let called = tokio::time::timeout(limit, call).await;
         // The call is over, its sink dropped: the last report becomes an event before the
