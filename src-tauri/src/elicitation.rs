@@ -251,6 +251,10 @@ impl Elicitations {
                 question,
                 "nobody can answer: this ipybox session does not ask the person questions (it runs without an interactive approver)",
             ),
+            Elicitation::By(elicitor) if !elicitor.offered() => self.decline(
+                question,
+                "nobody can answer: this ipybox session has no one to ask (no terminal)",
+            ),
             Elicitation::By(elicitor) => {
                 self.events.send(SessionEvent::ElicitationRequested {
                     question: question.clone(),
