@@ -215,6 +215,9 @@ pub enum ErrorCode {
     SandboxUnavailable,
     /// See [`Error::Io`].
     IoError,
+    /// An answer to an MCP server's question was refused: it does not fit the form (the
+    /// question still waits), or no such question waits (answered, or its call ended).
+    InvalidAnswer,
 }
 
 impl Error {

@@ -28,7 +28,8 @@ export type ErrorCode =
   | 'McpError'
   | 'InvalidConfig'
   | 'SandboxUnavailable'
-  | 'IoError';
+  | 'IoError'
+  | 'InvalidAnswer';
 
 export interface BackendError {
   code: ErrorCode;
@@ -97,7 +98,60 @@ export type SessionEvent =
   // A log message an MCP server sent (`level`: its syslog level name; `message`: untrusted).
   | { type: 'mcp_server_log'; server: string; level: string; message: string }
   // A cell the sandbox blocked, as ipybox checked it against the policy in force.
-  | { type: 'sandbox_blocked'; execution_id: string; block: SandboxBlock };
+  | { type: 'sandbox_blocked'; execution_id: string; block: SandboxBlock }
+  // An MCP server asks the person a question during a call (a form), and its end.
+  | { type: 'elicitation_requested'; question: ServerQuestion }
+  | ElicitationEndedEvent;
+
+// ---- Questions MCP servers ask (elicitation)
+
+/** One option of a choice: its value, and the server's title for it (untrusted). */
+export interface QuestionChoice {
+  value: string;
+  title: string | null;
+}
+
+/** What kind of value a field takes. */
+export type QuestionFieldKind =
+  | { kind: 'text'; format: 'email' | 'uri' | 'date' | 'date-time' | null; min_length: number | null; max_length: number | null }
+  | { kind: 'number'; integer: boolean; minimum: number | null; maximum: number | null }
+  | { kind: 'boolean' }
+  | { kind: 'choice'; options: QuestionChoice[] }
+  | { kind: 'choices'; options: QuestionChoice[]; min_items: number | null; max_items: number | null };
+
+/** One field of a server's form; `title` and `description` are the server's words (untrusted). */
+export type QuestionField = {
+  name: string;
+  title: string | null;
+  description: string | null;
+  required: boolean;
+  /** A password, token or key: typed hidden, never recorded. */
+  secret: boolean;
+  default: JsonValue | null;
+} & QuestionFieldKind;
+
+/** A question an MCP server asks during a tool call. */
+export interface ServerQuestion {
+  id: number;
+  server: string;
+  /** The server's words (untrusted). */
+  message: string;
+  form: { fields: QuestionField[] };
+  /** The tool call it came during, when ipybox can tell. */
+  call: { id: number; execution_id: string | null; tool: string } | null;
+  asked_at: number;
+}
+
+export type QuestionAction = 'accept' | 'decline' | 'cancel';
+
+/** A question was answered, declined or cancelled (by the person, or because its call ended). */
+export interface ElicitationEndedEvent {
+  type: 'elicitation_ended';
+  id: number;
+  server: string;
+  action: QuestionAction;
+  reason: string | null;
+}
 
 // ---- MCP tool calls and their approval
 
@@ -292,6 +346,8 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'mcp_server_exited',
   'mcp_server_log',
   'sandbox_blocked',
+  'elicitation_requested',
+  'elicitation_ended',
 ]);
 
 const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -345,9 +401,20 @@ export function isSessionEvent(value: unknown): value is SessionEvent {
       );
     case 'mcp_server_log':
       return typeof v.server === 'string' && typeof v.level === 'string' && typeof v.message === 'string';
+    case 'elicitation_requested':
+      return isServerQuestion(v.question);
+    case 'elicitation_ended':
+      return typeof v.id === 'number';
     default:
       return true;
   }
+}
+
+function isServerQuestion(value: unknown): value is ServerQuestion {
+  if (typeof value !== 'object' || value === null) return false;
+  const q = value as Record<string, unknown>;
+  const form = q.form as Record<string, unknown> | null | undefined;
+  return typeof q.id === 'number' && typeof q.server === 'string' && typeof q.message === 'string' && typeof form === 'object' && form !== null && Array.isArray(form.fields);
 }
 
 export function isApprovalRequest(value: unknown): value is ApprovalRequest {
@@ -398,6 +465,8 @@ export function describeError(err: BackendError): string {
         return 'The sandbox is not available on this machine.';
       case 'IoError':
         return 'A file or system operation failed.';
+      case 'InvalidAnswer':
+        return 'The answer was not sent.';
       default:
         return assertNever(err.code, 'error code');
     }
@@ -435,6 +504,11 @@ export function cancelExecution(id: string): Promise<boolean> {
 /** Resolves whether the request was still waiting. */
 export function replyInput(id: number, value: string): Promise<boolean> {
   return call<boolean>('reply_input', { id, value });
+}
+
+/** Answer a server's question; rejects with `InvalidAnswer` (in words) when the values do not fit its form or it no longer waits. */
+export function answerElicitation(id: number, action: QuestionAction, values: JsonObject | null): Promise<void> {
+  return call<void>('answer_elicitation', { id, action, values });
 }
 
 export function interrupt(): Promise<void> {

@@ -628,6 +628,17 @@ export class App implements CellViewHost {
       case 'sandbox_blocked':
         this.executor.noteSandboxBlock(event.execution_id, event.block);
         return;
+      case 'elicitation_requested':
+        // Beside the cell's call that it came during; otherwise at the head of the approvals.
+        if (!this.executor.noteQuestion(event.question)) {
+          this.approvalsView.showQuestion(event.question);
+          if (!this.sidePanel.isOpen) this.sidePanel.open('approvals');
+        }
+        return;
+      case 'elicitation_ended':
+        this.executor.noteQuestionEnded(event.id);
+        this.approvalsView.endQuestion(event.id);
+        return;
       default:
         assertNever(event, 'session event');
     }
