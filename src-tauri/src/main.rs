@@ -1697,8 +1697,20 @@ fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {
             log.path().display()
         );
     } else {
-        for entry in &entries {
-            writeln!(out, "{}", ipybox::describe_audit_entry(entry))?;
+        // The questions servers asked during these calls, in time order among them.
+        let since = entries
+            .first()
+            .map_or(0, |e| e.time.saturating_sub(e.duration_ms));
+        let mut lines: Vec<(u64, String)> = entries
+            .iter()
+            .map(|e| (e.time, ipybox::describe_audit_entry(e)))
+            .collect();
+        for question in log.read_elicitations()?.iter().filter(|q| q.time >= since) {
+            lines.push((question.time, ipybox::describe_elicitation(question)));
+        }
+        lines.sort_by_key(|(time, _)| *time);
+        for (_, line) in &lines {
+            writeln!(out, "{line}")?;
         }
     }
     if skipped > 0 {

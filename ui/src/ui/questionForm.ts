@@ -134,6 +134,10 @@ export class QuestionForm {
     };
     this.buttons = [button('accept', 'Send answer', 'server-question-accept'), button('decline', 'Decline', 'server-question-decline'), button('cancel', 'Cancel', 'server-question-cancel')];
     const form = h('form', { class: 'server-question-form' }, ...fields, this.error, h('div', { class: 'server-question-buttons' }, ...this.buttons));
+    // A problem ipybox named goes once the person changes something.
+    form.addEventListener('input', () => {
+      this.error.hidden = true;
+    });
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       void this.send('accept');
