@@ -627,6 +627,38 @@ mod tests {
     }
 
     #[test]
+    fn a_servers_question_is_one_escaped_line_naming_its_secrets_only() {
+        let entry = ElicitationEntry {
+            kind: ElicitationKind::Elicitation,
+            time: 1,
+            workspace: "/w".into(),
+            server: "asker\u{1b}[2J".into(),
+            tool: Some("ask".into()),
+            call_id: Some(3),
+            execution_id: None,
+            message: "Who\nare \u{202e}you?".into(),
+            action: rmcp::model::ElicitationAction::Accept,
+            values: serde_json::json!({"email": "a@b.org"}).as_object().cloned(),
+            withheld: vec!["api_token".into()],
+            reason: None,
+        };
+        let line = describe_elicitation(&entry);
+        assert!(!line.chars().any(crate::display::hidden), "{line:?}");
+        assert!(
+            line.contains(r#"asker\u001b[2J asked during asker\u001b[2J.ask: Who\u000aare \u202eyou?  accepted  {"email":"a@b.org"} (not recorded: api_token)"#),
+            "{line}"
+        );
+        let json = serde_json::to_value(&entry).expect("json");
+        assert_eq!(json["kind"], "elicitation");
+        assert!(is_elicitation(&json.to_string()), "told from a call's line");
+        assert!(!is_elicitation(&serde_json::to_string(&entry_call()).expect("json")));
+    }
+
+    fn entry_call() -> AuditEntry {
+        entry("echo")
+    }
+
+    #[test]
     fn each_workspace_has_its_own_state_outside_it() {
         let home = tempfile::tempdir().expect("home");
         let a = tempfile::tempdir().expect("a");

@@ -682,3 +682,53 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod shape {
+    use super::*;
+    use serde_json::json;
+
+    /// The shape `ui/src/ipc.ts` reads, pinned.
+    #[test]
+    fn a_question_reaches_a_window_in_this_shape() {
+        let form = Form::from_schema(&json!({"type": "object", "properties": {
+            "age": {"type": "integer", "minimum": 0, "default": 3}}, "required": ["age"]}))
+        .expect("a form");
+        let event = SessionEvent::ElicitationRequested {
+            question: Question {
+                id: 2,
+                server: "asker".into(),
+                message: "How old?".into(),
+                form,
+                call: Some(CallRef::new(7, Some("x1".into()), "asker", "ask")),
+                asked_at: 5,
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&event).expect("json"),
+            json!({"type": "elicitation_requested", "question": {
+                "id": 2, "server": "asker", "message": "How old?",
+                "form": {"fields": [{"name": "age", "title": null, "description": null,
+                    "required": true, "secret": false, "default": 3, "kind": "number",
+                    "integer": true, "minimum": 0.0, "maximum": null}]},
+                "call": {"id": 7, "execution_id": "x1", "tool": "ask"}, "asked_at": 5}})
+        );
+        let ended = SessionEvent::ElicitationEnded {
+            answered: Answered {
+                id: 2,
+                server: "asker".into(),
+                message: "How old?".into(),
+                call: None,
+                action: ElicitationAction::Decline,
+                values: None,
+                withheld: Vec::new(),
+                reason: Some("why".into()),
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&ended).expect("json"),
+            json!({"type": "elicitation_ended", "id": 2, "server": "asker", "message": "How old?",
+                   "call": null, "action": "decline", "values": null, "withheld": [], "reason": "why"})
+        );
+    }
+}
