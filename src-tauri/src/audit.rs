@@ -651,7 +651,9 @@ mod tests {
         let json = serde_json::to_value(&entry).expect("json");
         assert_eq!(json["kind"], "elicitation");
         assert!(is_elicitation(&json.to_string()), "told from a call's line");
-        assert!(!is_elicitation(&serde_json::to_string(&entry_call()).expect("json")));
+        assert!(!is_elicitation(
+            &serde_json::to_string(&entry_call()).expect("json")
+        ));
     }
 
     fn entry_call() -> AuditEntry {

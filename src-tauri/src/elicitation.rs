@@ -151,7 +151,15 @@ pub enum AnswerError {
 
 struct Pending {
     question: Question,
-    answer: oneshot::Sender<ElicitResult>,
+    answer: oneshot::Sender<Reply>,
+}
+
+/// What ends a question's wait.
+enum Reply {
+    /// A person's answer, to be checked and told.
+    Person(ElicitResult),
+    /// An answer no person gave, already told to listeners (its call or cell ended).
+    Told(ElicitResult),
 }
 
 /// A session's questions: the ones waiting and the calls they may belong to.
@@ -287,8 +295,37 @@ impl Elicitations {
             return Err(AnswerError::Unknown(id));
         };
         drop(pending);
-        let _ = waiting.answer.send(result);
+        let _ = waiting.answer.send(Reply::Person(result));
         Ok(())
+    }
+
+    /// The cell `execution_id` ended (finished, failed, interrupted): the questions asked
+    /// during its calls go, cancelled, even while a call it left running goes on (nobody
+    /// reads its answer).
+    pub fn end_execution(&self, execution_id: &str) {
+        self.end_where(
+            |q| q.call.as_ref().and_then(|c| c.execution_id.as_deref()) == Some(execution_id),
+            CELL_ENDED,
+        );
+    }
+
+    /// Cancel the waiting questions `which` picks, telling listeners and the servers why.
+    fn end_where(&self, which: impl Fn(&Question) -> bool, reason: &str) {
+        let ended: Vec<Pending> = match self.pending.lock() {
+            Ok(mut pending) => {
+                let ids: Vec<u64> = pending
+                    .iter()
+                    .filter(|(_, p)| which(&p.question))
+                    .map(|(id, _)| *id)
+                    .collect();
+                ids.iter().filter_map(|id| pending.remove(id)).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for Pending { question, answer } in ended {
+            let result = self.cancel(question, reason);
+            let _ = answer.send(Reply::Told(result));
+        }
     }
 
     fn question(&self, server: &str, message: String, form: Form) -> Question {
@@ -340,7 +377,8 @@ impl Elicitations {
         };
         gone.question = None;
         match answer {
-            Some(answer) => self.settle(question, answer),
+            Some(Reply::Person(answer)) => self.settle(question, answer),
+            Some(Reply::Told(answer)) => answer,
             None => {
                 // Whoever takes a question out of the waiting ones says it ended: the call's
                 // end did already, if that is what ended the wait.
@@ -450,6 +488,9 @@ impl Elicitations {
 /// Why a question is withdrawn when its call ends.
 const CALL_ENDED: &str = "the tool call it was asked in ended";
 
+/// Why a question is withdrawn when the cell that made its call ends.
+const CELL_ENDED: &str = "the cell that made the call ended (finished or interrupted)";
+
 /// An answer no person gave, with its reason in `_meta` for the server.
 fn without_person(action: ElicitationAction, reason: &str) -> ElicitResult {
     let mut meta = rmcp::model::MetaObject::new();
@@ -492,24 +533,8 @@ impl Drop for Calling {
         {
             calls.remove(at);
         }
-        // Dropping a waiting question's sender ends its wait, with a cancel for the server.
-        let ended: Vec<Question> = match self.elicitations.pending.lock() {
-            Ok(mut pending) => {
-                let ids: Vec<u64> = pending
-                    .iter()
-                    .filter(|(_, p)| p.question.call.as_ref() == Some(&self.call))
-                    .map(|(id, _)| *id)
-                    .collect();
-                ids.iter()
-                    .filter_map(|id| pending.remove(id))
-                    .map(|p| p.question)
-                    .collect()
-            }
-            Err(_) => Vec::new(),
-        };
-        for question in ended {
-            self.elicitations.cancel(question, CALL_ENDED);
-        }
+        self.elicitations
+            .end_where(|q| q.call.as_ref() == Some(&self.call), CALL_ENDED);
     }
 }
 

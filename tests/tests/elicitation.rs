@@ -191,3 +191,66 @@ async fn a_listener_answers_a_question_tied_to_the_cells_call() {
     );
     e.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_goes_when_its_cell_is_interrupted() {
+    let ws = workspace();
+    let e = CodeExecutor::builder()
+        .working_dir(ws.path())
+        .approval_handler(Arc::new(ipybox::AutoApprove))
+        .elicitation(Elicitation::Listeners)
+        .build();
+    e.register_mcp_server("asker", &fixture()).await.unwrap();
+    e.start().await.unwrap();
+    let mut events = e.subscribe();
+    let cell = tokio::spawn({
+        let e = e.clone();
+        async move {
+            let mut stream = e.stream(CELL, Default::default());
+            let mut last = None;
+            while let Some(event) = stream.next().await {
+                last = Some(event.map(|_| ()).map_err(|e| e.to_string()));
+            }
+            last
+        }
+    });
+    let question = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Ok(SessionEvent::ElicitationRequested { question }) = events.recv().await {
+                return question;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    e.interrupt().await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(15), async {
+        loop {
+            if let Ok(SessionEvent::ElicitationEnded { answered }) = events.recv().await {
+                return answered;
+            }
+        }
+    })
+    .await
+    .expect("the question ends with its cell");
+    assert_eq!(ended.id, question.id);
+    assert_eq!(
+        ended.action,
+        ElicitationAction::Cancel,
+        "the server is told it was cancelled"
+    );
+    assert!(
+        e.waiting_questions().is_empty(),
+        "nothing waits for an answer any more"
+    );
+    assert!(
+        e.answer_elicitation(question.id, ElicitationAction::Accept, None)
+            .is_err(),
+        "an answer that comes late is refused"
+    );
+    tokio::time::timeout(Duration::from_secs(30), cell)
+        .await
+        .unwrap()
+        .unwrap();
+    e.stop().await.unwrap();
+}

@@ -318,6 +318,15 @@ impl ToolServer {
         }
     }
 
+    /// The questions servers ask during `execution_id`'s calls go when the returned guard
+    /// drops (the execution ended).
+    pub fn questions_of(&self, execution_id: String) -> Option<QuestionsOf> {
+        Some(QuestionsOf {
+            elicitations: self.sessions.elicitations()?.clone(),
+            execution_id,
+        })
+    }
+
     /// Call an approved tool: the answer for the kernel, and the outcome for listeners.
     async fn call(
         &self,
@@ -414,6 +423,18 @@ impl ToolServer {
                 failed(RefusalKind::McpError, e.to_string())
             }
         }
+    }
+}
+
+/// An execution's questions, withdrawn when it ends.
+pub struct QuestionsOf {
+    elicitations: Arc<crate::elicitation::Elicitations>,
+    execution_id: String,
+}
+
+impl Drop for QuestionsOf {
+    fn drop(&mut self) {
+        self.elicitations.end_execution(&self.execution_id);
     }
 }
 
