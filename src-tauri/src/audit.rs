@@ -103,6 +103,73 @@ impl AuditEntry {
     }
 }
 
+/// A question a server asked during a call, and what went back: one line of the log with
+/// `"kind": "elicitation"`. Values of secret fields are never in it, only their names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElicitationEntry {
+    /// Always `elicitation`: tells these lines from tool calls'.
+    pub kind: ElicitationKind,
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub time: u64,
+    /// The workspace whose code made the call.
+    pub workspace: PathBuf,
+    /// The registered server that asked.
+    pub server: String,
+    /// The tool call it came during (its request id and tool), when ipybox could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// That call's request id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<u64>,
+    /// The execution whose code made the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_id: Option<String>,
+    /// What the server asked (untrusted text).
+    pub message: String,
+    /// `accept`, `decline` or `cancel`.
+    pub action: rmcp::model::ElicitationAction,
+    /// The answered values, but for secret fields'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The secret fields that were answered, whose values are not recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
+    /// Why it was declined or cancelled without a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The `kind` of an [`ElicitationEntry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationKind {
+    /// A server's question.
+    Elicitation,
+}
+
+impl ElicitationEntry {
+    /// The entry for `event` in `workspace`, if it is a question that ended.
+    pub fn from_event(event: &SessionEvent, workspace: &Path) -> Option<ElicitationEntry> {
+        let SessionEvent::ElicitationEnded { answered } = event else {
+            return None;
+        };
+        Some(ElicitationEntry {
+            kind: ElicitationKind::Elicitation,
+            time: now_ms(),
+            workspace: workspace.to_path_buf(),
+            server: answered.server.clone(),
+            tool: answered.call.as_ref().map(|c| c.tool.clone()),
+            call_id: answered.call.as_ref().map(|c| c.id),
+            execution_id: answered.call.as_ref().and_then(|c| c.execution_id.clone()),
+            message: answered.message.clone(),
+            action: answered.action.clone(),
+            values: answered.values.clone(),
+            withheld: answered.withheld.clone(),
+            reason: answered.reason.clone(),
+        })
+    }
+}
+
 /// What ipybox keeps about one workspace, in its data directory (out of the workspace's
 /// reach): the audit log and the approval rules the desktop app made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,9 +261,29 @@ impl AuditLog {
         let entries = text
             .lines()
             .filter(|l| !l.trim().is_empty())
+            .filter(|l| !is_elicitation(l))
             .filter_map(|l| serde_json::from_str(l).inspect_err(|_| skipped += 1).ok())
             .collect();
         Ok((entries, skipped))
+    }
+
+    /// Every question a server asked, oldest first (none when there is no log yet).
+    pub fn read_elicitations(&self) -> Result<Vec<ElicitationEntry>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(Error::io(
+                    format!("reading the audit log {}", self.path.display()),
+                    e,
+                ));
+            }
+        };
+        Ok(text
+            .lines()
+            .filter(|l| is_elicitation(l))
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect())
     }
 
     /// Append every tool call `events` reports, for `workspace`, until the session's events
@@ -239,8 +326,13 @@ impl AuditLog {
             loop {
                 match events.recv().await {
                     Ok(event) => {
-                        if let Some(entry) = AuditEntry::from_event(&event, &workspace) {
-                            match serde_json::to_vec(&entry) {
+                        let line = match AuditEntry::from_event(&event, &workspace) {
+                            Some(entry) => Some(serde_json::to_vec(&entry)),
+                            None => ElicitationEntry::from_event(&event, &workspace)
+                                .map(|e| serde_json::to_vec(&e)),
+                        };
+                        if let Some(line) = line {
+                            match line {
                                 Ok(mut line) => {
                                     line.push(b'\n');
                                     let _ = lines.send(line);
@@ -273,6 +365,59 @@ impl AuditLog {
             .open(&self.path)
             .map_err(|e| Error::io(format!("opening the audit log {}", self.path.display()), e))
     }
+}
+
+/// Whether a log line is a question's (`"kind": "elicitation"`), not a tool call's.
+fn is_elicitation(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line)
+        .is_ok_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some("elicitation"))
+}
+
+/// One line in words for a question: time, server, what was done, the values (secrets'
+/// names only), the message. What the server sent is escaped.
+pub fn describe_elicitation(entry: &ElicitationEntry) -> String {
+    use crate::display::escape;
+    let action = match entry.action {
+        rmcp::model::ElicitationAction::Accept => "accepted",
+        rmcp::model::ElicitationAction::Decline => "declined",
+        rmcp::model::ElicitationAction::Cancel => "cancelled",
+        _ => "answered",
+    };
+    let during = entry
+        .tool
+        .as_deref()
+        .map(|t| format!(" during {}.{}", escape(&entry.server), escape(t)))
+        .unwrap_or_default();
+    let mut what = String::new();
+    if let Some(values) = &entry.values {
+        what.push_str(&escape(
+            &serde_json::Value::Object(values.clone()).to_string(),
+        ));
+    }
+    if !entry.withheld.is_empty() {
+        what.push_str(&format!(
+            " (not recorded: {})",
+            entry
+                .withheld
+                .iter()
+                .map(|w| escape(w).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(reason) = &entry.reason {
+        what.push_str(&escape(reason));
+    }
+    let mut message = escape(&entry.message).into_owned();
+    if message.chars().count() > 120 {
+        message = message.chars().take(119).collect::<String>() + "…";
+    }
+    format!(
+        "{}  {} asked{during}: {message}  {action}  {}",
+        local_time(entry.time),
+        escape(&entry.server),
+        what.trim()
+    )
 }
 
 /// One line in words: time, call, decision and how, outcome, origin, arguments. What kernel
@@ -483,6 +628,40 @@ mod tests {
         }))
         .expect("an entry written before rule and client were kept still reads");
         assert_eq!((old.rule, old.client), (None, None));
+    }
+
+    #[test]
+    fn a_servers_question_is_one_escaped_line_naming_its_secrets_only() {
+        let entry = ElicitationEntry {
+            kind: ElicitationKind::Elicitation,
+            time: 1,
+            workspace: "/w".into(),
+            server: "asker\u{1b}[2J".into(),
+            tool: Some("ask".into()),
+            call_id: Some(3),
+            execution_id: None,
+            message: "Who\nare \u{202e}you?".into(),
+            action: rmcp::model::ElicitationAction::Accept,
+            values: serde_json::json!({"email": "a@b.org"}).as_object().cloned(),
+            withheld: vec!["api_token".into()],
+            reason: None,
+        };
+        let line = describe_elicitation(&entry);
+        assert!(!line.chars().any(crate::display::hidden), "{line:?}");
+        assert!(
+            line.contains(r#"asker\u001b[2J asked during asker\u001b[2J.ask: Who\u000aare \u202eyou?  accepted  {"email":"a@b.org"} (not recorded: api_token)"#),
+            "{line}"
+        );
+        let json = serde_json::to_value(&entry).expect("json");
+        assert_eq!(json["kind"], "elicitation");
+        assert!(is_elicitation(&json.to_string()), "told from a call's line");
+        assert!(!is_elicitation(
+            &serde_json::to_string(&entry_call()).expect("json")
+        ));
+    }
+
+    fn entry_call() -> AuditEntry {
+        entry("echo")
     }
 
     #[test]

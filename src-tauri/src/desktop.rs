@@ -135,6 +135,7 @@ pub fn run(
             commands::execute,
             commands::cancel_execution,
             commands::reply_input,
+            commands::answer_elicitation,
             commands::interrupt,
             commands::restart_kernel,
             commands::save_notebook,

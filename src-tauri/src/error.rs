@@ -220,6 +220,9 @@ pub enum ErrorCode {
     /// (again): the desktop's panel offers the sign-in. The engine's own reports say
     /// `McpError`; the window's boundary tells this one apart.
     SignInRequired,
+    /// An answer to an MCP server's question was refused: it does not fit the form (the
+    /// question still waits), or no such question waits (answered, or its call ended).
+    InvalidAnswer,
 }
 
 impl Error {

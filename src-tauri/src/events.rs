@@ -244,6 +244,21 @@ pub enum SessionEvent {
         /// What the server says it is doing (untrusted text).
         message: Option<String>,
     },
+    /// A server asked the person a question during a tool call (a form to fill in):
+    /// answer it with
+    /// [`CodeExecutor::answer_elicitation`](crate::CodeExecutor::answer_elicitation) when the
+    /// session's listeners answer questions.
+    ElicitationRequested {
+        /// The question, its form and the call it came during.
+        question: crate::elicitation::Question,
+    },
+    /// A question was answered, declined or cancelled (by the person, or without one: nobody
+    /// to ask, its call ended). The audit log records these; secrets' values are left out.
+    ElicitationEnded {
+        /// What was asked and what went back.
+        #[serde(flatten)]
+        answered: crate::elicitation::Answered,
+    },
     /// An MCP server sent a log message
     /// ([MCP logging](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging)).
     McpServerLog {

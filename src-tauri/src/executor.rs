@@ -209,6 +209,23 @@ impl CodeExecutor {
             .is_some_and(|a| a.decide_as(id, decision, by))
     }
 
+    /// Answer the question `id` a server asked (see [`SessionEvent::ElicitationRequested`]):
+    /// accept with the form's values, decline, or cancel. Refused when no such question
+    /// waits, or when the values do not fit the form (the question then still waits).
+    pub fn answer_elicitation(
+        &self,
+        id: u64,
+        action: rmcp::model::ElicitationAction,
+        values: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> std::result::Result<(), crate::elicitation::AnswerError> {
+        self.shared.config.elicitations.answer(id, action, values)
+    }
+
+    /// The questions servers asked that wait for an answer now.
+    pub fn waiting_questions(&self) -> Vec<crate::elicitation::Question> {
+        self.shared.config.elicitations.waiting()
+    }
+
     /// Change the approval timeout (see [`CodeExecutorBuilder::approval_timeout`]) while
     /// the session runs: requests made from now on wait up to `timeout` for a decision.
     pub fn set_approval_timeout(&self, timeout: Duration) {

@@ -42,8 +42,10 @@
 //!   kept 0600 in the data directory).
 //! - `kernel`: the Kernel Gateway process, its REST/WebSocket API, typed Jupyter messages,
 //!   one kernel session, output collection. It knows a sandbox only as an `Enclosure`.
-//! - `events` and `approval`, one layer: what happens to a session, and the approval
-//!   requests those events carry (a request tells the events when it is decided).
+//! - `events`, `approval` and `elicitation`, one layer: what happens to a session, the
+//!   approval requests those events carry (a request tells the events when it is decided),
+//!   and the questions servers ask a person during a call (`elicitation/form.rs`: the form
+//!   a question's schema asks for, answers checked, secrets never recorded).
 //! - `definition`: a tool as its server lists it and as a person accepted it (pinned by
 //!   hash), the agent and the line of code behind a call — what approvals show.
 //! - `channel`: what kernel code and ipybox say over the kernel's stdin channel (tool
@@ -63,6 +65,7 @@ mod definition;
 #[cfg(feature = "desktop")]
 mod desktop;
 mod display;
+mod elicitation;
 mod error;
 mod events;
 mod executor;
@@ -114,6 +117,12 @@ pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary, regis
 /// tool server calls tools through (stdio, Streamable HTTP, legacy SSE), with what it
 /// answers a server that asks the person a question or reports progress.
 pub mod mcp_client {
+    pub use crate::elicitation::form::{
+        Choice, Field, Form, Kind as FieldKind, Problem, TextFormat,
+    };
+    pub use crate::elicitation::{
+        AnswerError, Answered, CallRef, Elicitation, Question, REASON_META,
+    };
     pub use crate::mcp::client::{McpConnection, connect, connect_with};
     pub use crate::mcp::handler::{Answer, Elicitor, Hooks, ServerLog, ToolProgress};
 }
@@ -129,7 +138,7 @@ pub mod oauth {
 }
 
 // Approving tool calls, and the audit log.
-pub use audit::{AuditEntry, AuditLog, WorkspaceState};
+pub use audit::{AuditEntry, AuditLog, ElicitationEntry, WorkspaceState};
 pub use tools::{
     ApprovalHandler, ApprovalRequest, ArgMatcher, AutoApprove, CallFacts, Decision, RejectAll,
     Rule, RuleDecision, RuleScope, Rules, RulesHandler, rule_would_match,
@@ -180,6 +189,8 @@ pub mod app {
 
 /// One line in words for an audit-log entry (`ipybox audit`).
 pub use audit::describe as describe_audit_entry;
+/// One line in words for a question a server asked (`ipybox audit`).
+pub use audit::describe_elicitation;
 
 /// Untrusted text (names, arguments, kernel output) as a person reads it; see
 /// `docs/security.md`, "Text a person reads is the text that runs".

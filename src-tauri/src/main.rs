@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 use futures_util::StreamExt;
 use ipybox::{CodeExecutor, Error, Event, StreamOptions};
 
+mod terminal_form;
+
 /// Run Python code in stateful IPython kernels, with MCP tools as a typed Python API and
 /// every tool call approved.
 #[derive(Debug, Parser)]
@@ -1478,13 +1480,24 @@ async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
         Approval::Rules(file) => Some(ipybox::Rules::load(file)?),
         _ => None,
     };
+    let terminal = std::sync::Arc::new(Terminal::open());
+    if approval == Approval::Ask {
+        // A server's question in the middle of a call is asked here too; in the other
+        // modes nobody is there to answer, and the server is told so.
+        let elicitor = terminal_form::TerminalElicitor {
+            terminal: terminal.clone(),
+            timeout: approval_timeout,
+        };
+        builder = builder.elicitation(ipybox::mcp_client::Elicitation::By(std::sync::Arc::new(
+            elicitor,
+        )));
+    }
     let executor = builder.approval_timeout(approval_timeout).build();
     // Every tool call goes into the workspace's audit log (`ipybox audit`).
     let audit = ipybox::WorkspaceState::of(&workspace)?
         .audit_log()
         .record(workspace, executor.subscribe());
     executor.start().await?;
-    let terminal = Terminal::open();
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
     let mut stream = executor.stream(
         &code,
@@ -1684,8 +1697,20 @@ fn audit(args: AuditArgs) -> anyhow::Result<ExitCode> {
             log.path().display()
         );
     } else {
-        for entry in &entries {
-            writeln!(out, "{}", ipybox::describe_audit_entry(entry))?;
+        // The questions servers asked during these calls, in time order among them.
+        let since = entries
+            .first()
+            .map_or(0, |e| e.time.saturating_sub(e.duration_ms));
+        let mut lines: Vec<(u64, String)> = entries
+            .iter()
+            .map(|e| (e.time, ipybox::describe_audit_entry(e)))
+            .collect();
+        for question in log.read_elicitations()?.iter().filter(|q| q.time >= since) {
+            lines.push((question.time, ipybox::describe_elicitation(question)));
+        }
+        lines.sort_by_key(|(time, _)| *time);
+        for (_, line) in &lines {
+            writeln!(out, "{line}")?;
         }
     }
     if skipped > 0 {

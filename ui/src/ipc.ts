@@ -8,7 +8,7 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import { ask, message, open as openDialog } from '@tauri-apps/plugin-dialog';
 import { assertNever } from './util/assert';
-import type { JsonValue } from './util/json';
+import type { JsonObject, JsonValue } from './util/json';
 import type { ServerParamsJson } from './model/serverForm';
 import type { PolicyProblem } from './model/policy';
 
@@ -17,9 +17,9 @@ import type { PolicyProblem } from './model/policy';
 
 export type {
   AgentActivity,
+  ApprovalRequest,
   AppSettings,
   AppState,
-  ApprovalRequest,
   ArgMatcher,
   AuditEntry,
   CallDecision,
@@ -40,6 +40,8 @@ export type {
   Placeholder,
   PolicyDocument,
   PolicySource,
+  QuestionChoice,
+  QuestionField,
   RegisteredServer,
   Registration,
   RemoteChoice,
@@ -51,6 +53,7 @@ export type {
   SavedTool,
   ServerList,
   ServerProfile,
+  ServerQuestion,
   SignInState,
   StartState,
   ToolDefinition,
@@ -84,6 +87,7 @@ import type {
   Placeholder,
   PolicyDocument,
   PolicySource,
+  QuestionField,
   Registration,
   RemoteRequest,
   RemoteState,
@@ -91,6 +95,7 @@ import type {
   SandboxState,
   SavedTool,
   ServerList,
+  ServerQuestion,
   SessionEvent as EngineSessionEvent,
   SessionNotice,
   SortKey,
@@ -125,6 +130,12 @@ export type FrameFilter = Filter;
 export type FrameSort = SortKey;
 /** One answer of "Would this be allowed?": read, write (a path) or connect (a URL). */
 export type SandboxVerdict = Verdict;
+/** A question an MCP server asks during a tool call; a field's kind is one of `QuestionField`'s. */
+export type QuestionFieldKind = QuestionField['kind'];
+/** How a person answers a server's question. */
+export type QuestionAction = 'accept' | 'decline' | 'cancel';
+/** A question was answered, declined or cancelled (by the person, or because its call ended). */
+export type ElicitationEndedEvent = Extract<SessionEvent, { type: 'elicitation_ended' }>;
 
 /** MIME type → string (or string[] in files) or JSON for JSON types. */
 export type WireMimeBundle = { [mime: string]: JsonValue };
@@ -160,6 +171,8 @@ const SESSION_EVENT_TYPES: ReadonlySet<string> = new Set<SessionEvent['type']>([
   'mcp_server_log',
   'mcp_sign_in_needed',
   'sandbox_blocked',
+  'elicitation_requested',
+  'elicitation_ended',
 ]);
 
 const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -177,6 +190,7 @@ const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'SandboxUnavailable',
   'IoError',
   'SignInRequired',
+  'InvalidAnswer',
 ]);
 
 function isErrorCode(value: unknown): value is ErrorCode {
@@ -216,9 +230,20 @@ export function isSessionEvent(value: unknown): value is SessionEvent {
       return typeof v.server === 'string' && typeof v.level === 'string' && typeof v.message === 'string';
     case 'mcp_sign_in_needed':
       return typeof v.server === 'string' && typeof v.again === 'boolean';
+    case 'elicitation_requested':
+      return isServerQuestion(v.question);
+    case 'elicitation_ended':
+      return typeof v.id === 'number';
     default:
       return true;
   }
+}
+
+function isServerQuestion(value: unknown): value is ServerQuestion {
+  if (typeof value !== 'object' || value === null) return false;
+  const q = value as Record<string, unknown>;
+  const form = q.form as Record<string, unknown> | null | undefined;
+  return typeof q.id === 'number' && typeof q.server === 'string' && typeof q.message === 'string' && typeof form === 'object' && form !== null && Array.isArray(form.fields);
 }
 
 export function isApprovalRequest(value: unknown): value is ApprovalRequest {
@@ -271,6 +296,8 @@ export function describeError(err: BackendError): string {
         return 'A file or system operation failed.';
       case 'SignInRequired':
         return 'The MCP server asks you to sign in.';
+      case 'InvalidAnswer':
+        return 'The answer was not sent.';
       default:
         return assertNever(err.code, 'error code');
     }
@@ -308,6 +335,11 @@ export function cancelExecution(id: string): Promise<boolean> {
 /** Resolves whether the request was still waiting. */
 export function replyInput(id: number, value: string): Promise<boolean> {
   return call<boolean>('reply_input', { id, value });
+}
+
+/** Answer a server's question; rejects with `InvalidAnswer` (in words) when the values do not fit its form or it no longer waits. */
+export function answerElicitation(id: number, action: QuestionAction, values: JsonObject | null): Promise<void> {
+  return call<void>('answer_elicitation', { id, action, values });
 }
 
 export function interrupt(): Promise<void> {

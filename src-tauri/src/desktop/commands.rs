@@ -94,6 +94,33 @@ pub fn reply_input(state: State<'_, Desktop>, id: u64, value: String) -> bool {
     state.reply_input(id, value)
 }
 
+/// Answer an MCP server's question (its form in the window): `accept` with the form's
+/// values, `decline` or `cancel`. Only the notebook window answers (Tauri gives its invoke
+/// key to the window's main frame only); an answer that does not fit the form, or for a
+/// question that no longer waits, is refused in words.
+#[tauri::command]
+pub fn answer_elicitation(
+    webview: tauri::Webview,
+    state: State<'_, Desktop>,
+    id: u64,
+    action: rmcp::model::ElicitationAction,
+    values: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Reply<()> {
+    let refused = |message: String| DesktopError {
+        code: crate::error::ErrorCode::InvalidAnswer,
+        message,
+    };
+    if webview.label() != "main" {
+        return Err(refused(
+            "only the notebook window answers a server's question".into(),
+        ));
+    }
+    state
+        .executor()?
+        .answer_elicitation(id, action, values)
+        .map_err(|e| refused(e.to_string()))
+}
+
 #[tauri::command]
 pub async fn interrupt(state: State<'_, Desktop>) -> Reply<()> {
     Ok(state.executor()?.interrupt().await?)

@@ -245,7 +245,8 @@ impl Desktop {
             .working_dir(&target.workspace)
             .sandbox_options(notebook.sandbox.clone())
             .approval_handler(rules.clone())
-            .approval_timeout(self.settings.get().approval_timeout());
+            .approval_timeout(self.settings.get().approval_timeout())
+            .elicitation(crate::elicitation::Elicitation::Listeners);
         if let Some(remote) = &notebook.remote {
             builder = builder.remote_gateway(remote);
         }

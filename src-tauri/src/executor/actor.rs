@@ -512,7 +512,8 @@ impl Running {
         );
         let mut sessions = Sessions::new(working_dir.clone(), c.mcp_connect_timeout)
             .with_call_timeout(c.mcp_call_timeout)
-            .with_events(c.events.clone());
+            .with_events(c.events.clone())
+            .with_elicitations(c.elicitations.clone());
         if c.sandbox.is_some() {
             // Sandboxed code can write the workspace: the ${VAR}s of servers ipybox starts on
             // the host come from the .env of the session's start, never from a later one.

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{CodeExecutor, Shared, millis};
+use crate::elicitation::{Elicitation, Elicitations};
 use crate::error::{Error, Result};
 use crate::events::Events;
 use crate::kernel::connector::{HostConnector, SharedConnector};
@@ -47,6 +48,8 @@ pub(super) struct Config {
     pub(super) mcp_call_timeout: Duration,
     pub(super) sandbox: Option<SandboxOptions>,
     pub(super) events: Events,
+    /// The session's questions from servers, and who answers them (set by `build()`).
+    pub(super) elicitations: Arc<Elicitations>,
 }
 
 impl Config {
@@ -157,6 +160,7 @@ impl Default for CodeExecutorBuilder {
                 mcp_call_timeout: crate::tools::sessions::DEFAULT_CALL_TIMEOUT,
                 sandbox: None,
                 events: Events::default(),
+                elicitations: Arc::new(Elicitations::new(Elicitation::Off, Events::default())),
             },
         }
     }
@@ -311,6 +315,14 @@ impl CodeExecutorBuilder {
     /// restarts on the next call. Time spent waiting for approval does not count.
     pub fn mcp_call_timeout(mut self, timeout: Duration) -> Self {
         self.config.mcp_call_timeout = timeout;
+        self
+    }
+
+    /// Who answers the questions MCP servers ask during tool calls (default
+    /// [`Elicitation::Off`]: servers are not offered elicitation, and a question one asks
+    /// anyway is declined with a reason the server sees).
+    pub fn elicitation(mut self, by: Elicitation) -> Self {
+        self.config.elicitations = Arc::new(Elicitations::new(by, self.config.events.clone()));
         self
     }
 

@@ -117,6 +117,8 @@ async fn execute(
     let (_listening, mut tool_events) = ctx
         .approvals
         .listen_as(Some(id.clone()), options.origin.clone());
+    // So do the questions servers ask during its calls, when it ends.
+    let _questions = ctx.tools.questions_of(id.clone());
     // Tool calls come over stdin, so it is always allowed; a plain input() nobody can
     // answer is told so (`NO_INPUT`) and raises in the kernel.
     let mut calls = Calls::new(ctx.tools.clone(), ctx.sources.clone(), kernel.clone())

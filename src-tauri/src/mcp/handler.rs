@@ -11,8 +11,6 @@
 #![allow(deprecated)]
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -23,18 +21,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
-/// The answer to a server's question, as the person (or a program standing in for them)
-/// gave it.
-pub type Answer = Pin<Box<dyn Future<Output = ElicitResult> + Send>>;
-
-/// Who answers a server's `elicitation/create` requests. Without one, ipybox does not offer
-/// elicitation to servers, and declines a request a server sends anyway.
-pub trait Elicitor: Send + Sync + 'static {
-    /// The answer to `server`'s `request`. Fields left out of an accepted answer that the
-    /// requested schema gives a default for are filled in with it before the answer goes
-    /// back ([SEP-1034](https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1034)).
-    fn elicit(&self, server: &str, request: ElicitRequestParams) -> Answer;
-}
+pub use crate::elicitation::{Answer, Elicitor};
 
 /// How far a long tool call has got, as its server reported it.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,7 +188,7 @@ impl Drop for Following {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
-        if self.hooks.elicitor.is_some() {
+        if self.hooks.elicitor.as_ref().is_some_and(|e| e.offered()) {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
@@ -221,7 +208,14 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let Some(elicitor) = &self.hooks.elicitor else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+            let mut meta = rmcp::model::MetaObject::new();
+            meta.0.insert(
+                crate::elicitation::REASON_META.into(),
+                "nobody can answer: this ipybox client does not ask the person questions".into(),
+            );
+            let mut declined = ElicitResult::new(ElicitationAction::Decline);
+            declined.meta = Some(meta);
+            return Ok(declined);
         };
         let schema = match &request {
             ElicitRequestParams::FormElicitationParams {

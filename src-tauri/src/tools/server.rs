@@ -329,6 +329,15 @@ impl ToolServer {
         }
     }
 
+    /// The questions servers ask during `execution_id`'s calls go when the returned guard
+    /// drops (the execution ended).
+    pub fn questions_of(&self, execution_id: String) -> Option<QuestionsOf> {
+        Some(QuestionsOf {
+            elicitations: self.sessions.elicitations()?.clone(),
+            execution_id,
+        })
+    }
+
     /// Call an approved tool: the answer for the kernel, and the outcome for listeners.
     async fn call(
         &self,
@@ -363,6 +372,15 @@ impl ToolServer {
                 tool: req.tool.clone(),
             },
         );
+        // A question the server asks meanwhile belongs to this call, and goes when it ends.
+        let _calling = self.sessions.elicitations().map(|e| {
+            e.calling(crate::elicitation::CallRef::new(
+                request.id,
+                request.execution_id.clone(),
+                &req.server,
+                &req.tool,
+            ))
+        });
         let call = conn.call_tool_with_progress(&req.tool, arguments, progress);
         let called = tokio::time::timeout(limit, call).await;
         // The call is over, its sink dropped: the last report becomes an event before the
@@ -426,6 +444,18 @@ impl ToolServer {
                 failed(RefusalKind::McpError, e.to_string())
             }
         }
+    }
+}
+
+/// An execution's questions, withdrawn when it ends.
+pub struct QuestionsOf {
+    elicitations: Arc<crate::elicitation::Elicitations>,
+    execution_id: String,
+}
+
+impl Drop for QuestionsOf {
+    fn drop(&mut self) {
+        self.elicitations.end_execution(&self.execution_id);
     }
 }
 

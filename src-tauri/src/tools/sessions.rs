@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, OnceCell};
 
+use crate::elicitation::{Elicitations, SessionElicitor};
 use crate::error::Result;
 use crate::events::{Events, SessionEvent};
 use crate::mcp::client::connect_with;
@@ -30,6 +31,7 @@ pub struct Sessions {
     /// Variables fixed when the session started, instead of reading `.env` at each start.
     fixed: Option<Variables>,
     events: Events,
+    elicitations: Option<Arc<Elicitations>>,
 }
 
 impl Sessions {
@@ -43,6 +45,7 @@ impl Sessions {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             fixed: None,
             events: Events::default(),
+            elicitations: None,
         }
     }
 
@@ -50,6 +53,18 @@ impl Sessions {
     pub fn with_events(mut self, events: Events) -> Self {
         self.events = events;
         self
+    }
+
+    /// Servers' questions go to `elicitations` (each session is offered elicitation when
+    /// someone answers them).
+    pub fn with_elicitations(mut self, elicitations: Arc<Elicitations>) -> Self {
+        self.elicitations = Some(elicitations);
+        self
+    }
+
+    /// The session's questions, when it has them.
+    pub fn elicitations(&self) -> Option<&Arc<Elicitations>> {
+        self.elicitations.as_ref()
     }
 
     /// Give up on a tool call after `timeout` (default [`DEFAULT_CALL_TIMEOUT`]).
@@ -97,13 +112,16 @@ impl Sessions {
                 let program = crate::sandbox::server_program(&resolved)?;
                 let events = self.events.clone();
                 let server = name.to_owned();
-                let hooks = Hooks::new().on_log(move |log| {
+                let mut hooks = Hooks::new().on_log(move |log| {
                     events.send(SessionEvent::McpServerLog {
                         server: server.clone(),
                         level: log.level,
                         message: log.message,
                     })
                 });
+                if let Some(elicitations) = &self.elicitations {
+                    hooks = hooks.elicitor(Arc::new(SessionElicitor(elicitations.clone())));
+                }
                 let conn = Arc::new(
                     connect_with(
                         name,

@@ -280,6 +280,20 @@ export type CallOutcome = { "kind": "ok" } | { "kind": "tool_error" } | { "kind"
  */
 message: string, };
 
+export type CallRef = { 
+/**
+ * The call's approval request ([`RequestSnapshot::id`](crate::RequestSnapshot::id)).
+ */
+id: number, 
+/**
+ * The execution whose code made the call.
+ */
+execution_id: string | null, 
+/**
+ * The tool's name.
+ */
+tool: string, };
+
 export type ChangedTool = { 
 /**
  * Its module: `mcptools.<server>.<module>`.
@@ -375,7 +389,7 @@ code: ErrorCode,
  */
 message: string, };
 
-export type ErrorCode = "CodeExecutionError" | "Timeout" | "KernelDied" | "Cancelled" | "GatewayError" | "KernelStartFailed" | "PythonEnvError" | "ImageError" | "NotRunning" | "McpError" | "InvalidConfig" | "SandboxUnavailable" | "IoError" | "SignInRequired";
+export type ErrorCode = "CodeExecutionError" | "Timeout" | "KernelDied" | "Cancelled" | "GatewayError" | "KernelStartFailed" | "PythonEnvError" | "ImageError" | "NotRunning" | "McpError" | "InvalidConfig" | "SandboxUnavailable" | "IoError" | "SignInRequired" | "InvalidAnswer";
 
 export type ExecEvent = { "type": "started", 
 /**
@@ -740,6 +754,91 @@ steps: number,
  */
 message: string, };
 
+export type QuestionChoice = { 
+/**
+ * The value the answer carries.
+ */
+value: string, 
+/**
+ * What the server calls it (untrusted), when it differs from the value.
+ */
+title: string | null, };
+
+export type QuestionField = { 
+/**
+ * The property's name: the key of its value in the answer.
+ */
+name: string, 
+/**
+ * What the server calls it (untrusted).
+ */
+title: string | null, 
+/**
+ * What the server says of it (untrusted).
+ */
+description: string | null, 
+/**
+ * An answer must give it (or have a default for it).
+ */
+required: boolean, 
+/**
+ * Its value is never recorded nor shown back: a password, a token, a key.
+ */
+secret: boolean, 
+/**
+ * The value the server proposes, already checked against the field (a default that
+ * does not fit is dropped).
+ */
+default: JsonValue | null, } & ({ "kind": "text", 
+/**
+ * `email`, `uri`, `date` or `date-time`.
+ */
+format: QuestionTextFormat | null, 
+/**
+ * Fewest characters.
+ */
+min_length: number | null, 
+/**
+ * Most characters.
+ */
+max_length: number | null, } | { "kind": "number", 
+/**
+ * Only whole numbers.
+ */
+integer: boolean, 
+/**
+ * Smallest allowed.
+ */
+minimum: number | null, 
+/**
+ * Largest allowed.
+ */
+maximum: number | null, } | { "kind": "boolean" } | { "kind": "choice", 
+/**
+ * The options.
+ */
+options: Array<QuestionChoice>, } | { "kind": "choices", 
+/**
+ * The options.
+ */
+options: Array<QuestionChoice>, 
+/**
+ * Fewest to pick.
+ */
+min_items: number | null, 
+/**
+ * Most to pick.
+ */
+max_items: number | null, });
+
+export type QuestionForm = { 
+/**
+ * Its fields, in the order the server listed them.
+ */
+fields: Array<QuestionField>, };
+
+export type QuestionTextFormat = "email" | "uri" | "date" | "date-time";
+
 export type RegisteredServer = { 
 /**
  * Its name (`mcptools.<name>`).
@@ -996,6 +1095,32 @@ name: string,
  */
 purpose: string, };
 
+export type ServerQuestion = { 
+/**
+ * Unique within the session.
+ */
+id: number, 
+/**
+ * The registered server that asks.
+ */
+server: string, 
+/**
+ * What it asks, in its own words (untrusted).
+ */
+message: string, 
+/**
+ * The form to fill in.
+ */
+form: QuestionForm, 
+/**
+ * The tool call it came during, when ipybox can tell (one call of that server running).
+ */
+call: CallRef | null, 
+/**
+ * When it was asked, in milliseconds since the Unix epoch.
+ */
+asked_at: number, };
+
 export type SessionEvent = { "type": "provisioning", 
 /**
  * This step, from 1.
@@ -1173,7 +1298,43 @@ total: number | null,
 /**
  * What the server says it is doing (untrusted text).
  */
-message: string | null, } | { "type": "mcp_server_log", 
+message: string | null, } | { "type": "elicitation_requested", 
+/**
+ * The question, its form and the call it came during.
+ */
+question: ServerQuestion, } | { "type": "elicitation_ended", 
+/**
+ * The question's id.
+ */
+id: number, 
+/**
+ * The registered server that asked.
+ */
+server: string, 
+/**
+ * What it asked (untrusted).
+ */
+message: string, 
+/**
+ * The tool call it came during.
+ */
+call: CallRef | null, 
+/**
+ * `accept`, `decline` or `cancel`, as it went back to the server.
+ */
+action: "accept" | "decline" | "cancel", 
+/**
+ * The values that went back, but for secret fields'.
+ */
+values: { [key in string]: JsonValue } | null, 
+/**
+ * The fields whose values went back but are not recorded (secrets).
+ */
+withheld: Array<string>, 
+/**
+ * Why it was declined or cancelled without a person (nobody to ask, the call ended).
+ */
+reason: string | null, } | { "type": "mcp_server_log", 
 /**
  * The registered server's name.
  */

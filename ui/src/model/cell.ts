@@ -1,4 +1,4 @@
-import type { IopubOutput, SandboxBlock } from '../ipc';
+import type { IopubOutput, SandboxBlock, ServerQuestion } from '../ipc';
 import { assertNever } from '../util/assert';
 import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from '../util/json';
 import { newCellId } from './ids';
@@ -43,6 +43,7 @@ export type CellChange =
   | { type: 'input-request' }
   | { type: 'metadata' }
   | { type: 'pending-clear' }
+  | { type: 'questions' }
   | { type: 'tool-calls' }
   | { type: 'sandbox-block' };
 
@@ -64,6 +65,7 @@ export function isPersistentChange(change: CellChange): boolean {
     case 'input-request':
     case 'pending-clear':
     case 'tool-calls':
+    case 'questions':
       return false;
     default:
       return assertNever(change, 'cell change');
@@ -110,6 +112,8 @@ export class Cell {
   private toolCallsRun: number | null = null;
   /** What the sandbox blocked in the last run, as ipybox checked it. */
   sandboxBlock: SandboxBlock | null = null;
+  /** Questions MCP servers ask during this cell's tool calls, waiting for an answer. */
+  questions: readonly ServerQuestion[] = [];
 
   private listeners = new Set<(change: CellChange) => void>();
 
@@ -256,6 +260,20 @@ export class Cell {
     }
     this.toolCalls = mergeCall(this.toolCalls, call);
     this.emit({ type: 'tool-calls' });
+  }
+
+  /** A server asks a question during one of this cell's calls. */
+  addQuestion(question: ServerQuestion): void {
+    if (this.questions.some((q) => q.id === question.id)) return;
+    this.questions = [...this.questions, question];
+    this.emit({ type: 'questions' });
+  }
+
+  /** A question ended (answered, or its call ended): its form goes. */
+  removeQuestion(id: number): void {
+    if (!this.questions.some((q) => q.id === id)) return;
+    this.questions = this.questions.filter((q) => q.id !== id);
+    this.emit({ type: 'questions' });
   }
 
   clearToolCalls(): void {

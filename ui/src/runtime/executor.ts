@@ -5,7 +5,7 @@
  * calls a run makes (session events naming its execution) are listed on its cell.
  */
 import * as ipc from '../ipc';
-import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, SandboxBlock, ToolCallEvent, ToolProgressEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalRequest, DecidedBy, ExecEvent, SandboxBlock, ServerQuestion, ToolCallEvent, ToolProgressEvent } from '../ipc';
 import { assertNever } from '../util/assert';
 import { frames, type FrameScheduler } from '../util/frame';
 import { isJsonObject } from '../util/json';
@@ -67,6 +67,8 @@ export class Executor {
   private earlyBlocks = new Map<string, SandboxBlock>();
   /** The execution of each tool call request seen. */
   private byRequest = new Map<number, Execution>();
+  /** Which cell shows each waiting question of a server. */
+  private questionCells = new Map<number, Cell>();
 
   constructor(
     private readonly notebook: Notebook,
@@ -376,6 +378,24 @@ export class Executor {
     if (call.status !== 'running') return;
     remember(this.byRequest, event.id, exec);
     exec.cell.putToolCall(exec.seq, progressedCall(call, event));
+  }
+
+  /** A server asks a question during a call: the cell that made the call shows it. False when no cell of ours made it. */
+  noteQuestion(question: ServerQuestion): boolean {
+    const call = question.call;
+    if (!call) return false;
+    const exec = this.byRequest.get(call.id) ?? this.executionOf(call.execution_id, null);
+    if (!exec) return false;
+    this.questionCells.set(question.id, exec.cell);
+    exec.cell.addQuestion(question);
+    return true;
+  }
+
+  /** A question ended: its form goes. */
+  noteQuestionEnded(id: number): void {
+    const cell = this.questionCells.get(id);
+    this.questionCells.delete(id);
+    cell?.removeQuestion(id);
   }
 
   /** A tool call ended: how it was decided and what came of it. */

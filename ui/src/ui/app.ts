@@ -426,6 +426,9 @@ export class App implements CellViewHost {
       banners: this.banners,
       kernel: (status) => this.setKernelBase(status),
       flash: (text) => this.flash(text),
+      openApprovals: () => {
+        if (!this.sidePanel.isOpen) this.sidePanel.open('approvals');
+      },
       approvalAnnounced: (id) => {
         // A rule decides right after the request is announced: only a request still waiting
         // for a person opens the panel.

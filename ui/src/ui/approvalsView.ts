@@ -5,7 +5,7 @@
  * Owns its DOM; the state is an ApprovalsModel fed by the session events.
  */
 import * as ipc from '../ipc';
-import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ApprovalRules, AuditEntry, DefinitionChange, Rule, ToolCallEvent } from '../ipc';
+import type { ApprovalDecision, ApprovalGrant, ApprovalRequest, ApprovalRules, AuditEntry, DefinitionChange, Rule, ServerQuestion, ToolCallEvent } from '../ipc';
 import {
   allowArgumentsRule,
   allowToolRule,
@@ -31,6 +31,7 @@ import { describeTimeout } from '../model/settings';
 import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { RulesView } from './rulesView';
+import { QuestionsView } from './questionForm';
 
 export interface ApprovalsBackend {
   approvalsPending(): Promise<ApprovalRequest[]>;
@@ -327,6 +328,9 @@ export class ApprovalsView {
   /** False once the backend said it has no grants (an older backend): the section stays hidden. */
   private grantsAvailable = true;
   private grantsToken = 0;
+  /** Servers' questions that belong to no cell of this notebook (an agent's call, a call ipybox cannot tell). */
+  private readonly questions = new QuestionsView('approval-questions');
+  private waitingQuestions: ServerQuestion[] = [];
 
   constructor(
     private readonly model: ApprovalsModel,
@@ -359,6 +363,7 @@ export class ApprovalsView {
     this.element = h(
       'div',
       { class: 'approvals' },
+      this.questions.element,
       h('section', { id: 'pending-approvals', class: 'panel-section', 'aria-labelledby': 'pending-heading' }, this.heading, this.hint, this.groupBar, this.list, this.empty, this.status),
       this.grantsSection,
       h(
@@ -462,6 +467,17 @@ export class ApprovalsView {
   }
 
   /** A request was withdrawn: it shows why for a moment, then leaves. */
+  /** A server's question no cell shows: its form heads the panel until it ends. */
+  showQuestion(question: ServerQuestion): void {
+    this.waitingQuestions = [...this.waitingQuestions.filter((q) => q.id !== question.id), question];
+    this.questions.sync(this.waitingQuestions);
+  }
+
+  endQuestion(id: number): void {
+    this.waitingQuestions = this.waitingQuestions.filter((q) => q.id !== id);
+    this.questions.sync(this.waitingQuestions);
+  }
+
   withdraw(id: number, reason: string): void {
     if (!this.model.withdraw(id, reason)) return;
     setTimeout(() => this.model.remove(id), ApprovalsView.WITHDRAWN_MS);

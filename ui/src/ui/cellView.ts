@@ -13,6 +13,7 @@ import { rangesFor, staticPieces, type FindMarks } from './findMarks';
 import { h } from './dom';
 import { SandboxBlockView } from './sandboxBlockView';
 import { ToolCallsView } from './toolCallsView';
+import { QuestionsView } from './questionForm';
 import type { KernelHelpSource } from './kernelHelp';
 import { packageForMissingModule } from '../model/missingModule';
 
@@ -71,6 +72,7 @@ export class CellView {
   private readonly noticeEl: HTMLElement;
   private readonly toolCalls: ToolCallsView;
   private readonly sandboxBlock: SandboxBlockView;
+  private readonly questions: QuestionsView;
   private editor: CellEditor | null = null;
   private outputViews: OutputView[] = [];
   private stdinEl: HTMLElement | null = null;
@@ -100,7 +102,9 @@ export class CellView {
     this.noticeEl = h('div', { class: 'cell-notice', role: 'alert', hidden: true });
     this.toolCalls = new ToolCallsView(cell);
     this.sandboxBlock = new SandboxBlockView(cell, () => this.host.onRunAgain?.(this));
-    this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.sandboxBlock.element, this.toolCalls.element, this.noticeEl);
+    // A server's question sits right under the tool-call line it came during.
+    this.questions = new QuestionsView('cell-questions');
+    this.element = h('div', { class: 'cell', tabindex: -1, role: 'listitem' }, inputArea, this.outputsWrap, this.sandboxBlock.element, this.toolCalls.element, this.questions.element, this.noticeEl);
     this.element.dataset.cellId = cell.id;
 
     // The editor is made when the pointer comes over the text, so that a click lands in it;
@@ -209,6 +213,10 @@ export class CellView {
         return;
       case 'tool-calls':
         this.toolCalls.changed();
+        return;
+      case 'questions':
+        this.questions.sync(this.cell.questions);
+        this.keepAtBottom();
         return;
       case 'sandbox-block':
         this.sandboxBlock.changed();

@@ -29,6 +29,8 @@ export interface SessionTargets {
   flash(text: string): void;
   /** A request just announced: open the approvals if it still waits for a person in a moment. */
   approvalAnnounced(id: number): void;
+  /** Open the approvals, unless the side panel shows already. */
+  openApprovals(): void;
 }
 
 /** Take `event` to what it changes. */
@@ -91,6 +93,17 @@ export function routeSessionEvent(event: SessionEvent, to: SessionTargets): void
       return;
     case 'sandbox_blocked':
       to.executor.noteSandboxBlock(event.execution_id, event.block);
+      return;
+    case 'elicitation_requested':
+      // Beside the cell's call that it came during; otherwise at the head of the approvals.
+      if (!to.executor.noteQuestion(event.question)) {
+        to.approvalsView.showQuestion(event.question);
+        to.openApprovals();
+      }
+      return;
+    case 'elicitation_ended':
+      to.executor.noteQuestionEnded(event.id);
+      to.approvalsView.endQuestion(event.id);
       return;
     default:
       assertNever(event, 'session event');

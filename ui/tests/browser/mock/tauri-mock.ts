@@ -44,6 +44,8 @@ interface MockConfig {
   approvalTimeoutSecs?: number;
   /** How long an approved tool call runs before it ends, in ms (default 10). */
   toolCallRunMs?: number;
+  /** What the `ask` tool's server asks (untrusted text). */
+  questionMessage?: string;
   /** The Sandbox tab's backend. */
   policy?: PolicyMockConfig;
   servers?: ServersMockConfig;
@@ -223,6 +225,7 @@ async function toolLines(ctx: ExecContext): Promise<'failed' | null> {
     const verdict = await ctx.callTool(server, tool, args);
     if (verdict.decision === 'approved') {
       ctx.outputs(stream(shell ? `(ran ${String(isRecord(args) ? args.command : '')})\n` : `${server}.${tool} answered\n`));
+      if (tool === 'ask') ctx.outputs(stream(`server received: ${lastReceived}\n`));
       continue;
     }
     if (shell) {
@@ -475,12 +478,91 @@ function decidePending(id: number, decision: 'accept' | 'reject', decidedBy: Dec
     duration_ms: approved ? 120 : 0,
   };
   audit.push({ time: Date.now(), workspace, execution_id: r.execution_id, origin: r.origin, server: r.server, tool: r.tool, arguments: r.arguments, decision: call.decision, decided_by: decidedBy, reason: why, outcome: call.outcome, duration_ms: call.duration_ms });
-  setTimeout(() => {
-    session(call);
-    waiters.get(id)?.({ decision: approved ? 'approved' : 'rejected', reason: why });
-    waiters.delete(id);
-  }, approved ? (config.toolCallRunMs ?? 10) : 10);
+  // The `ask` tool asks the person a question in the middle of its call, then ends.
+  const during = approved && r.tool === 'ask' ? askDuringCall(r) : Promise.resolve();
+  void during.then(() =>
+    setTimeout(() => {
+      session(call);
+      waiters.get(id)?.({ decision: approved ? 'approved' : 'rejected', reason: why });
+      waiters.delete(id);
+    }, approved ? (config.toolCallRunMs ?? 10) : 10),
+  );
   return true;
+}
+
+// ---- questions servers ask during a call (elicitation)
+
+/** The form the fake `ask` tool asks for (as ipybox sends it: fields, defaults checked). */
+const QUESTION_FIELDS: Json[] = [
+  { name: 'name', title: 'Your name', description: null, required: false, secret: false, default: 'Ada Lovelace', kind: 'text', format: null, min_length: null, max_length: null },
+  { name: 'email', title: 'Email', description: 'Where the report goes', required: true, secret: false, default: null, kind: 'text', format: 'email', min_length: null, max_length: null },
+  { name: 'age', title: 'Age', description: null, required: true, secret: false, default: null, kind: 'number', integer: true, minimum: 0, maximum: 150 },
+  { name: 'subscribe', title: 'Subscribe to updates', description: null, required: false, secret: false, default: true, kind: 'boolean' },
+  { name: 'color', title: 'Favourite colour', description: null, required: false, secret: false, default: null, kind: 'choice', options: [{ value: 'red', title: 'Red' }, { value: 'green', title: 'Green' }, { value: 'blue', title: 'Blue' }] },
+  { name: 'api_token', title: 'API token', description: null, required: false, secret: true, default: null, kind: 'text', format: null, min_length: null, max_length: null },
+];
+
+let questionSeq = 0;
+const questionWaiters = new Map<number, (answer: { action: string; values: Json }) => void>();
+/** What the fake server received last, as its tool returns it. */
+let lastReceived = '';
+
+function askDuringCall(r: ApprovalRequest): Promise<void> {
+  const id = ++questionSeq;
+  const question = {
+    id,
+    server: r.server,
+    message: config.questionMessage ?? 'Who is running this analysis?',
+    form: { fields: QUESTION_FIELDS },
+    call: { id: r.id, execution_id: r.execution_id, tool: r.tool },
+    asked_at: Date.now(),
+  };
+  const answered = new Promise<{ action: string; values: Json }>((resolve) => questionWaiters.set(id, resolve));
+  void emit('session', { type: 'elicitation_requested', question });
+  return answered.then(async ({ action, values }) => {
+    lastReceived = JSON.stringify({ action, content: values });
+    await emit('session', { type: 'elicitation_ended', id, server: r.server, message: question.message, call: question.call, action, values, withheld: [], reason: null });
+  });
+}
+
+/** A part of ipybox's check of an answer, with its words. */
+function checkAnswer(values: Record<string, unknown>): { ok: Json } | { problem: string } {
+  const out: Record<string, Json> = {};
+  for (const f of QUESTION_FIELDS) {
+    if (!isRecord(f) || typeof f.name !== 'string') continue;
+    const label = typeof f.title === 'string' ? f.title : f.name;
+    const v = values[f.name];
+    if (v === undefined || v === '') {
+      if (f.default !== null && f.default !== undefined) out[f.name] = f.default;
+      else if (f.required) return { problem: `${label}: it is required` };
+      continue;
+    }
+    if (f.format === 'email' && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(String(v))) return { problem: `${label}: it must be an email address, like name@example.com` };
+    if (f.kind === 'number') {
+      const n = Number(String(v).trim());
+      if (String(v).trim() === '' || !Number.isFinite(n)) return { problem: `${label}: it must be a number` };
+      out[f.name] = n;
+      continue;
+    }
+    out[f.name] = toJson(v);
+  }
+  return { ok: out };
+}
+
+function answerQuestion(args: Record<string, unknown>): null {
+  const id = typeof args.id === 'number' ? args.id : -1;
+  const waiter = questionWaiters.get(id);
+  if (!waiter) throw { code: 'InvalidAnswer', message: `no question ${id} waits for an answer: it was answered already, or its tool call ended` };
+  const action = typeof args.action === 'string' ? args.action : 'cancel';
+  let values: Json = null;
+  if (action === 'accept') {
+    const checked = checkAnswer(isRecord(args.values) ? args.values : {});
+    if ('problem' in checked) throw { code: 'InvalidAnswer', message: checked.problem };
+    values = checked.ok;
+  }
+  questionWaiters.delete(id);
+  waiter({ action, values });
+  return null;
 }
 
 // ---- rules, as the backend matches them (docs/approval-rules.md)
@@ -709,6 +791,8 @@ mockIPC(
       case 'cancel_execution':
         if (typeof args.id === 'string') cancelled.add(args.id);
         return null;
+      case 'answer_elicitation':
+        return answerQuestion(args);
       case 'reply_input': {
         const id = typeof args.id === 'number' ? args.id : -1;
         inputWaiters.get(id)?.(typeof args.value === 'string' ? args.value : '');
