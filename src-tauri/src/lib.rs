@@ -52,7 +52,8 @@
 //!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
 //!   kernel code writes too; `error`: one error type with stable codes; `display`:
 //!   untrusted text as a person reads it (one escaping rule for the terminal, the dialog and
-//!   the audit view; kernel output on a terminal keeps only its colours).
+//!   the audit view; kernel output on a terminal keeps only its colours); `export`: a
+//!   notebook file as a self-contained, inert HTML page or a Python script.
 
 mod apigen;
 mod approval;
@@ -66,6 +67,7 @@ mod display;
 mod error;
 mod events;
 mod executor;
+mod export;
 mod fsutil;
 mod home;
 #[cfg(feature = "desktop")]
@@ -189,6 +191,10 @@ pub mod text {
 
 /// `ipybox://add-server` links, which propose an MCP server for a person to confirm.
 pub use server_link::{LinkError, ServerLink};
+
+/// A notebook file as a page anyone can read without ipybox, or as a Python script
+/// (`ipybox export`).
+pub use export::{Notebook, NotebookError, to_html as export_html, to_python as export_python};
 
 /// A fresh random secret (tokens for clients of `ipybox mcp`).
 pub use auth::new_token;
