@@ -13,6 +13,8 @@ pub mod dto;
 mod endpoint;
 mod frames;
 mod panel;
+#[cfg(target_os = "linux")]
+pub mod pdf;
 mod policy;
 mod remote;
 mod servers;

@@ -176,6 +176,9 @@ pub mod server {
 #[cfg(feature = "desktop")]
 pub mod app {
     pub use crate::desktop::{Arrivals, Launch, prepare_environment, run};
+    /// PDF printed by the app's web engine (`ipybox export --to pdf`).
+    #[cfg(target_os = "linux")]
+    pub use crate::desktop::pdf::{PdfError, print_standalone as print_pdf};
     pub use crate::instance::{Claim, InstancePaths, Owner, Request, claim, send, send_to_any};
     pub use crate::workspace::{Recent, Target};
 }

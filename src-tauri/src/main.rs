@@ -12,6 +12,9 @@ use clap::{Args, Parser, Subcommand};
 use futures_util::StreamExt;
 use ipybox::{CodeExecutor, Error, Event, StreamOptions};
 
+#[path = "cli/export.rs"]
+mod export;
+
 /// Run Python code in stateful IPython kernels, with MCP tools as a typed Python API and
 /// every tool call approved.
 #[derive(Debug, Parser)]
@@ -57,6 +60,9 @@ enum Command {
     Sandbox(SandboxCommand),
     /// Create (or check) the Python environment ipybox runs kernels in; with --sandbox also
     /// install the sandbox runtime (srt) and check its system packages.
+    /// Export a notebook as a self-contained HTML page, a PDF or a Python script, without
+    /// opening a window.
+    Export(export::ExportArgs),
     Setup {
         /// Check an existing environment instead of the managed one.
         #[arg(long, env = "IPYBOX_PYTHON")]
@@ -572,7 +578,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(&args);
     // The headless build hands the window to the desktop app, before anything else starts.
     #[cfg(not(feature = "desktop"))]
-    if matches!(cli.command, None | Some(Command::Open(_))) {
+    if matches!(cli.command, None | Some(Command::Open(_)))
+        || matches!(&cli.command, Some(Command::Export(e)) if e.to == export::Format::Pdf)
+    {
         return hand_over_to_desktop(&args[1..]);
     }
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
@@ -622,6 +630,13 @@ fn main() -> ExitCode {
     let (path, args) = match cli.command {
         Some(Command::Open(args)) => (args.paths, Some((args.sandbox, args.gateway))),
         None => (Vec::new(), None),
+        // Synchronous: a PDF runs GTK's main loop on this thread.
+        Some(Command::Export(args)) => {
+            return export::run(args).unwrap_or_else(|e| {
+                eprintln!("ipybox: {}", for_terminal(&in_words(&e)));
+                ExitCode::from(1)
+            });
+        }
         Some(command) => return run_cli(&runtime, command),
     };
     match open(path, args, &runtime) {
@@ -949,7 +964,7 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
                 );
                 Ok(ExitCode::SUCCESS)
             }
-            Command::Open(_) => unreachable!("opened above"),
+            Command::Open(_) | Command::Export(_) => unreachable!("run above"),
         }
     });
     match outcome {
