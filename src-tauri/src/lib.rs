@@ -175,10 +175,10 @@ pub mod server {
 /// The desktop app (feature `desktop`).
 #[cfg(feature = "desktop")]
 pub mod app {
-    pub use crate::desktop::{Arrivals, Launch, prepare_environment, run};
     /// PDF printed by the app's web engine (`ipybox export --to pdf`).
     #[cfg(target_os = "linux")]
     pub use crate::desktop::pdf::{PdfError, print_standalone as print_pdf};
+    pub use crate::desktop::{Arrivals, Launch, prepare_environment, run};
     pub use crate::instance::{Claim, InstancePaths, Owner, Request, claim, send, send_to_any};
     pub use crate::workspace::{Recent, Target};
 }

@@ -74,10 +74,16 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| args.notebook.with_extension(args.to.extension()));
     if !to_stdout {
         if same_file(&out, &args.notebook) {
-            bail!("{} is the notebook itself: give another file with -o", out.display());
+            bail!(
+                "{} is the notebook itself: give another file with -o",
+                out.display()
+            );
         }
         if out.exists() && !args.force {
-            bail!("{} exists: pass --force to replace it, or give another file with -o", out.display());
+            bail!(
+                "{} exists: pass --force to replace it, or give another file with -o",
+                out.display()
+            );
         }
     }
     let bytes = match args.to {
@@ -86,18 +92,26 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
         Format::Pdf => return pdf(&notebook, &title, &out, args.force),
     };
     if to_stdout {
-        std::io::stdout().write_all(&bytes).context("writing to stdout")?;
+        std::io::stdout()
+            .write_all(&bytes)
+            .context("writing to stdout")?;
         return Ok(ExitCode::SUCCESS);
     }
     let staged = staging_path(&out);
-    std::fs::write(&staged, &bytes).with_context(|| format!("cannot write {}", staged.display()))?;
+    std::fs::write(&staged, &bytes)
+        .with_context(|| format!("cannot write {}", staged.display()))?;
     put_in_place(&staged, &out, args.force)?;
     println!("Exported {}", out.display());
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(all(feature = "desktop", target_os = "linux"))]
-fn pdf(notebook: &ipybox::Notebook, title: &str, out: &Path, force: bool) -> anyhow::Result<ExitCode> {
+fn pdf(
+    notebook: &ipybox::Notebook,
+    title: &str,
+    out: &Path,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
     let html = ipybox::export_html(notebook, title);
     let staged = staging_path(out);
     if let Err(e) = ipybox::app::print_pdf(&html, &staged) {
@@ -111,13 +125,18 @@ fn pdf(notebook: &ipybox::Notebook, title: &str, out: &Path, force: bool) -> any
 
 #[cfg(not(all(feature = "desktop", target_os = "linux")))]
 fn pdf(_: &ipybox::Notebook, _: &str, _: &Path, _: bool) -> anyhow::Result<ExitCode> {
-    bail!("a PDF is printed by the desktop app's web engine, which this ipybox lacks: install ipybox-desktop, or export HTML and print that from a browser")
+    bail!(
+        "a PDF is printed by the desktop app's web engine, which this ipybox lacks: install ipybox-desktop, or export HTML and print that from a browser"
+    )
 }
 
 /// A name beside `out` for the file being written, so a failure never leaves half a file
 /// where the reader looks.
 fn staging_path(out: &Path) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     out.with_file_name(format!(".{name}.{}.part", std::process::id()))
 }
 
@@ -132,7 +151,10 @@ fn put_in_place(staged: &Path, out: &Path, force: bool) -> anyhow::Result<()> {
     if let Err(e) = result {
         let _ = std::fs::remove_file(staged);
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            bail!("{} exists: pass --force to replace it, or give another file with -o", out.display());
+            bail!(
+                "{} exists: pass --force to replace it, or give another file with -o",
+                out.display()
+            );
         }
         return Err(e).with_context(|| format!("cannot write {}", out.display()));
     }

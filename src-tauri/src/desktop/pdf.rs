@@ -71,7 +71,9 @@ pub fn print(html: &str, out: &Path, done: impl FnOnce(Result<(), PdfError>) + '
     let finish = Rc::new(finish);
     let uri = file_uri(out);
     let on_timeout = finish.clone();
-    let timer = gtk::glib::timeout_add_local_once(PRINT_TIMEOUT, move || on_timeout(Err(PdfError::Timeout)));
+    let timer = gtk::glib::timeout_add_local_once(PRINT_TIMEOUT, move || {
+        on_timeout(Err(PdfError::Timeout))
+    });
     let timer = Rc::new(RefCell::new(Some(timer)));
     view.connect_load_changed(move |view, event| {
         if event != LoadEvent::Finished {
