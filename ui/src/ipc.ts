@@ -719,6 +719,14 @@ export function exportAuditLog(): Promise<string | null> {
   return call<string | null>('export_audit_log');
 }
 
+/** What File → Export makes: a self-contained HTML page, a PDF printed from it, a Python script. */
+export type ExportFormat = 'html' | 'pdf' | 'py';
+
+/** Export the notebook `path` (saved on disk) where the person chooses in the native save dialog; the path written, null when cancelled. */
+export function exportNotebook(path: string, format: ExportFormat): Promise<string | null> {
+  return call<string | null>('export_notebook', { path, format });
+}
+
 // ---- MCP servers registered for the workspace (the MCP servers panel)
 
 /** One tool of a registered server; `interface`: its generated Params/Result and run(), to read. */

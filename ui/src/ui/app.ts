@@ -199,6 +199,9 @@ export class App implements CellViewHost {
       this.menuItem('file-save-as', 'save-as'),
       this.menuItem('file-duplicate', 'duplicate-notebook'),
       this.menuItem('file-trash', 'trash-notebook'),
+      this.menuItem('file-export-html', 'export-html'),
+      this.menuItem('file-export-pdf', 'export-pdf'),
+      this.menuItem('file-export-py', 'export-py'),
     ]);
 
     this.workspaceLabel = h('span', { class: 'workspace-name', text: '' });
@@ -906,6 +909,11 @@ export class App implements CellViewHost {
       case 'trash-notebook':
         void this.files.trash();
         return;
+      case 'export-html':
+      case 'export-pdf':
+      case 'export-py':
+        void this.files.exportAs(command === 'export-html' ? 'html' : command === 'export-pdf' ? 'pdf' : 'py');
+        return;
       default:
         assertNever(command, 'command');
     }
@@ -1068,7 +1076,7 @@ export class App implements CellViewHost {
   /** A menu item that runs a command, named and keyed as in the command list. */
   private menuItem(id: string, command: CommandId): MenuItem {
     // Those that open a dialog or the palette keep the focus there.
-    const opens = command === 'rename-notebook' || command === 'save-as' || command === 'trash-notebook' || command === 'command-palette';
+    const opens = command === 'rename-notebook' || command === 'save-as' || command === 'trash-notebook' || command === 'command-palette' || command.startsWith('export-');
     return {
       id,
       label: COMMANDS[command],

@@ -682,6 +682,12 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'export_audit_log':
       return { handled: true, value: config.exportPath === undefined ? '/home/ana/Documents/ipybox-audit-weather.jsonl' : config.exportPath };
+    case 'export_notebook': {
+      // The native save dialog's answer: `exportPath` (null = cancelled), else the notebook's name with the format's extension.
+      const path = String(args.path);
+      const value = config.exportPath === undefined ? path.replace(/\.ipynb$/, `.${String(args.format)}`) : config.exportPath;
+      return { handled: true, value };
+    }
     default:
       return { handled: false };
   }
