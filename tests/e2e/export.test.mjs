@@ -1,15 +1,16 @@
 // Export, as a reader without ipybox meets it: the HTML page in headless Chromium (its plot
 // shows, no script runs, nothing is fetched — with the page's CSP and without it, so the
 // sanitizer is checked on its own), and `ipybox export --to pdf` printed by WebKitGTK on the
-// display this run provides, its first page rasterized by pdftoppm and read pixel by pixel.
-import { test, before, after } from 'node:test';
+// display this run provides, its first page rasterized by pdftoppm and read pixel by pixel;
+// and File → Export as PDF in the real window, through the native save dialog.
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { APP, ROOT } from './webdriver.mjs';
+import { APP, ROOT, App, answerDialog, quitAll, workspace } from './webdriver.mjs';
 
 const { chromium } = await import(pathToFileURL(join(ROOT, 'ui', 'node_modules', 'playwright-core', 'index.mjs')).href);
 const FIXTURES = join(ROOT, 'tests', 'fixtures', 'export');
@@ -21,6 +22,8 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), 'ipybox-export-'));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
+const apps = [];
+afterEach((t) => quitAll(apps, t));
 
 function exportTo(notebook, format, out) {
   const run = spawnSync(APP, ['export', join(FIXTURES, notebook), '--to', format, '-o', out], { encoding: 'utf8', timeout: 120_000 });
@@ -98,7 +101,11 @@ function firstPage(pdf) {
 }
 
 test('ipybox export --to pdf prints the plot on the first page', () => {
-  const pdf = exportTo('plot.ipynb', 'pdf', join(dir, 'plot.pdf'));
+  assertPlotPrinted(exportTo('plot.ipynb', 'pdf', join(dir, 'plot.pdf')));
+});
+
+/** The PDF's first page shows the plot's red bars near its top, with the heading and code as text. */
+function assertPlotPrinted(pdf) {
   assert.equal(readFileSync(pdf).subarray(0, 5).toString('latin1'), '%PDF-', 'a PDF file');
   const { width, height, pixels } = firstPage(pdf);
   let red = 0;
@@ -115,4 +122,18 @@ test('ipybox export --to pdf prints the plot on the first page', () => {
   const text = spawnSync('pdftotext', ['-f', '1', '-l', '1', pdf, '-'], { encoding: 'utf8' }).stdout;
   assert.match(text, /Sales/, 'the Markdown heading is text in the PDF');
   assert.match(text, /import matplotlib\.pyplot as plt/, 'the code is text in the PDF');
+}
+
+test('File → Export as PDF in the window writes the file the save dialog names and says so', async () => {
+  const ws = workspace({ 'plot.ipynb': readFileSync(join(FIXTURES, 'plot.ipynb'), 'utf8') });
+  const app = await App.launch(['open', join(ws, 'plot.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.click('#file-menu');
+  await app.click('#file-export-pdf');
+  // GTK's save dialog, in the workspace with the name filled in: Return saves.
+  answerDialog('Export “plot.ipynb” as PDF document');
+  await app.until('the status line to say where it went', async () => ((await app.text('#app-message')) === 'Exported to plot.pdf' ? true : null), 60_000);
+  assertPlotPrinted(join(ws, 'plot.pdf'));
+  rmSync(ws, { recursive: true, force: true });
 });
