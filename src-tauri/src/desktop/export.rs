@@ -94,8 +94,8 @@ enum Rendered {
 }
 
 fn render(notebook: &Path, name: &str, format: ExportFormat) -> Result<Rendered, Error> {
-    let text = std::fs::read_to_string(notebook)
-        .map_err(|e| Error::io(format!("reading {name}"), e))?;
+    let text =
+        std::fs::read_to_string(notebook).map_err(|e| Error::io(format!("reading {name}"), e))?;
     let parsed = Notebook::parse(&text)
         .map_err(|e| Error::config(format!("{name} cannot be exported")).because(e))?;
     Ok(match format {
@@ -110,7 +110,9 @@ fn render(notebook: &Path, name: &str, format: ExportFormat) -> Result<Rendered,
 async fn print_pdf<R: Runtime>(app: &AppHandle<R>, html: String, out: &Path) -> Result<(), Error> {
     let staged: PathBuf = out.with_file_name(format!(
         ".{}.{}.part",
-        out.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        out.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
         std::process::id()
     ));
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -136,5 +138,7 @@ async fn print_pdf<R: Runtime>(app: &AppHandle<R>, html: String, out: &Path) -> 
 
 #[cfg(not(target_os = "linux"))]
 async fn print_pdf<R: Runtime>(_: &AppHandle<R>, _: String, _: &Path) -> Result<(), Error> {
-    Err(Error::config("PDF export is printed with WebKitGTK, on Linux only so far"))
+    Err(Error::config(
+        "PDF export is printed with WebKitGTK, on Linux only so far",
+    ))
 }

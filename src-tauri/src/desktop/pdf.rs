@@ -85,7 +85,7 @@ pub fn print(html: &str, out: &Path, done: impl FnOnce(Result<(), PdfError>) + '
         settings.set(gtk::PRINT_SETTINGS_OUTPUT_FILE_FORMAT, Some("pdf"));
         settings.set(gtk::PRINT_SETTINGS_OUTPUT_URI, Some(&uri));
         let page = gtk::PageSetup::new();
-        page.set_paper_size(&gtk::PaperSize::new(Some(&gtk::PAPER_NAME_A4)));
+        page.set_paper_size(&gtk::PaperSize::new(Some(gtk::PAPER_NAME_A4)));
         for set in [
             gtk::PageSetup::set_top_margin,
             gtk::PageSetup::set_bottom_margin,

@@ -74,16 +74,16 @@ fn render_cell(out: &mut String, cell: &Cell) {
             source,
             attachments,
         } => {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<section class=\"cell markdown-cell\"><div class=\"cell-input\"><div class=\"prompt\"></div><div class=\"markdown\">{}</div></div></section>\n",
+                "<section class=\"cell markdown-cell\"><div class=\"cell-input\"><div class=\"prompt\"></div><div class=\"markdown\">{}</div></div></section>",
                 markdown::to_html(&source.0, attachments)
             );
         }
         Cell::Raw { source, .. } => {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<section class=\"cell raw-cell\"><div class=\"cell-input\"><div class=\"prompt\"></div><pre class=\"source raw\">{}</pre></div></section>\n",
+                "<section class=\"cell raw-cell\"><div class=\"cell-input\"><div class=\"prompt\"></div><pre class=\"source raw\">{}</pre></div></section>",
                 html_escape(&source.0)
             );
         }
