@@ -35,6 +35,7 @@ pub enum PdfError {
 /// loop until the PDF is written, and returns.
 pub fn print_standalone(html: &str, out: &Path) -> Result<(), PdfError> {
     gtk::init().map_err(|_| PdfError::NoDisplay)?;
+    tracing::debug!("export: GTK started");
     let outcome: Rc<RefCell<Option<Result<(), PdfError>>>> = Rc::new(RefCell::new(None));
     let slot = outcome.clone();
     print(html, out, move |result| {
@@ -79,6 +80,7 @@ pub fn print(html: &str, out: &Path, done: impl FnOnce(Result<(), PdfError>) + '
         if event != LoadEvent::Finished {
             return;
         }
+        tracing::debug!("export: the page is loaded, printing");
         let settings = gtk::PrintSettings::new();
         // The name GTK's file backend gives its printer, in the language it runs in.
         settings.set_printer(&gtk::glib::dgettext(Some("gtk30"), "Print to File"));
@@ -108,6 +110,7 @@ pub fn print(html: &str, out: &Path, done: impl FnOnce(Result<(), PdfError>) + '
             if let Some(timer) = timer.borrow_mut().take() {
                 timer.remove();
             }
+            tracing::debug!("export: printed");
             finish(match failed.borrow_mut().take() {
                 Some(error) => Err(PdfError::Print(error)),
                 None => Ok(()),
