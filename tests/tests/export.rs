@@ -156,3 +156,23 @@ fn a_script_goes_to_stdout_with_a_dash() {
         "{script}"
     );
 }
+
+/// `magics.py` is what `jupyter nbconvert --to python` (nbconvert 7.17.2, IPython's
+/// `TransformerManager`) writes for `magics.ipynb`: line and cell magics, shell lines and
+/// their assignments, help, a raw cell.
+#[test]
+fn a_script_is_what_nbconvert_writes() {
+    let out = export(&[
+        fixture("magics.ipynb").as_os_str(),
+        "--to".as_ref(),
+        "py".as_ref(),
+        "-o".as_ref(),
+        "-".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        std::fs::read_to_string(fixture("magics.py")).unwrap(),
+        "byte for byte as nbconvert"
+    );
+}

@@ -36,9 +36,7 @@ pub fn to_python(notebook: &Notebook) -> String {
                     .and_then(|m| m.as_str())
                     .unwrap_or("");
                 if mime.is_empty() || mime.eq_ignore_ascii_case("text/x-python") {
-                    out.push('\n');
                     out.push_str(&source.0);
-                    out.push('\n');
                 }
             }
             Cell::Unknown => {}
