@@ -578,9 +578,21 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(&args);
     // The headless build hands the window to the desktop app, before anything else starts.
     #[cfg(not(feature = "desktop"))]
-    if matches!(cli.command, None | Some(Command::Open(_)))
-        || matches!(&cli.command, Some(Command::Export(e)) if e.to == export::Format::Pdf)
-    {
+    if matches!(cli.command, None | Some(Command::Open(_))) {
+        return hand_over_to_desktop(&args[1..]);
+    }
+    // A PDF is printed by the desktop app's web engine: the desktop app makes it.
+    #[cfg(not(feature = "desktop"))]
+    if matches!(&cli.command, Some(Command::Export(e)) if e.to == export::Format::Pdf) {
+        let me = std::env::current_exe().ok();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if find_desktop_app(me.as_deref(), &path).is_none() {
+            eprintln!(
+                "ipybox: a PDF is printed by the desktop app's web engine, and the desktop app (ipybox-desktop {}) is not installed; `--to html` makes a page any browser prints",
+                env!("CARGO_PKG_VERSION")
+            );
+            return ExitCode::from(4);
+        }
         return hand_over_to_desktop(&args[1..]);
     }
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
