@@ -96,8 +96,14 @@ enum Rendered {
 fn render(notebook: &Path, name: &str, format: ExportFormat) -> Result<Rendered, Error> {
     let text =
         std::fs::read_to_string(notebook).map_err(|e| Error::io(format!("reading {name}"), e))?;
-    let parsed = Notebook::parse(&text)
-        .map_err(|e| Error::config(format!("{name} cannot be exported")).because(e))?;
+    // A file that is not a notebook is a file problem to the window (`IoError`), not a
+    // setting to fix.
+    let parsed = Notebook::parse(&text).map_err(|e| {
+        Error::io(
+            format!("{name} cannot be exported"),
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })?;
     Ok(match format {
         ExportFormat::Html => Rendered::File(to_html(&parsed, name).into_bytes()),
         ExportFormat::Py => Rendered::File(to_python(&parsed).into_bytes()),
@@ -128,7 +134,10 @@ async fn print_pdf<R: Runtime>(app: &AppHandle<R>, html: String, out: &Path) -> 
         .map_err(|e| Error::config("printing the PDF").because(e))?;
     if let Err(e) = printed {
         let _ = std::fs::remove_file(&staged);
-        return Err(Error::config("the PDF was not printed").because(e));
+        return Err(Error::io(
+            "the PDF was not printed",
+            std::io::Error::other(e),
+        ));
     }
     std::fs::rename(&staged, out).map_err(|e| {
         let _ = std::fs::remove_file(&staged);

@@ -193,6 +193,19 @@ describe('export', () => {
     assert.deepEqual(errors, []);
     await close();
   });
+
+  it('says in the status line why an export failed, in words, escaped', async () => {
+    const { page, errors, close } = await app({ exportError: 'analysis.ipynb cannot be exported: this is not a notebook file\u202e' });
+    await page.click('#file-menu');
+    await page.click('#file-export-html');
+    await page.waitForFunction(() => document.querySelector('#app-message')?.textContent?.startsWith('Not exported: '));
+    assert.equal(
+      await page.locator('#app-message').textContent(),
+      'Not exported: A file or system operation failed. analysis.ipynb cannot be exported: this is not a notebook file\\u202e',
+    );
+    assert.deepEqual(errors, []);
+    await close();
+  });
 });
 
 describe('room for the notebook', () => {
