@@ -20,7 +20,8 @@
 //! uses only those of its own layer and below it (checked by `layout.rs`):
 //!
 //! - `desktop` (feature `desktop`): the Tauri app, commands of a few lines over the
-//!   executor, the notebook window, native approval dialogs; `workspace`: what it opens and
+//!   executor, the notebook window, native approval dialogs, File → Export (a PDF printed
+//!   by an offscreen WebKit view, `desktop/pdf.rs`); `workspace`: what it opens and
 //!   saves; `instance`: one app per workspace, a second `ipybox open` handed to it.
 //! - `mcp_server`: ipybox itself as an MCP server (`ipybox mcp`); `link`: its agents'
 //!   calls approved by the app over a private socket, `relay`: by the app in-process (the
