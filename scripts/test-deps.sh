@@ -27,10 +27,11 @@ command -v rg >/dev/null || need_apt+=(ripgrep)
 # xdotool, WebKitWebDriver and Chromium to test it without a screen; a window manager
 # (openbox: focus and modality differ without one); a D-Bus daemon and GNOME Keyring for the
 # test of a remote server's token in the keyring; dbus-monitor and a notification service
-# (dunst) for the approval notifications.
+# (dunst) for the approval notifications; poppler-utils (pdftoppm, pdftotext) to read the
+# PDF `ipybox export --to pdf` prints.
 for pkg in pkg-config libwebkit2gtk-4.1-dev libgtk-3-dev libxdo-dev libssl-dev \
   libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth xdotool x11-utils imagemagick \
-  webkit2gtk-driver chromium fonts-dejavu-core dbus-daemon dbus-bin gnome-keyring openbox dunst; do
+  webkit2gtk-driver chromium fonts-dejavu-core dbus-daemon dbus-bin gnome-keyring openbox dunst poppler-utils; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

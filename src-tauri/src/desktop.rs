@@ -14,8 +14,11 @@ mod commands;
 mod confirm;
 pub mod dto;
 mod endpoint;
+mod export;
 mod frames;
 mod panel;
+#[cfg(target_os = "linux")]
+pub mod pdf;
 mod place;
 mod policy;
 mod policy_commands;
@@ -166,6 +169,7 @@ pub fn run(
             commands::revoke_grant,
             commands::audit_log,
             commands::export_audit_log,
+            export::export_notebook,
             commands::app_settings,
             commands::set_app_settings,
             commands::mcp_endpoint,

@@ -20,7 +20,8 @@
 //! uses only those of its own layer and below it (checked by `layout.rs`):
 //!
 //! - `desktop` (feature `desktop`): the Tauri app, commands of a few lines over the
-//!   executor, the notebook window, native approval dialogs; `workspace`: what it opens and
+//!   executor, the notebook window, native approval dialogs, File → Export (a PDF printed
+//!   by an offscreen WebKit view, `desktop/pdf.rs`); `workspace`: what it opens and
 //!   saves; `instance`: one app per workspace, a second `ipybox open` handed to it.
 //! - `mcp_server`: ipybox itself as an MCP server (`ipybox mcp`); `link`: its agents'
 //!   calls approved by the app over a private socket, `relay`: by the app in-process (the
@@ -54,7 +55,8 @@
 //!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
 //!   kernel code writes too; `error`: one error type with stable codes; `display`:
 //!   untrusted text as a person reads it (one escaping rule for the terminal, the dialog and
-//!   the audit view; kernel output on a terminal keeps only its colours).
+//!   the audit view; kernel output on a terminal keeps only its colours); `export`: a
+//!   notebook file as a self-contained, inert HTML page or a Python script.
 
 mod apigen;
 mod approval;
@@ -69,6 +71,7 @@ mod elicitation;
 mod error;
 mod events;
 mod executor;
+mod export;
 mod fsutil;
 mod home;
 #[cfg(feature = "desktop")]
@@ -182,6 +185,9 @@ pub mod server {
 /// The desktop app (feature `desktop`).
 #[cfg(feature = "desktop")]
 pub mod app {
+    /// PDF printed by the app's web engine (`ipybox export --to pdf`).
+    #[cfg(target_os = "linux")]
+    pub use crate::desktop::pdf::{PdfError, print_standalone as print_pdf};
     pub use crate::desktop::{Arrivals, Launch, prepare_environment, run};
     pub use crate::instance::{Claim, InstancePaths, Owner, Request, claim, send, send_to_any};
     pub use crate::workspace::{Recent, Target};
@@ -200,6 +206,10 @@ pub mod text {
 
 /// `ipybox://add-server` links, which propose an MCP server for a person to confirm.
 pub use server_link::{LinkError, ServerLink};
+
+/// A notebook file as a page anyone can read without ipybox, or as a Python script
+/// (`ipybox export`).
+pub use export::{Notebook, NotebookError, to_html as export_html, to_python as export_python};
 
 /// A fresh random secret (tokens for clients of `ipybox mcp`).
 pub use auth::new_token;

@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 use futures_util::StreamExt;
 use ipybox::{CodeExecutor, Error, Event, StreamOptions};
 
+#[path = "cli/export.rs"]
+mod export;
 mod terminal_form;
 
 /// Run Python code in stateful IPython kernels, with MCP tools as a typed Python API and
@@ -59,6 +61,9 @@ enum Command {
     Sandbox(SandboxCommand),
     /// Create (or check) the Python environment ipybox runs kernels in; with --sandbox also
     /// install the sandbox runtime (srt) and check its system packages.
+    /// Export a notebook as a self-contained HTML page, a PDF or a Python script, without
+    /// opening a window.
+    Export(export::ExportArgs),
     Setup {
         /// Check an existing environment instead of the managed one.
         #[arg(long, env = "IPYBOX_PYTHON")]
@@ -577,6 +582,20 @@ fn main() -> ExitCode {
     if matches!(cli.command, None | Some(Command::Open(_))) {
         return hand_over_to_desktop(&args[1..]);
     }
+    // A PDF is printed by the desktop app's web engine: the desktop app makes it.
+    #[cfg(not(feature = "desktop"))]
+    if matches!(&cli.command, Some(Command::Export(e)) if e.to == export::Format::Pdf) {
+        let me = std::env::current_exe().ok();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if find_desktop_app(me.as_deref(), &path).is_none() {
+            eprintln!(
+                "ipybox: a PDF is printed by the desktop app's web engine, and the desktop app (ipybox-desktop {}) is not installed; `--to html` makes a page any browser prints",
+                env!("CARGO_PKG_VERSION")
+            );
+            return ExitCode::from(4);
+        }
+        return hand_over_to_desktop(&args[1..]);
+    }
     // Orphaned sandbox processes become ours to reap: `ipybox exec` returns when they are gone.
     ipybox::setup::become_subreaper();
     let log = match &cli.command {
@@ -624,6 +643,13 @@ fn main() -> ExitCode {
     let (path, args) = match cli.command {
         Some(Command::Open(args)) => (args.paths, Some((args.sandbox, args.gateway))),
         None => (Vec::new(), None),
+        // Synchronous: a PDF runs GTK's main loop on this thread.
+        Some(Command::Export(args)) => {
+            return export::run(args).unwrap_or_else(|e| {
+                eprintln!("ipybox: {}", for_terminal(&in_words(&e)));
+                ExitCode::from(1)
+            });
+        }
         Some(command) => return run_cli(&runtime, command),
     };
     match open(path, args, &runtime) {
@@ -951,7 +977,7 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
                 );
                 Ok(ExitCode::SUCCESS)
             }
-            Command::Open(_) => unreachable!("opened above"),
+            Command::Open(_) | Command::Export(_) => unreachable!("run above"),
         }
     });
     match outcome {

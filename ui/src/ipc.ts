@@ -29,6 +29,7 @@ export type {
   DefinitionChange,
   ErrorCode,
   ExecEvent,
+  ExportFormat,
   FilterOp,
   FrameColumn,
   FramePage,
@@ -75,6 +76,7 @@ import type {
   DesktopError,
   ErrorCode,
   ExecEvent,
+  ExportFormat,
   Filter,
   FramePage,
   FrameQuery,
@@ -532,6 +534,11 @@ export function auditLog(): Promise<AuditEntry[]> {
 /** Native save dialog; resolves the written path, or null when cancelled. */
 export function exportAuditLog(): Promise<string | null> {
   return call<string | null>('export_audit_log');
+}
+
+/** Export the notebook `path` (saved on disk) where the person chooses in the native save dialog; the path written, null when cancelled. */
+export function exportNotebook(path: string, format: ExportFormat): Promise<string | null> {
+  return call<string | null>('export_notebook', { path, format });
 }
 
 // ---- MCP servers registered for the workspace (the MCP servers panel)

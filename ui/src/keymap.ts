@@ -51,7 +51,10 @@ export type CommandId =
   | 'rename-notebook'
   | 'save-as'
   | 'duplicate-notebook'
-  | 'trash-notebook';
+  | 'trash-notebook'
+  | 'export-html'
+  | 'export-pdf'
+  | 'export-py';
 
 /**
  * Every command by what a person calls it: the command palette lists these (with their keys
@@ -104,6 +107,9 @@ export const COMMANDS: Readonly<Record<CommandId, string>> = {
   'save-as': 'Save the notebook as…',
   'duplicate-notebook': 'Duplicate the notebook',
   'trash-notebook': 'Move the notebook to the trash…',
+  'export-html': 'Export as HTML…',
+  'export-pdf': 'Export as PDF…',
+  'export-py': 'Export as Python script…',
 };
 
 function isCommandId(key: string): key is CommandId {

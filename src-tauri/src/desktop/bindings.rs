@@ -36,6 +36,7 @@ fn roots(c: &mut Collect) {
     c.visit::<dto::ServerList>();
     c.visit::<dto::Choice>();
     c.visit::<dto::RemoteRequest>();
+    c.visit::<dto::ExportFormat>();
     // The engine's own types, as they cross to the window unchanged.
     c.visit::<crate::events::SessionEvent>();
     c.visit::<crate::mcp_server::AgentActivity>();

@@ -383,6 +383,19 @@ pub struct RemoteRequest {
     pub headers: Option<Vec<String>>,
 }
 
+/// What File → Export makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// One HTML file, readable in any browser, with nothing that runs or loads.
+    Html,
+    /// That page printed by WebKitGTK.
+    Pdf,
+    /// A Python script, as nbconvert makes them.
+    Py,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -417,6 +417,8 @@ password: boolean, } | { "type": "finished" } | { "type": "failed",
  */
 error: DesktopError, };
 
+export type ExportFormat = "html" | "pdf" | "py";
+
 export type Filter = { 
 /**
  * The column's position.

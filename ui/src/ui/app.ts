@@ -689,6 +689,11 @@ export class App implements CellViewHost {
       case 'trash-notebook':
         void this.files.trash();
         return;
+      case 'export-html':
+      case 'export-pdf':
+      case 'export-py':
+        void this.files.exportAs(command === 'export-html' ? 'html' : command === 'export-pdf' ? 'pdf' : 'py');
+        return;
       default:
         assertNever(command, 'command');
     }

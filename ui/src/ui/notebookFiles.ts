@@ -1,6 +1,6 @@
 /**
  * A workspace's notebook files, from the File menu and each notebook's menu in the side list:
- * new, rename, Save As, duplicate, move to the trash. Names are asked in a small dialog that
+ * new, rename, Save As, duplicate, move to the trash, export. Names are asked in a small dialog that
  * shows the backend's refusal in its own words (a taken name, a name outside the workspace)
  * and keeps what was typed. Renaming or saving the open notebook under another name keeps it
  * as it is on screen, with its kernel, its variables and its undo history.
@@ -176,6 +176,27 @@ export class NotebookFiles {
       this.host.flash(`Copied to ${escapeUntrusted(baseName(copy))}`);
     } catch (err) {
       this.host.flash(escapeUntrusted(ipc.describeError(ipc.toBackendError(err))));
+    }
+  }
+
+  /**
+   * Export the open notebook, saved first, where the person chooses in the native save
+   * dialog; the backend writes it in the background and the status line says how it went.
+   */
+  async exportAs(format: ipc.ExportFormat): Promise<void> {
+    const path = this.current;
+    if (!path) return;
+    const what = format === 'html' ? 'HTML' : format === 'pdf' ? 'PDF' : 'a Python script';
+    try {
+      if (!(await this.host.saveCurrent())) {
+        this.host.flash(`The notebook could not be saved first, so it was not exported as ${what}.`);
+        return;
+      }
+      this.host.flash(`Exporting as ${what}…`);
+      const written = await ipc.exportNotebook(path, format);
+      this.host.flash(written ? `Exported to ${escapeUntrusted(baseName(written))}` : '');
+    } catch (err) {
+      this.host.flash(`Not exported: ${escapeUntrusted(ipc.describeError(ipc.toBackendError(err)))}`);
     }
   }
 

@@ -84,6 +84,9 @@ export class Toolbar {
       this.menuItem('file-save-as', 'save-as'),
       this.menuItem('file-duplicate', 'duplicate-notebook'),
       this.menuItem('file-trash', 'trash-notebook'),
+      this.menuItem('file-export-html', 'export-html'),
+      this.menuItem('file-export-pdf', 'export-pdf'),
+      this.menuItem('file-export-py', 'export-py'),
     ]);
 
     const openFolder = btn({ id: 'open-folder', icon: 'folder', label: 'Open folder', text: 'Open folder', onClick: () => host.chooseWorkspace() });
@@ -216,7 +219,7 @@ export class Toolbar {
   /** A menu item that runs a command, named and keyed as in the command list. */
   private menuItem(id: string, command: CommandId): MenuItem {
     // Those that open a dialog or the palette keep the focus there.
-    const opens = command === 'rename-notebook' || command === 'save-as' || command === 'trash-notebook' || command === 'command-palette';
+    const opens = command === 'rename-notebook' || command === 'save-as' || command === 'trash-notebook' || command === 'command-palette' || command.startsWith('export-');
     return {
       id,
       label: COMMANDS[command],

@@ -177,6 +177,37 @@ describe('notebook files', () => {
   });
 });
 
+describe('export', () => {
+  it('exports from the File menu after saving, and says in the status line where it went', async () => {
+    const { page, errors, close } = await app({});
+    await typeInto(page, 'x = 1');
+    await page.keyboard.press('Escape');
+    for (const [item, format] of [['#file-export-pdf', 'pdf'], ['#file-export-html', 'html'], ['#file-export-py', 'py']]) {
+      const saves = (await calls(page, 'save_notebook')).length;
+      await page.click('#file-menu');
+      await page.click(item);
+      await page.waitForFunction((f) => document.querySelector('#app-message')?.textContent === `Exported to analysis.${f}`, format);
+      assert.deepEqual((await calls(page, 'export_notebook')).at(-1), { path: '/home/ana/projects/weather/analysis.ipynb', format });
+      if (format === 'pdf') assert.ok((await calls(page, 'save_notebook')).length > saves, 'unsaved changes are saved first, so the file exported is what is on screen');
+    }
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('says in the status line why an export failed, in words, escaped', async () => {
+    const { page, errors, close } = await app({ exportError: 'analysis.ipynb cannot be exported: this is not a notebook file\u202e' });
+    await page.click('#file-menu');
+    await page.click('#file-export-html');
+    await page.waitForFunction(() => document.querySelector('#app-message')?.textContent?.startsWith('Not exported: '));
+    assert.equal(
+      await page.locator('#app-message').textContent(),
+      'Not exported: A file or system operation failed. analysis.ipynb cannot be exported: this is not a notebook file\\u202e',
+    );
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});
+
 describe('room for the notebook', () => {
   it('keeps the editor usable beside a wide side panel: the side list steps aside first', async () => {
     const { page, errors, close } = await app({}, { width: 1000, height: 700 });

@@ -38,8 +38,10 @@ interface MockConfig {
   /** The audit log, oldest first; or `auditCount` generated entries. */
   audit?: Json[];
   auditCount?: number;
-  /** What export_audit_log resolves (default a path; null = the dialog was cancelled). */
+  /** What export_audit_log and export_notebook resolve (default a path; null = the dialog was cancelled). */
   exportPath?: string | null;
+  /** export_notebook fails with this IoError message (a notebook that is not one, a PDF not printed). */
+  exportError?: string;
   /** The approval timeout saved in the settings, in force (default 60). */
   approvalTimeoutSecs?: number;
   /** How long an approved tool call runs before it ends, in ms (default 10). */
@@ -761,6 +763,13 @@ function approvalCommand(cmd: string, args: Record<string, unknown>): { handled:
     }
     case 'export_audit_log':
       return { handled: true, value: config.exportPath === undefined ? '/home/ana/Documents/ipybox-audit-weather.jsonl' : config.exportPath };
+    case 'export_notebook': {
+      // The native save dialog's answer: `exportPath` (null = cancelled), else the notebook's name with the format's extension.
+      if (config.exportError) throw { code: 'IoError', message: config.exportError };
+      const path = String(args.path);
+      const value = config.exportPath === undefined ? path.replace(/\.ipynb$/, `.${String(args.format)}`) : config.exportPath;
+      return { handled: true, value };
+    }
     default:
       return { handled: false };
   }

@@ -1,0 +1,155 @@
+//! HTML from a notebook (outputs, Markdown) made inert for a page that leaves ipybox, with
+//! ammonia's allow-list: no script in any form (elements, event handlers, `javascript:`,
+//! SVG or MathML markup), no `style` (neither elements nor attributes, so no CSS fetches or
+//! covers anything), no frames, forms or embedded objects, no ids that could clobber the
+//! page; images only as `data:` URIs, so nothing loads from anywhere; links keep `http`,
+//! `https` and `mailto` addresses (a reader's click opens them in a new context, as in
+//! JupyterLab's export) and open nothing else. The page's Content-Security-Policy says the
+//! same a second time.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+/// Images and media a `src` may hold: the app's list (`ui/src/render/sanitize.ts`).
+fn is_data_media(value: &str) -> bool {
+    let lower = value.trim_start().to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("data:") else {
+        return false;
+    };
+    let mime = rest.split([';', ',']).next().unwrap_or("");
+    matches!(
+        mime,
+        "image/png"
+            | "image/jpeg"
+            | "image/jpg"
+            | "image/gif"
+            | "image/webp"
+            | "image/bmp"
+            | "image/svg+xml"
+            | "image/avif"
+    )
+}
+
+static CLEANER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
+    let mut b = ammonia::Builder::default();
+    b.url_schemes(["http", "https", "mailto", "data"].into_iter().collect())
+        .url_relative(ammonia::UrlRelative::Deny)
+        .add_allowed_classes("span", ["math", "math-inline", "math-display"])
+        .attribute_filter(|element, attribute, value| {
+            let is_data = value
+                .trim_start()
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("data:"));
+            match (element, attribute) {
+                // An image is shown only from the notebook itself.
+                ("img", "src") => is_data_media(value).then_some(Cow::Borrowed(value)),
+                // A data: link would open a document of the attacker's making.
+                (_, "href") if is_data => None,
+                _ if is_data => None,
+                _ => Some(Cow::Borrowed(value)),
+            }
+        });
+    b
+});
+
+/// `html` with everything that could run, load or escape its box removed.
+pub fn clean(html: &str) -> String {
+    CLEANER.clean(html).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attackers_markup_is_inert() {
+        for (attack, must_not) in [
+            ("<script>alert(1)</script>", "alert"),
+            ("<img src=x onerror=alert(1)>", "onerror"),
+            ("<a href=\"javascript:alert(1)\">x</a>", "javascript"),
+            ("<a href=\"JaVaScRiPt&#58;alert(1)\">x</a>", "alert"),
+            ("<svg><script>alert(1)</script></svg>", "alert"),
+            ("<svg onload=alert(1)><circle r=4/></svg>", "onload"),
+            (
+                "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
+                "onerror",
+            ),
+            (
+                "<img src=\"https://evil.example/track.png\">",
+                "evil.example",
+            ),
+            (
+                "<img srcset=\"https://evil.example/a.png 2x\">",
+                "evil.example",
+            ),
+            (
+                "<div style=\"background:url(https://evil.example/x)\">x</div>",
+                "evil.example",
+            ),
+            (
+                "<style>@import 'https://evil.example/x.css';</style>",
+                "evil.example",
+            ),
+            (
+                "<link rel=stylesheet href=https://evil.example/x.css>",
+                "evil.example",
+            ),
+            (
+                "<iframe src=\"https://evil.example\"></iframe>",
+                "evil.example",
+            ),
+            (
+                "<object data=\"https://evil.example/x.swf\"></object>",
+                "evil.example",
+            ),
+            (
+                "<form action=\"https://evil.example\"><input name=a></form>",
+                "evil.example",
+            ),
+            (
+                "<meta http-equiv=refresh content=\"0;url=https://evil.example\">",
+                "evil.example",
+            ),
+            (
+                "<a href=\"data:text/html,<script>alert(1)</script>\">x</a>",
+                "alert",
+            ),
+            ("<div id=\"ipybox-root\" name=\"x\">x</div>", "ipybox-root"),
+            ("<base href=\"https://evil.example/\">", "evil.example"),
+            (
+                "<video poster=\"https://evil.example/p.png\"></video>",
+                "evil.example",
+            ),
+            ("<div style=\"position:fixed;inset:0\">cover</div>", "fixed"),
+        ] {
+            let cleaned = clean(attack);
+            assert!(
+                !cleaned.to_lowercase().contains(must_not),
+                "{attack} → {cleaned}"
+            );
+            for word in [
+                "<script", "onerror", "onload", "<style", "<iframe", "<svg", "style=",
+            ] {
+                assert!(!cleaned.contains(word), "{attack} → {cleaned}");
+            }
+        }
+    }
+
+    #[test]
+    fn tables_images_and_links_a_reader_needs_stay() {
+        let png = "data:image/png;base64,iVBORw0KGgo=";
+        let cleaned = clean(&format!(
+            "<table><tr><th>a</th><td colspan=\"2\">1</td></tr></table><img src=\"{png}\" alt=\"plot\"><a href=\"https://example.org/\">site</a>"
+        ));
+        assert!(
+            cleaned.contains("<th>a</th><td colspan=\"2\">1</td>"),
+            "{cleaned}"
+        );
+        assert!(cleaned.contains(&format!("src=\"{png}\"")), "{cleaned}");
+        assert!(
+            cleaned.contains("href=\"https://example.org/\""),
+            "{cleaned}"
+        );
+        assert!(cleaned.contains("rel=\"noopener noreferrer\""), "{cleaned}");
+    }
+}
