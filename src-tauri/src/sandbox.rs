@@ -23,6 +23,7 @@ pub mod netns;
 pub mod placeholders;
 pub mod policy;
 pub mod profile;
+pub mod refusals;
 
 pub use install::{
     Srt, check_node, check_tools, install_srt, locate_srt, managed_srt_dir, server_program,
@@ -99,6 +100,9 @@ pub struct SandboxLaunch {
     /// The policy as srt received it, made ready to tell what it blocks: a failed cell's
     /// path is checked against it ([`block`]) before anything is offered.
     pub checker: Option<Arc<access::Checker>>,
+    /// The domains srt's proxy refuses, as srt records them ([`refusals`]); `None` when srt
+    /// is not the npm package ipybox can run inside its reporter.
+    pub refusals: Option<Arc<refusals::Refusals>>,
 }
 
 /// Locate srt, check its dependencies, render the policy for this session and write it to
@@ -112,7 +116,19 @@ pub fn prepare(
 ) -> Result<SandboxLaunch> {
     let srt = locate_srt(options.srt.as_deref(), home)?;
     check_tools(&srt)?;
-    let mut wrapper = srt.command();
+    // srt's command line inside ipybox's reporter, which tells ipybox what srt's proxy
+    // refuses; in the state's configuration, which the sandbox cannot write.
+    let (mut wrapper, refusals) = match srt.node_and_cli() {
+        Some((node, cli)) => {
+            let command = refusals::reporter_command(&node, &cli, &state_dir.join("config"))?;
+            let command = command.into_iter().map(PathBuf::into_os_string).collect();
+            (command, Some(Arc::new(refusals::Refusals::new()?)))
+        }
+        None => {
+            tracing::debug!(srt = %srt.program.display(), "srt's package is not readable: its network refusals are not reported");
+            (srt.command(), None)
+        }
+    };
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
     // The workspace's own policy runs only as a person last accepted it; the text compared
@@ -148,6 +164,7 @@ pub fn prepare(
         srt,
         guard: Some(Arc::new(guard)),
         checker,
+        refusals,
     })
 }
 
@@ -353,6 +370,11 @@ impl Enclosure for SandboxLaunch {
     /// sandbox running (bwrap's own parent-death link is to an intermediate shell).
     fn death_signal(&self) -> i32 {
         libc::SIGTERM
+    }
+
+    fn passed_fd(&self) -> Option<(std::os::fd::OwnedFd, std::os::fd::RawFd)> {
+        let writer = self.refusals.as_ref()?.take_writer()?;
+        Some((writer, refusals::REPORT_FD))
     }
 
     fn attach<'a>(

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::mpsc;
+
 use super::Config;
 use crate::error::{Error, Result};
-use crate::events::SessionEvent;
+use crate::events::{Events, SessionEvent};
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::enclosure::Enclosure;
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
@@ -25,6 +27,7 @@ use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::pyenv::{self, Progress, PythonEnv};
 use crate::sandbox;
 use crate::sandbox::access::Checker;
+use crate::sandbox::refusals::{self, Refusal};
 
 const KERNEL_INIT: &str = include_str!("../../python/kernel_init.py");
 
@@ -91,6 +94,55 @@ pub(super) struct Host {
     state_dir: Option<PathBuf>,
     /// The sandbox's policy, to check what a failed cell reports as blocked.
     pub(super) checker: Option<Arc<Checker>>,
+    /// Where the domains the sandbox's proxy refuses are told (`None` without a sandbox).
+    pub(super) net_blocks: Option<Arc<NetBlocks>>,
+}
+
+/// The domains a sandbox's proxy refused, as srt recorded them, told as blocks of the
+/// execution that runs (or ran last): a refusal comes from srt, not from the cell, and
+/// reaches ipybox before the cell's error does.
+#[derive(Debug, Default)]
+pub(super) struct NetBlocks {
+    /// The execution refusals are told to, and the last block told (not told twice).
+    current: std::sync::Mutex<(Option<(String, Events)>, Option<String>)>,
+}
+
+impl NetBlocks {
+    /// Refusals from now on are execution `id`'s.
+    pub(super) fn attribute(&self, id: &str, events: &Events) {
+        if let Ok(mut current) = self.current.lock() {
+            *current = (Some((id.to_owned(), events.clone())), None);
+        }
+    }
+
+    /// Tell each refusal of `refusals` the policy (`checker`) agrees is a block.
+    fn watch(
+        self: Arc<Self>,
+        mut refusals: mpsc::UnboundedReceiver<Refusal>,
+        checker: Arc<Checker>,
+    ) {
+        tokio::spawn(async move {
+            while let Some(refusal) = refusals.recv().await {
+                let Some(block) = refusals::assess(&refusal, &checker) else {
+                    continue;
+                };
+                let Ok(mut current) = self.current.lock() else {
+                    return;
+                };
+                let (Some((id, events)), last) = &mut *current else {
+                    continue;
+                };
+                if last.as_deref() == Some(block.path.as_str()) {
+                    continue;
+                }
+                *last = Some(block.path.clone());
+                events.send(SessionEvent::SandboxBlocked {
+                    execution_id: id.clone(),
+                    block,
+                });
+            }
+        });
+    }
 }
 
 impl Host {
@@ -223,6 +275,7 @@ impl Launcher {
     pub(super) async fn start_host(&self) -> Result<Host> {
         let c = &self.config;
         let mut checker = None;
+        let mut refused = None;
         let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
             (Some((url, token)), _) => {
                 let endpoint = Endpoint::remote(url, token.clone(), &c.gateway_headers)?;
@@ -236,8 +289,9 @@ impl Launcher {
             (None, Some(python)) => {
                 let state_dir = new_state_dir(&self.home)?;
                 let started = match self.gateway_launch(python, &state_dir) {
-                    Ok((launch, c)) => {
+                    Ok((launch, c, r)) => {
                         checker = c;
+                        refused = r;
                         Gateway::start(launch).await
                     }
                     Err(e) => Err(e),
@@ -295,12 +349,21 @@ impl Launcher {
             init_code,
             ready_timeout: c.kernel_ready_timeout,
         };
+        let net_blocks = match (refused, &checker) {
+            (Some(refused), Some(checker)) => {
+                let net = Arc::new(NetBlocks::default());
+                net.clone().watch(refused, checker.clone());
+                Some(net)
+            }
+            _ => None,
+        };
         Ok(Host {
             api,
             gateway,
             spec,
             state_dir,
             checker,
+            net_blocks,
         })
     }
 
@@ -320,7 +383,11 @@ impl Launcher {
         &self,
         python: &PythonEnv,
         state_dir: &Path,
-    ) -> Result<(GatewayLaunch, Option<Arc<Checker>>)> {
+    ) -> Result<(
+        GatewayLaunch,
+        Option<Arc<Checker>>,
+        Option<mpsc::UnboundedReceiver<Refusal>>,
+    )> {
         let c = &self.config;
         let (home, working_dir) = (&self.home, &self.working_dir);
         let mut gw_env = BTreeMap::new();
@@ -378,6 +445,10 @@ impl Launcher {
         };
         let kernel_env_whitelist: Vec<String> = self.kernel_env.keys().cloned().collect();
         let checker = sandbox_launch.as_ref().and_then(|l| l.checker.clone());
+        let refused = sandbox_launch
+            .as_ref()
+            .and_then(|l| l.refusals.as_ref())
+            .and_then(|r| r.watch());
         let launch = GatewayLaunch {
             python: python.python().to_path_buf(),
             host: c.gateway_host.clone(),
@@ -393,7 +464,7 @@ impl Launcher {
             connector: c.connector.clone(),
             enclosure: sandbox_launch.map(|l| Arc::new(l) as Arc<dyn Enclosure>),
         };
-        Ok((launch, checker))
+        Ok((launch, checker, refused))
     }
 }
 

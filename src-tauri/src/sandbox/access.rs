@@ -333,6 +333,20 @@ impl Checker {
                 ),
             );
         }
+        self.proxy(&host, port).target_of(url)
+    }
+
+    /// Does srt's proxy let a request for `host:port` through? The proxy's own rules only:
+    /// what a client sends it (a local address included, when the code routes it there).
+    pub fn proxy(&self, host: &str, port: u16) -> Verdict {
+        let host = host.to_ascii_lowercase();
+        let verdict = |allowed, rule: Option<String>, reason: String| Verdict {
+            access: Access::Connect,
+            target: format!("{host}:{port}"),
+            allowed,
+            rule,
+            reason,
+        };
         let matches = |entry: &String| domain_matches(&host, port, entry);
         if let Some(entry) = self.denied_domains.iter().find(|e| matches(e)) {
             return verdict(
@@ -352,6 +366,16 @@ impl Checker {
                 None,
                 format!("{host} is not on the allow list (network.allowedDomains)"),
             ),
+        }
+    }
+}
+
+impl Verdict {
+    /// The same verdict, about `target`.
+    fn target_of(self, target: &str) -> Verdict {
+        Verdict {
+            target: target.to_owned(),
+            ..self
         }
     }
 }

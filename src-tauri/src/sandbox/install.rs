@@ -68,6 +68,18 @@ impl Srt {
         srt_version(&self.entry)
     }
 
+    /// The Node.js that runs srt and srt's `cli.js`, when srt is the npm package (not a
+    /// wrapper script): what runs srt's command line inside ipybox's refusal reporter.
+    pub fn node_and_cli(&self) -> Option<(PathBuf, PathBuf)> {
+        self.version()?;
+        let cli = std::fs::canonicalize(&self.entry).ok()?;
+        let node = match self.bundled_node() {
+            Some(n) => n.to_path_buf(),
+            None => which("node")?,
+        };
+        Some((node, cli))
+    }
+
     fn bundled_node(&self) -> Option<&Path> {
         (!self.args.is_empty()).then_some(self.program.as_path())
     }
