@@ -931,10 +931,13 @@ export function checkSandboxAccess(text: string, query: string): Promise<Sandbox
   return call<SandboxVerdict[]>('check_sandbox_access', { text, query });
 }
 
-/** A file operation the sandbox blocked (untrusted path text: shown escaped). */
+/** What a block stopped: reading or writing a file, or connecting to a domain (srt's proxy refused it). */
+export type SandboxBlockAccess = 'read' | 'write' | 'connect';
+
+/** A file operation or a connection the sandbox blocked (untrusted text: shown escaped). */
 export interface SandboxBlock {
-  access: 'read' | 'write';
-  /** Absolute, links followed. */
+  access: SandboxBlockAccess;
+  /** Absolute, links followed; for `connect`, the host (`host:port` for an unusual port). */
   path: string;
   /** The rule that blocks it; null: no allowWrite entry covers it. */
   rule: string | null;
@@ -944,7 +947,7 @@ export interface SandboxBlock {
 }
 
 /** Allow what a cell was blocked doing: asked in a native dialog, saved, the kernel restarted. */
-export function allowBlocked(access: 'read' | 'write', entry: string, path: string): Promise<SandboxState> {
+export function allowBlocked(access: SandboxBlockAccess, entry: string, path: string): Promise<SandboxState> {
   return call<SandboxState>('allow_blocked', { access, entry, path });
 }
 
