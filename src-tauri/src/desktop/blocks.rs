@@ -136,7 +136,10 @@ pub async fn allow<R: Runtime>(
             super::confirm::plain(&file.display().to_string()),
         ),
         detail: shown_diff(&home, &workspace, &base, &text),
-        yes: format!("Allow {verb}"),
+        yes: match access {
+            Access::Connect => "Allow connecting".into(),
+            _ => format!("Allow {verb}"),
+        },
         no: "Keep it blocked".into(),
     };
     if !super::confirm::confirm(app, question).await {
