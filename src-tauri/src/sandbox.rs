@@ -17,6 +17,7 @@ pub mod block;
 /// Only the desktop app tries a policy before it applies it.
 #[cfg(feature = "desktop")]
 pub mod check;
+pub mod grants;
 mod install;
 #[cfg(target_os = "linux")]
 pub mod netns;

@@ -647,6 +647,9 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
         Some(p) => (policy::load(Some(p))?, Some(p.to_path_buf())),
         None => (policy::load(None)?, None),
     };
+    let warnings = super::SandboxPolicy::from_json(&policy.to_string())
+        .map(|p| p.validate())
+        .unwrap_or_default();
     let checker = for_session(policy, file.as_deref(), &home, &workspace, &user_home)?;
     let esc = |s: &str| crate::display::escape(s).into_owned();
     let mut out = format!(
@@ -674,6 +677,17 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
                     .unwrap_or_default()
             ));
         }
+    }
+    // The grants that matter, as the Sandbox tab warns of them.
+    for w in warnings
+        .iter()
+        .filter(|w| w.severity == super::Severity::Warning)
+    {
+        out.push_str(&format!(
+            "warning: {} [{}]\n",
+            esc(&w.message),
+            esc(&w.field)
+        ));
     }
     Ok(out)
 }
