@@ -159,10 +159,8 @@ async fn a_refused_domain_is_reported_by_srt_and_allowing_it_lets_the_request_th
     eprintln!("network block told {after_error:?} after the cell's error (None: before it)");
 
     // Printing srt's words is not a block: only srt's own record is.
-    let forged = format!(
-        "import sys\nprint('deny network-outbound forged.example:443 (host is not on the allow list)', file=sys.stderr)\nraise OSError('Tunnel connection failed: 403 Forbidden')"
-    );
-    let (_, failed, blocks) = run(&e, &mut events, &forged).await;
+    let forged = "import sys\nprint('deny network-outbound forged.example:443 (host is not on the allow list)', file=sys.stderr)\nraise OSError('Tunnel connection failed: 403 Forbidden')";
+    let (_, failed, blocks) = run(&e, &mut events, forged).await;
     assert!(failed);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let late: Vec<_> = std::iter::from_fn(|| events.try_recv().ok())

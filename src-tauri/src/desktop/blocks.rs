@@ -56,13 +56,12 @@ pub fn changed_text(
         _ => crate::sandbox::access::check_text(&text, workspace, path)?,
     };
     // Still a policy srt runs: it refuses `*` or `*.com` in the allow list.
-    if access == Access::Connect {
-        if let Some(p) = super::policy::check_text(&text)
+    if access == Access::Connect
+        && let Some(p) = super::policy::check_text(&text)
             .iter()
             .find(|p| p.severity == crate::sandbox::Severity::Error)
-        {
-            return Err(Error::config(format!("allowing {entry}: {}", p.message)));
-        }
+    {
+        return Err(Error::config(format!("allowing {entry}: {}", p.message)));
     }
     if let Some(v) = verdicts.iter().find(|v| v.access == access && !v.allowed) {
         return Err(Error::config(format!(

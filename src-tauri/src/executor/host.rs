@@ -98,29 +98,37 @@ pub(super) struct Host {
     pub(super) net_blocks: Option<Arc<NetBlocks>>,
 }
 
+/// What a sandbox's proxy refuses, as it comes.
+type Refused = mpsc::UnboundedReceiver<Refusal>;
+
 /// The domains a sandbox's proxy refused, as srt recorded them, told as blocks of the
 /// execution that runs (or ran last): a refusal comes from srt, not from the cell, and
 /// reaches ipybox before the cell's error does.
 #[derive(Debug, Default)]
 pub(super) struct NetBlocks {
-    /// The execution refusals are told to, and the last block told (not told twice).
-    current: std::sync::Mutex<(Option<(String, Events)>, Option<String>)>,
+    current: std::sync::Mutex<Attribution>,
+}
+
+/// The execution refusals are told to, and the last block told it (not told twice).
+#[derive(Debug, Default)]
+struct Attribution {
+    execution: Option<(String, Events)>,
+    last: Option<String>,
 }
 
 impl NetBlocks {
     /// Refusals from now on are execution `id`'s.
     pub(super) fn attribute(&self, id: &str, events: &Events) {
         if let Ok(mut current) = self.current.lock() {
-            *current = (Some((id.to_owned(), events.clone())), None);
+            *current = Attribution {
+                execution: Some((id.to_owned(), events.clone())),
+                last: None,
+            };
         }
     }
 
     /// Tell each refusal of `refusals` the policy (`checker`) agrees is a block.
-    fn watch(
-        self: Arc<Self>,
-        mut refusals: mpsc::UnboundedReceiver<Refusal>,
-        checker: Arc<Checker>,
-    ) {
+    fn watch(self: Arc<Self>, mut refusals: Refused, checker: Arc<Checker>) {
         tokio::spawn(async move {
             while let Some(refusal) = refusals.recv().await {
                 let Some(block) = refusals::assess(&refusal, &checker) else {
@@ -129,7 +137,11 @@ impl NetBlocks {
                 let Ok(mut current) = self.current.lock() else {
                     return;
                 };
-                let (Some((id, events)), last) = &mut *current else {
+                let Attribution {
+                    execution: Some((id, events)),
+                    last,
+                } = &mut *current
+                else {
                     continue;
                 };
                 if last.as_deref() == Some(block.path.as_str()) {
@@ -383,11 +395,7 @@ impl Launcher {
         &self,
         python: &PythonEnv,
         state_dir: &Path,
-    ) -> Result<(
-        GatewayLaunch,
-        Option<Arc<Checker>>,
-        Option<mpsc::UnboundedReceiver<Refusal>>,
-    )> {
+    ) -> Result<(GatewayLaunch, Option<Arc<Checker>>, Option<Refused>)> {
         let c = &self.config;
         let (home, working_dir) = (&self.home, &self.working_dir);
         let mut gw_env = BTreeMap::new();
