@@ -109,12 +109,16 @@ pub(super) struct NetBlocks {
     current: std::sync::Mutex<Attribution>,
 }
 
-/// The execution refusals are told to, and the last block told it (not told twice).
+/// The execution refusals are told to, and the blocks told it (none twice).
 #[derive(Debug, Default)]
 struct Attribution {
     execution: Option<(String, Events)>,
-    last: Option<String>,
+    told: Vec<String>,
 }
+
+/// The most blocks one execution is told of: code asking for many hosts (a crawler, a
+/// loop) must not flood the window with offers.
+const BLOCKS_PER_EXECUTION: usize = 20;
 
 impl NetBlocks {
     /// Refusals from now on are execution `id`'s.
@@ -122,7 +126,7 @@ impl NetBlocks {
         if let Ok(mut current) = self.current.lock() {
             *current = Attribution {
                 execution: Some((id.to_owned(), events.clone())),
-                last: None,
+                told: Vec::new(),
             };
         }
     }
@@ -139,15 +143,15 @@ impl NetBlocks {
                 };
                 let Attribution {
                     execution: Some((id, events)),
-                    last,
+                    told,
                 } = &mut *current
                 else {
                     continue;
                 };
-                if last.as_deref() == Some(block.path.as_str()) {
+                if told.len() >= BLOCKS_PER_EXECUTION || told.contains(&block.path) {
                     continue;
                 }
-                *last = Some(block.path.clone());
+                told.push(block.path.clone());
                 events.send(SessionEvent::SandboxBlocked {
                     execution_id: id.clone(),
                     block,
@@ -498,4 +502,74 @@ fn new_state_dir(home: &Path) -> Result<PathBuf> {
     std::fs::write(dir.join("pid"), std::process::id().to_string())
         .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn refusals_are_told_to_the_running_execution_once_each_and_not_without_end() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let policy =
+            serde_json::json!({"network": {"allowedDomains": ["pypi.org"], "deniedDomains": []}});
+        let checker = Arc::new(
+            Checker::new(
+                policy,
+                ws.path(),
+                ws.path(),
+                &sandbox::SessionPaths::default(),
+            )
+            .expect("a checker"),
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        let net = Arc::new(NetBlocks::default());
+        net.clone().watch(rx, checker);
+        let events = Events::default();
+        let mut heard = events.subscribe();
+        let refusal = |host: &str| Refusal {
+            host: host.into(),
+            port: 443,
+        };
+        // Before any execution: nobody to tell.
+        let settle = || tokio::time::sleep(std::time::Duration::from_millis(100));
+        tx.send(refusal("early.example")).expect("sent");
+        settle().await;
+        net.attribute("e1", &events);
+        for host in ["a.example", "pypi.org", "a.example"] {
+            tx.send(refusal(host)).expect("sent");
+        }
+        for i in 0..50 {
+            tx.send(refusal(&format!("h{i}.example"))).expect("sent");
+        }
+        settle().await;
+        net.attribute("e2", &events);
+        tx.send(refusal("a.example")).expect("sent");
+        drop(tx);
+        let mut told = Vec::new();
+        while let Ok(Ok(event)) =
+            tokio::time::timeout(std::time::Duration::from_millis(500), heard.recv()).await
+        {
+            if let SessionEvent::SandboxBlocked {
+                execution_id,
+                block,
+            } = event
+            {
+                told.push((execution_id, block.path));
+            }
+        }
+        let e1: Vec<&str> = told
+            .iter()
+            .filter(|(id, _)| id == "e1")
+            .map(|(_, p)| p.as_str())
+            .collect();
+        assert_eq!(e1.len(), BLOCKS_PER_EXECUTION, "capped: {e1:?}");
+        assert_eq!(e1[0], "a.example", "told once; an allowed host is no block");
+        assert_eq!(e1[1], "h0.example");
+        assert_eq!(
+            told.last().map(|(id, p)| (id.as_str(), p.as_str())),
+            Some(("e2", "a.example")),
+            "the next execution hears of it again"
+        );
+    }
 }
