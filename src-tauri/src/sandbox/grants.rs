@@ -254,3 +254,36 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod shared_cases {
+    use super::*;
+
+    /// The cases the Sandbox tab's copy is tested with too (`ui/tests/unit/policyChanges.test.ts`).
+    #[test]
+    fn the_shared_cases_are_worded_as_the_tab_words_them() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/grant-warnings/cases.json"
+        );
+        let golden: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("the shared cases"))
+                .expect("json");
+        let cases = golden["cases"].as_array().expect("cases");
+        assert!(cases.len() >= 9, "has its cases");
+        for c in cases {
+            let policy: SandboxPolicy =
+                serde_json::from_value(c["policy"].clone()).expect("a policy");
+            let got: Vec<serde_json::Value> = grant_warnings(&policy)
+                .into_iter()
+                .map(|w| serde_json::json!({"field": w.field, "message": w.message}))
+                .collect();
+            assert_eq!(
+                serde_json::Value::Array(got),
+                c["warnings"],
+                "{}",
+                c["name"]
+            );
+        }
+    }
+}
