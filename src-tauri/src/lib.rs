@@ -37,7 +37,10 @@
 //! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named;
 //!   `server_link`: `ipybox://add-server` links that propose a server.
 //! - `sandbox`: srt, with its policies (typed and rendered), the enclosure the gateway runs
-//!   in (joined through its network namespace) and write guards in the workspace.
+//!   in (joined through its network namespace) and write guards in the workspace;
+//!   `sandbox/install.rs`: finding and installing srt and what it needs;
+//!   `sandbox/refusals.rs`: the domains srt's proxy refused, from srt's own record;
+//!   `sandbox/grants.rs`: the grants of a policy that matter.
 //! - `mcp`: the MCP client (stdio, Streamable HTTP, SSE), server parameters, and the OAuth
 //!   sign-in to HTTP servers (`mcp/oauth.rs`: rmcp's protocol, a loopback redirect, tokens
 //!   kept 0600 in the data directory).

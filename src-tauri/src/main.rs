@@ -1675,6 +1675,21 @@ fn accept_policy(workspace: Option<PathBuf>, yes: bool) -> anyhow::Result<ExitCo
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", ipybox::text::escape_lines(&shown))?;
+    // The grants that matter, as the Sandbox tab warns of them.
+    let warnings = ipybox::SandboxPolicy::from_json(&current)
+        .map(|p| p.validate())
+        .unwrap_or_default();
+    for w in warnings
+        .iter()
+        .filter(|w| w.severity == ipybox::Severity::Warning)
+    {
+        writeln!(
+            out,
+            "warning: {} [{}]",
+            ipybox::text::escape(&w.message),
+            ipybox::text::escape(&w.field)
+        )?;
+    }
     if !yes {
         if !std::io::stdin().is_terminal() {
             bail!("not accepted: answer on a terminal, or pass --yes to accept it as printed");

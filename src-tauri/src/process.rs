@@ -157,12 +157,38 @@ fn supervision(death_signal: i32) -> impl FnMut() -> io::Result<()> + Send + Syn
     }
 }
 
+/// [`spawn_supervised_passing`] with nothing passed.
+#[cfg(test)]
+pub fn spawn_supervised(cmd: Command, death_signal: i32) -> io::Result<Child> {
+    spawn_supervised_passing(cmd, death_signal, None)
+}
+
 /// Spawn `cmd` as a supervised child: a new process group led by the child, and a
 /// death signal (`death_signal`, e.g. `libc::SIGTERM`) delivered when ipybox exits.
-pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child> {
+/// `passed` — a descriptor and the number the child gets it as — is the one descriptor past
+/// the standard three the child inherits (a private channel from the child back to ipybox).
+pub fn spawn_supervised_passing(
+    mut cmd: Command,
+    death_signal: i32,
+    passed: Option<(std::os::fd::OwnedFd, std::os::fd::RawFd)>,
+) -> io::Result<Child> {
     // SAFETY: the hook only calls async-signal-safe functions.
     unsafe {
         cmd.pre_exec(supervision(death_signal));
+    }
+    if let Some((fd, number)) = passed {
+        use std::os::fd::AsRawFd;
+        // After supervision's close-on-exec of everything past stdio: dup2 leaves the copy
+        // without it. The original stays close-on-exec and goes with `cmd` after the spawn.
+        // SAFETY: dup2 is async-signal-safe; `fd` is open until `cmd` is dropped.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(fd.as_raw_fd(), number) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     let (tx, rx) = mpsc::channel();
     on_spawner(move || cmd.spawn(), move |r| drop(tx.send(r)))?;
@@ -170,7 +196,7 @@ pub fn spawn_supervised(mut cmd: Command, death_signal: i32) -> io::Result<Child
         .map_err(|_| io::Error::other("spawner thread is gone"))?
 }
 
-/// [`spawn_supervised`] for a Tokio command, whose pipes are then read and written
+/// [`spawn_supervised_passing`] for a Tokio command, whose pipes are then read and written
 /// asynchronously (an MCP server over stdio). Must be called within a Tokio runtime.
 pub async fn spawn_supervised_async(
     mut cmd: tokio::process::Command,

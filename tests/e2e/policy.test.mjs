@@ -2,7 +2,8 @@
 // workspace, its policy edited (allowWrite gains out/), saved and applied, and a cell that could
 // not write out/x now can, while writing elsewhere — and the policy file itself — still fails;
 // an outside edit of the policy file shows in the editor within a second; a policy srt refuses
-// is reported in words and the kernel keeps running, its variables intact.
+// is reported in words and the kernel keeps running, its variables intact; a cell blocked
+// writing a folder, or refused a domain by srt's proxy, offers the change, asked natively.
 // Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { App, Keys, ROOT, SHOTS, answerDialog, answerDialogSoon, cell, notebook, quitAll, settled, workspace } from './webdriver.mjs';
 
 const apps = [];
@@ -287,4 +289,63 @@ test('a cell blocked writing a folder offers to allow it; confirmed natively, th
   assert.equal(await app.text('.recent-blocks li'), `writing ${join(out, 'report.csv')} — read-only: no allowWrite entry covers it`);
   await app.execute('document.querySelector(".recent-blocks").scrollIntoView({ block: "center" });');
   await app.screenshot('sandbox-tab-recent-blocks');
+});
+
+test('a cell refused a domain offers to allow exactly that host; confirmed natively, the policy gains that one allowedDomains entry and the cell run again reaches it', async () => {
+  const POLICY_WS = { ...POLICY, filesystem: { ...POLICY.filesystem, allowWrite: ['.'] } };
+  // A local web server, reached through srt's proxy once its allow list names it.
+  const server = createServer((_, res) => res.end('hello through the proxy'));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const target = `localhost:${server.address().port}`;
+    const fetch = [
+      'import os, urllib.request',
+      '# srt sends localhost direct, into the sandbox\'s own loopback; go through its proxy.',
+      'os.environ.pop("NO_PROXY", None); os.environ.pop("no_proxy", None)',
+      `print(urllib.request.urlopen("http://${target}/", timeout=10).read().decode())`,
+    ].join('\n');
+    const dir = workspace({ 'test.ipynb': notebook(fetch), 'sandbox-config.json': POLICY_WS });
+    const app = await open(dir);
+    await openSandboxTab(app);
+    await app.click('#sandbox-on');
+    assert.equal(await apply(app, { accept: true }), 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
+    const before = readFileSync(join(dir, 'sandbox-config.json'), 'utf8');
+
+    await app.click('#run-cell');
+    const failed = await settled(app, 0);
+    assert.equal(failed.state, 'failed', failed.output);
+    await app.until('the offer', () => app.execute('const o = document.querySelector(".cell .sandbox-block"); return o && !o.hidden;'), 10000);
+    assert.equal(await app.text('.cell .sandbox-block-line'), `The sandbox blocked connecting to ${target}`);
+    assert.equal(await app.execute('return document.querySelector(".cell .sandbox-block-entry").value;'), target, 'the exact host and port, not a wildcard');
+    assert.equal(await app.text('.cell .sandbox-block-allow'), `Allow ${target}`);
+    assert.equal(readFileSync(join(dir, 'sandbox-config.json'), 'utf8'), before, 'nothing changes before the person decides');
+
+    const title = `Allow connecting to ${target}?`;
+    await app.execute('document.querySelector(".cell .sandbox-block").scrollIntoView({ block: "center" });');
+    await app.screenshot('sandbox-netblock-offer');
+    await app.click('.cell .sandbox-block-allow');
+    spawnSync('timeout', ['30', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`]);
+    await new Promise((r) => setTimeout(r, 300));
+    spawnSync('import', ['-window', 'root', join(SHOTS, 'sandbox-netblock-dialog.png')]);
+    answerDialog(title, 'Return', 30);
+    await app.until('allowed', () => app.execute('return (document.querySelector(".cell .sandbox-block-status")?.textContent ?? "").startsWith("Allowed; the kernel restarted.");'), 60000);
+    await app.until('the new kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+    assert.deepEqual(
+      JSON.parse(readFileSync(join(dir, 'sandbox-config.json'), 'utf8')),
+      { ...POLICY_WS, network: { ...POLICY_WS.network, allowedDomains: [target] } },
+      'the policy file has exactly that allowedDomains entry',
+    );
+    assert.equal(await badge(app), 'Sandboxed: sandbox-config.json', 'still sandboxed, under the changed policy');
+
+    await app.click('.cell .sandbox-block-run');
+    await app.until('the cell run again', async () => {
+      const c = await cell(app, 0);
+      return c.state === 'done' && c.output.includes('hello through the proxy') ? c : null;
+    }, 60000);
+
+    await openSandboxTab(app);
+    assert.equal(await app.text('.recent-blocks li'), `connecting to ${target} — localhost is not on the allow list (network.allowedDomains)`);
+  } finally {
+    server.close();
+  }
 });

@@ -663,6 +663,9 @@ export function checkSandboxAccess(text: string, query: string): Promise<Sandbox
   return call<SandboxVerdict[]>('check_sandbox_access', { text, query });
 }
 
+/** What a block stopped: reading or writing a file, or connecting to a domain (srt's proxy refused it). */
+export type SandboxBlockAccess = Access;
+
 /** Allow what a cell was blocked doing: asked in a native dialog, saved, the kernel restarted. */
 export function allowBlocked(access: Access, entry: string, path: string): Promise<SandboxState> {
   return call<SandboxState>('allow_blocked', { access, entry, path });

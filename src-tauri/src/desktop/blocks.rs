@@ -41,14 +41,30 @@ pub fn changed_text(
 ) -> Result<String> {
     let entry = entry.trim();
     if entry.is_empty() {
-        return Err(Error::config("say which folder to allow"));
+        return Err(Error::config(match access {
+            Access::Connect => "say which domain to allow",
+            _ => "say which folder to allow",
+        }));
     }
     let policy = crate::sandbox::policy::parse(base, "in force")?;
     let changed = block::allow(policy, access, entry);
     let mut text = serde_json::to_string_pretty(&changed)
         .map_err(|e| Error::config("the changed policy").because(e))?;
     text.push('\n');
-    let verdicts = crate::sandbox::access::check_text(&text, workspace, path)?;
+    let verdicts = match access {
+        Access::Connect => vec![crate::sandbox::access::check_proxy_text(
+            &text, workspace, path,
+        )?],
+        _ => crate::sandbox::access::check_text(&text, workspace, path)?,
+    };
+    // Still a policy srt runs: it refuses `*` or `*.com` in the allow list.
+    if access == Access::Connect
+        && let Some(p) = super::policy::check_text(&text)
+            .iter()
+            .find(|p| p.severity == crate::sandbox::Severity::Error)
+    {
+        return Err(Error::config(format!("allowing {entry}: {}", p.message)));
+    }
     if let Some(v) = verdicts.iter().find(|v| v.access == access && !v.allowed) {
         return Err(Error::config(format!(
             "allowing {entry} would not allow {path}: {} ({}). Change the policy in the Sandbox tab instead",
@@ -105,7 +121,11 @@ pub async fn allow<R: Runtime>(
     let entry = entry.trim();
     let (verb, what) = match access {
         Access::Write => ("writing", "create, change and delete files in"),
-        _ => ("reading", "read what is in"),
+        Access::Read => ("reading", "read what is in"),
+        Access::Connect => (
+            "connecting to",
+            "send and receive anything (your data included) through the sandbox's proxy to",
+        ),
     };
     let file = workspace.join(WORKSPACE_POLICY);
     let question = Question {
@@ -117,7 +137,10 @@ pub async fn allow<R: Runtime>(
             super::confirm::plain(&file.display().to_string()),
         ),
         detail: shown_diff(&home, &workspace, &base, &text),
-        yes: format!("Allow {verb}"),
+        yes: match access {
+            Access::Connect => "Allow connecting".into(),
+            _ => format!("Allow {verb}"),
+        },
         no: "Keep it blocked".into(),
     };
     if !super::confirm::confirm(app, question).await {
@@ -133,7 +156,8 @@ pub async fn allow<R: Runtime>(
     apply(desktop, app, choice).await
 }
 
-/// "Allow writing /tmp/…" under a blocked cell: `access` is `read` or `write`.
+/// "Allow writing /tmp/…" under a blocked cell: `access` is `read`, `write` or `connect`
+/// (a domain the sandbox's proxy refused).
 #[tauri::command]
 pub async fn allow_blocked<R: Runtime>(
     app: AppHandle<R>,
@@ -145,8 +169,11 @@ pub async fn allow_blocked<R: Runtime>(
     let access = match access.as_str() {
         "write" => Access::Write,
         "read" => Access::Read,
+        "connect" => Access::Connect,
         other => {
-            return Err(Error::config(format!("cannot allow {other:?}: read or write")).into());
+            return Err(
+                Error::config(format!("cannot allow {other:?}: read, write or connect")).into(),
+            );
         }
     };
     allow(&desktop, &app, access, &entry, &path).await
@@ -210,6 +237,48 @@ mod tests {
             lines,
             ["- \".\"", "+ \".\",", "+ \"/srv/out\""],
             "only the entry and the comma before it, not the whole file laid out anew"
+        );
+    }
+
+    #[test]
+    fn a_refused_domain_is_allowed_by_its_exact_entry_and_nothing_broader() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let ws = std::fs::canonicalize(ws.path()).expect("canonical");
+        let base = r#"{"filesystem": {"allowWrite": ["."]}, "network": {"allowedDomains": [], "deniedDomains": ["evil.example"]}}"#;
+        let text = changed_text(
+            &ws,
+            base,
+            Access::Connect,
+            "localhost:8000",
+            "localhost:8000",
+        )
+        .expect("a change");
+        let got: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(
+            got["network"]["allowedDomains"],
+            serde_json::json!(["localhost:8000"]),
+            "exactly that entry"
+        );
+        let other_port = changed_text(
+            &ws,
+            base,
+            Access::Connect,
+            "localhost:9000",
+            "localhost:8000",
+        );
+        assert!(
+            other_port.is_err_and(|e| e.to_string().contains("would not allow")),
+            "an edited entry that does not let the refused request through is refused"
+        );
+        let wide = changed_text(&ws, base, Access::Connect, "*", "localhost:8000");
+        assert!(
+            wide.is_err(),
+            "srt refuses `*`, so the change is refused here"
+        );
+        let denied = changed_text(&ws, base, Access::Connect, "evil.example", "evil.example");
+        assert!(
+            denied.is_err_and(|e| e.to_string().contains("deniedDomains")),
+            "a denied domain stays denied: the allow list cannot help"
         );
     }
 }

@@ -407,6 +407,9 @@ fn next(queue: &mut VecDeque<Job>, running: &Running, events: &Events) -> Next {
         };
         let (abort, abort_rx) = oneshot::channel();
         let kernel_id = kernel.id().to_owned();
+        if let Some(net) = running.host.as_ref().and_then(|h| h.net_blocks.as_ref()) {
+            net.attribute(&job.id, events);
+        }
         events.send(SessionEvent::KernelBusy {
             execution_id: job.id.clone(),
         });

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::mpsc;
+
 use super::Config;
 use crate::error::{Error, Result};
-use crate::events::SessionEvent;
+use crate::events::{Events, SessionEvent};
 use crate::kernel::api::{Endpoint, GatewayApi};
 use crate::kernel::enclosure::Enclosure;
 use crate::kernel::gateway::{Gateway, GatewayLaunch, KERNEL_NAME};
@@ -25,6 +27,7 @@ use crate::kernel::session::{KernelEvent, KernelSession};
 use crate::pyenv::{self, Progress, PythonEnv};
 use crate::sandbox;
 use crate::sandbox::access::Checker;
+use crate::sandbox::refusals::{self, Refusal};
 
 const KERNEL_INIT: &str = include_str!("../../python/kernel_init.py");
 
@@ -91,6 +94,71 @@ pub(super) struct Host {
     state_dir: Option<PathBuf>,
     /// The sandbox's policy, to check what a failed cell reports as blocked.
     pub(super) checker: Option<Arc<Checker>>,
+    /// Where the domains the sandbox's proxy refuses are told (`None` without a sandbox).
+    pub(super) net_blocks: Option<Arc<NetBlocks>>,
+}
+
+/// What a sandbox's proxy refuses, as it comes.
+type Refused = mpsc::UnboundedReceiver<Refusal>;
+
+/// The domains a sandbox's proxy refused, as srt recorded them, told as blocks of the
+/// execution that runs (or ran last): a refusal comes from srt, not from the cell, and
+/// reaches ipybox before the cell's error does.
+#[derive(Debug, Default)]
+pub(super) struct NetBlocks {
+    current: std::sync::Mutex<Attribution>,
+}
+
+/// The execution refusals are told to, and the blocks told it (none twice).
+#[derive(Debug, Default)]
+struct Attribution {
+    execution: Option<(String, Events)>,
+    told: Vec<String>,
+}
+
+/// The most blocks one execution is told of: code asking for many hosts (a crawler, a
+/// loop) must not flood the window with offers.
+const BLOCKS_PER_EXECUTION: usize = 20;
+
+impl NetBlocks {
+    /// Refusals from now on are execution `id`'s.
+    pub(super) fn attribute(&self, id: &str, events: &Events) {
+        if let Ok(mut current) = self.current.lock() {
+            *current = Attribution {
+                execution: Some((id.to_owned(), events.clone())),
+                told: Vec::new(),
+            };
+        }
+    }
+
+    /// Tell each refusal of `refusals` the policy (`checker`) agrees is a block.
+    fn watch(self: Arc<Self>, mut refusals: Refused, checker: Arc<Checker>) {
+        tokio::spawn(async move {
+            while let Some(refusal) = refusals.recv().await {
+                let Some(block) = refusals::assess(&refusal, &checker) else {
+                    continue;
+                };
+                let Ok(mut current) = self.current.lock() else {
+                    return;
+                };
+                let Attribution {
+                    execution: Some((id, events)),
+                    told,
+                } = &mut *current
+                else {
+                    continue;
+                };
+                if told.len() >= BLOCKS_PER_EXECUTION || told.contains(&block.path) {
+                    continue;
+                }
+                told.push(block.path.clone());
+                events.send(SessionEvent::SandboxBlocked {
+                    execution_id: id.clone(),
+                    block,
+                });
+            }
+        });
+    }
 }
 
 impl Host {
@@ -223,6 +291,7 @@ impl Launcher {
     pub(super) async fn start_host(&self) -> Result<Host> {
         let c = &self.config;
         let mut checker = None;
+        let mut refused = None;
         let (api, gateway, state_dir) = match (&c.external_gateway, &self.python) {
             (Some((url, token)), _) => {
                 let endpoint = Endpoint::remote(url, token.clone(), &c.gateway_headers)?;
@@ -236,8 +305,9 @@ impl Launcher {
             (None, Some(python)) => {
                 let state_dir = new_state_dir(&self.home)?;
                 let started = match self.gateway_launch(python, &state_dir) {
-                    Ok((launch, c)) => {
+                    Ok((launch, c, r)) => {
                         checker = c;
+                        refused = r;
                         Gateway::start(launch).await
                     }
                     Err(e) => Err(e),
@@ -295,12 +365,21 @@ impl Launcher {
             init_code,
             ready_timeout: c.kernel_ready_timeout,
         };
+        let net_blocks = match (refused, &checker) {
+            (Some(refused), Some(checker)) => {
+                let net = Arc::new(NetBlocks::default());
+                net.clone().watch(refused, checker.clone());
+                Some(net)
+            }
+            _ => None,
+        };
         Ok(Host {
             api,
             gateway,
             spec,
             state_dir,
             checker,
+            net_blocks,
         })
     }
 
@@ -320,7 +399,7 @@ impl Launcher {
         &self,
         python: &PythonEnv,
         state_dir: &Path,
-    ) -> Result<(GatewayLaunch, Option<Arc<Checker>>)> {
+    ) -> Result<(GatewayLaunch, Option<Arc<Checker>>, Option<Refused>)> {
         let c = &self.config;
         let (home, working_dir) = (&self.home, &self.working_dir);
         let mut gw_env = BTreeMap::new();
@@ -378,6 +457,10 @@ impl Launcher {
         };
         let kernel_env_whitelist: Vec<String> = self.kernel_env.keys().cloned().collect();
         let checker = sandbox_launch.as_ref().and_then(|l| l.checker.clone());
+        let refused = sandbox_launch
+            .as_ref()
+            .and_then(|l| l.refusals.as_ref())
+            .and_then(|r| r.watch());
         let launch = GatewayLaunch {
             python: python.python().to_path_buf(),
             host: c.gateway_host.clone(),
@@ -393,7 +476,7 @@ impl Launcher {
             connector: c.connector.clone(),
             enclosure: sandbox_launch.map(|l| Arc::new(l) as Arc<dyn Enclosure>),
         };
-        Ok((launch, checker))
+        Ok((launch, checker, refused))
     }
 }
 
@@ -419,4 +502,74 @@ fn new_state_dir(home: &Path) -> Result<PathBuf> {
     std::fs::write(dir.join("pid"), std::process::id().to_string())
         .map_err(|e| Error::io(format!("writing {}", dir.join("pid").display()), e))?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn refusals_are_told_to_the_running_execution_once_each_and_not_without_end() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let policy =
+            serde_json::json!({"network": {"allowedDomains": ["pypi.org"], "deniedDomains": []}});
+        let checker = Arc::new(
+            Checker::new(
+                policy,
+                ws.path(),
+                ws.path(),
+                &sandbox::SessionPaths::default(),
+            )
+            .expect("a checker"),
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        let net = Arc::new(NetBlocks::default());
+        net.clone().watch(rx, checker);
+        let events = Events::default();
+        let mut heard = events.subscribe();
+        let refusal = |host: &str| Refusal {
+            host: host.into(),
+            port: 443,
+        };
+        // Before any execution: nobody to tell.
+        let settle = || tokio::time::sleep(std::time::Duration::from_millis(100));
+        tx.send(refusal("early.example")).expect("sent");
+        settle().await;
+        net.attribute("e1", &events);
+        for host in ["a.example", "pypi.org", "a.example"] {
+            tx.send(refusal(host)).expect("sent");
+        }
+        for i in 0..50 {
+            tx.send(refusal(&format!("h{i}.example"))).expect("sent");
+        }
+        settle().await;
+        net.attribute("e2", &events);
+        tx.send(refusal("a.example")).expect("sent");
+        drop(tx);
+        let mut told = Vec::new();
+        while let Ok(Ok(event)) =
+            tokio::time::timeout(std::time::Duration::from_millis(500), heard.recv()).await
+        {
+            if let SessionEvent::SandboxBlocked {
+                execution_id,
+                block,
+            } = event
+            {
+                told.push((execution_id, block.path));
+            }
+        }
+        let e1: Vec<&str> = told
+            .iter()
+            .filter(|(id, _)| id == "e1")
+            .map(|(_, p)| p.as_str())
+            .collect();
+        assert_eq!(e1.len(), BLOCKS_PER_EXECUTION, "capped: {e1:?}");
+        assert_eq!(e1[0], "a.example", "told once; an allowed host is no block");
+        assert_eq!(e1[1], "h0.example");
+        assert_eq!(
+            told.last().map(|(id, p)| (id.as_str(), p.as_str())),
+            Some(("e2", "a.example")),
+            "the next execution hears of it again"
+        );
+    }
 }

@@ -30,6 +30,12 @@ pub trait Enclosure: Send + Sync + std::fmt::Debug {
     /// The signal the wrapper gets when ipybox dies (it must be able to tear itself down).
     fn death_signal(&self) -> i32;
 
+    /// A descriptor the wrapper inherits, and the number it gets it as: a private channel
+    /// from the enclosure back to ipybox (given once; `None` after, or without one).
+    fn passed_fd(&self) -> Option<(std::os::fd::OwnedFd, std::os::fd::RawFd)> {
+        None
+    }
+
     /// Wait until the enclosure started by `child` is up. `log` reads the command's output
     /// for error messages.
     fn attach<'a>(

@@ -345,7 +345,8 @@ fn spawn(launch: &GatewayLaunch, port: u16, log_path: &Path) -> Result<Child> {
         .enclosure
         .as_ref()
         .map_or(libc::SIGKILL, |e| e.death_signal());
-    process::spawn_supervised(cmd, death_signal).map_err(|e| {
+    let passed = launch.enclosure.as_ref().and_then(|e| e.passed_fd());
+    process::spawn_supervised_passing(cmd, death_signal, passed).map_err(|e| {
         Error::gateway(format!(
             "cannot start the Kernel Gateway ({}): {e}",
             PathBuf::from(&program).display()

@@ -334,6 +334,20 @@ impl Checker {
                 ),
             );
         }
+        self.proxy(&host, port).target_of(url)
+    }
+
+    /// Does srt's proxy let a request for `host:port` through? The proxy's own rules only:
+    /// what a client sends it (a local address included, when the code routes it there).
+    pub fn proxy(&self, host: &str, port: u16) -> Verdict {
+        let host = host.to_ascii_lowercase();
+        let verdict = |allowed, rule: Option<String>, reason: String| Verdict {
+            access: Access::Connect,
+            target: format!("{host}:{port}"),
+            allowed,
+            rule,
+            reason,
+        };
         let matches = |entry: &String| domain_matches(&host, port, entry);
         if let Some(entry) = self.denied_domains.iter().find(|e| matches(e)) {
             return verdict(
@@ -353,6 +367,16 @@ impl Checker {
                 None,
                 format!("{host} is not on the allow list (network.allowedDomains)"),
             ),
+        }
+    }
+}
+
+impl Verdict {
+    /// The same verdict, about `target`.
+    fn target_of(self, target: &str) -> Verdict {
+        Verdict {
+            target: target.to_owned(),
+            ..self
         }
     }
 }
@@ -588,6 +612,21 @@ pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdi
     Ok(checker.check(query.trim()))
 }
 
+/// May a request for `target` (`host[:port]`, as a network block names it) pass srt's
+/// proxy under the policy `text` on `workspace`?
+#[cfg(feature = "desktop")]
+pub fn check_proxy_text(text: &str, workspace: &Path, target: &str) -> Result<Verdict> {
+    let (host, port) = super::refusals::split_target(target)
+        .ok_or_else(|| Error::config(format!("{target:?} is not a host[:port]")))?;
+    let home = crate::home::ipybox_home()?;
+    let user_home = dirs::home_dir()
+        .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
+    let policy = policy::parse(text, "being edited")?;
+    let file = workspace.join(policy::WORKSPACE_POLICY);
+    let checker = for_session(policy, Some(&file), &home, workspace, &user_home)?;
+    Ok(checker.proxy(&host, port))
+}
+
 /// `ipybox sandbox check`: the verdicts for `queries` under `policy_file` (`None`: ipybox's
 /// default; `workspace`: the workspace's own `sandbox-config.json`) on `workspace`, one
 /// line each, for a terminal. Untrusted text (paths, policy entries) is escaped.
@@ -609,6 +648,9 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
         Some(p) => (policy::load(Some(p))?, Some(p.to_path_buf())),
         None => (policy::load(None)?, None),
     };
+    let warnings = super::SandboxPolicy::from_json(&policy.to_string())
+        .map(|p| p.validate())
+        .unwrap_or_default();
     let checker = for_session(policy, file.as_deref(), &home, &workspace, &user_home)?;
     let esc = |s: &str| crate::display::escape(s).into_owned();
     let mut out = format!(
@@ -636,6 +678,17 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
                     .unwrap_or_default()
             ));
         }
+    }
+    // The grants that matter, as the Sandbox tab warns of them.
+    for w in warnings
+        .iter()
+        .filter(|w| w.severity == super::Severity::Warning)
+    {
+        out.push_str(&format!(
+            "warning: {} [{}]\n",
+            esc(&w.message),
+            esc(&w.field)
+        ));
     }
     Ok(out)
 }

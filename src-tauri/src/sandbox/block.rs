@@ -98,12 +98,14 @@ fn spell(path: &Path, home: &Path) -> String {
 }
 
 #[cfg(any(test, feature = "desktop"))]
-/// `policy` with `entry` added to `filesystem.allowWrite` (for a write) or
-/// `filesystem.allowRead` (for a read), unless it is there already.
+/// `policy` with `entry` added to `filesystem.allowWrite` (for a write),
+/// `filesystem.allowRead` (for a read) or `network.allowedDomains` (for a connection),
+/// unless it is there already.
 pub fn allow(mut policy: Value, access: Access, entry: &str) -> Value {
-    let key = match access {
-        Access::Write => "allowWrite",
-        _ => "allowRead",
+    let (section, key) = match access {
+        Access::Write => ("filesystem", "allowWrite"),
+        Access::Read => ("filesystem", "allowRead"),
+        Access::Connect => ("network", "allowedDomains"),
     };
     if !policy.is_object() {
         policy = Value::Object(Default::default());
@@ -111,7 +113,7 @@ pub fn allow(mut policy: Value, access: Access, entry: &str) -> Value {
     let fs = policy
         .as_object_mut()
         .map(|o| {
-            o.entry("filesystem")
+            o.entry(section)
                 .or_insert_with(|| Value::Object(Default::default()))
         })
         .filter(|f| f.is_object());
@@ -314,5 +316,12 @@ mod tests {
         );
         let read = allow(json!({}), Access::Read, "~/data");
         assert_eq!(read, json!({"filesystem": {"allowRead": ["~/data"]}}));
+        let reach = allow(changed.clone(), Access::Connect, "localhost:8000");
+        assert_eq!(
+            reach["network"]["allowedDomains"],
+            json!(["localhost:8000"]),
+            "a domain goes to the network's allow list"
+        );
+        assert_eq!(reach["filesystem"], changed["filesystem"]);
     }
 }

@@ -178,7 +178,7 @@ impl SandboxPolicy {
     }
 
     /// Every problem, each against its field: errors (the policy cannot work) and warnings
-    /// (it weakens the sandbox). Empty when the policy is good.
+    /// (it weakens the sandbox: the grants that matter, [`grants`](super::grants)). Empty when the policy is good.
     pub fn validate(&self) -> Vec<PolicyProblem> {
         let mut out = Vec::new();
         let fs = &self.filesystem;
@@ -198,15 +198,6 @@ impl SandboxPolicy {
                 }
             }
         }
-        for (i, path) in fs.allow_write.iter().enumerate() {
-            if matches!(path.trim_end_matches('/'), "~" | "/" | "") {
-                out.push(problem(
-                    format!("filesystem.allowWrite[{i}]"),
-                    format!("{path:?} lets code write your whole home or disk: what your programs run and read as configuration"),
-                    Severity::Warning,
-                ));
-            }
-        }
         let net = &self.network;
         for (key, list) in [
             ("allowedDomains", &net.allowed_domains),
@@ -222,13 +213,6 @@ impl SandboxPolicy {
                 }
             }
         }
-        if net.allow_all_unix_sockets == Some(true) {
-            out.push(problem(
-                "network.allowAllUnixSockets".into(),
-                "code can connect to any Unix socket of the machine (D-Bus, Docker, X11): a way out of the sandbox".into(),
-                Severity::Warning,
-            ));
-        }
         if self.other.get("enableWeakerNestedSandbox") == Some(&Value::Bool(true)) {
             out.push(problem(
                 "enableWeakerNestedSandbox".into(),
@@ -243,13 +227,8 @@ impl SandboxPolicy {
                 Severity::Warning,
             ));
         }
-        if fs.other.get("disabled") == Some(&Value::Bool(true)) {
-            out.push(problem(
-                "filesystem.disabled".into(),
-                "file-system restrictions are off: code reads and writes what you can".into(),
-                Severity::Warning,
-            ));
-        }
+        // The grants that matter, each saying what it lets code do.
+        out.extend(super::grants::grant_warnings(self));
         out
     }
 }
@@ -381,12 +360,17 @@ mod tests {
             [
                 ("filesystem.denyRead[0]".to_owned(), Severity::Error),
                 ("filesystem.denyWrite[0]".to_owned(), Severity::Error),
-                ("filesystem.allowWrite[0]".to_owned(), Severity::Warning),
                 ("network.allowedDomains[1]".to_owned(), Severity::Error),
                 ("network.allowedDomains[2]".to_owned(), Severity::Error),
                 ("network.allowedDomains[3]".to_owned(), Severity::Error),
                 ("network.allowedDomains[5]".to_owned(), Severity::Error),
                 ("network.allowedDomains[6]".to_owned(), Severity::Error),
+                // The grants that matter (`grants`), after the errors.
+                ("filesystem.allowWrite[0]".to_owned(), Severity::Warning),
+                ("filesystem.denyRead".to_owned(), Severity::Warning),
+                ("network.allowedDomains[4]".to_owned(), Severity::Warning),
+                ("network.allowedDomains[5]".to_owned(), Severity::Warning),
+                ("network.allowedDomains[6]".to_owned(), Severity::Warning),
                 ("network.allowAllUnixSockets".to_owned(), Severity::Warning),
             ]
         );

@@ -160,7 +160,11 @@ function readable(policy: JsonObject, path: string): boolean {
   return getList(policy, 'filesystem.allowRead').some((a) => covers(a, path) || covers(path, norm(a)));
 }
 
-/** The grants in `policy` that matter, each with what it lets code do. */
+/**
+ * The grants in `policy` that matter, each with what it lets code do — at once, as the person
+ * types. The engine's review words them alike (src-tauri/src/sandbox/grants.rs, which the
+ * command line prints); tests/fixtures/grant-warnings/cases.json pins both.
+ */
 export function grantWarnings(policy: JsonObject): GrantWarning[] {
   const out: GrantWarning[] = [];
   if (getFlag(policy, 'filesystem.disabled')) {

@@ -26,6 +26,7 @@ import {
   summarize,
 } from '../model/policy';
 import { type Base, changeCount, grantWarnings, nearestBase, presetBases } from '../model/policyChanges';
+import { blockWords } from '../model/sandboxBlock';
 import { h } from './dom';
 import { PolicyForm } from './policyForm';
 import { clipEscaped, escapeUntrusted } from '../model/untrusted';
@@ -294,7 +295,7 @@ export class PolicyView {
 
   /** A cell was blocked: listed newest first (paths escaped), the last few kept. */
   private noteBlock(block: ipc.SandboxBlock): void {
-    const verb = block.access === 'write' ? 'writing' : 'reading';
+    const { verb } = blockWords(block.access);
     const why = block.rule ?? block.reason;
     const item = h('li', { class: 'recent-block' }, `${verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)), ` — ${clipEscaped(escapeUntrusted(why), 200)}`);
     this.recentBlocks.querySelector('.panel-hint')?.remove();

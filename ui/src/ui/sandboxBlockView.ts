@@ -1,12 +1,14 @@
 /**
  * Under a cell's error: what the sandbox blocked, in one line ("The sandbox blocked writing
- * `/tmp/report.csv`"), with "Allow writing" for the narrowest folder that covers it (the
- * field can be edited). Choosing it asks in a native dialog, which shows the policy change;
+ * `/tmp/report.csv`", "The sandbox blocked connecting to `pypi.org`"), with "Allow writing"
+ * for the narrowest folder that covers it, or "Allow pypi.org" for the exact host (the field
+ * can be edited). Choosing it asks in a native dialog, which shows the policy change;
  * the backend then saves the policy and restarts the kernel, and the line offers to run the
  * cell again. Paths are untrusted text: shown escaped, as text.
  */
 import * as ipc from '../ipc';
 import type { Cell } from '../model/cell';
+import { blockWords } from '../model/sandboxBlock';
 import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { h } from './dom';
 
@@ -29,8 +31,8 @@ export class SandboxBlockView {
     this.element.replaceChildren();
     this.element.hidden = block === null;
     if (block === null) return;
-    const verb = block.access === 'write' ? 'writing' : 'reading';
-    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)));
+    const words = blockWords(block.access);
+    const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${words.verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)));
     this.element.append(line);
     if (block.suggestion === null) {
       const rule = block.rule === null ? block.reason : `${block.rule}: ${block.reason}`;
@@ -39,9 +41,16 @@ export class SandboxBlockView {
     }
     const fieldId = `sandbox-block-entry-${++entrySeq}`;
     const field = h('input', { id: fieldId, class: 'sandbox-block-entry text-input', type: 'text', spellcheck: 'false', autocomplete: 'off' });
-    const label = h('label', { class: 'sandbox-block-label', for: fieldId }, block.access === 'write' ? 'Folder to allow writing in' : 'Place to make readable');
+    const label = h('label', { class: 'sandbox-block-label', for: fieldId }, words.label);
     field.value = block.suggestion;
-    const allow = h('button', { class: 'sandbox-block-allow button', type: 'button' }, `Allow ${verb}`);
+    const allow = h('button', { class: 'sandbox-block-allow button', type: 'button' }, words.allow);
+    // A domain is named on its button ("Allow pypi.org"), as the field says now. The field's
+    // text is the person's own (or ipybox's exact-host suggestion), shown escaped.
+    const name = (): void => {
+      if (block.access === 'connect') allow.textContent = `Allow ${clipEscaped(escapeUntrusted(field.value.trim()), 80)}`;
+    };
+    name();
+    field.addEventListener('input', name);
     const status = h('span', { class: 'sandbox-block-status' });
     allow.addEventListener('click', () => {
       allow.disabled = true;

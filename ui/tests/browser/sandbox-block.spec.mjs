@@ -1,7 +1,8 @@
 // A cell the sandbox blocked: the line under its error ("The sandbox blocked writing …"), the
 // offered folder (editable), "Allow writing" asking the backend (which asks natively), the
 // policy it saves, "Run the cell again", a refusal kept in words, a block no entry can lift,
-// and the Sandbox tab's list of recent blocks. Paths are untrusted text: shown escaped.
+// and the Sandbox tab's list of recent blocks; a domain srt's proxy refused, offered as its exact
+// host. Paths and hosts are untrusted text: shown escaped.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { useApp } from './harness.mjs';
@@ -113,6 +114,35 @@ describe('a cell the sandbox blocked', () => {
     await recent.first().waitFor();
     assert.equal(await recent.count(), 1);
     assert.equal(await recent.first().textContent(), 'reading /home/ana/projects/weather/.env\\u202e<img src=x onerror=alert(1)> — filesystem.denyRead: **/.env');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('offers the exact host a refused connection asked for, named on the button, and allows it', async () => {
+    const { page, errors, close } = await app();
+    await blockedKernel(page, { access: 'connect', path: 'localhost:8000', rule: null, reason: 'localhost is not on the allow list (network.allowedDomains)', suggestion: 'localhost:8000' });
+    await run(page, 'urllib.request.urlopen("http://localhost:8000/")');
+    const line = page.locator('.cell .sandbox-block-line');
+    await line.waitFor();
+    assert.equal(await line.textContent(), 'The sandbox blocked connecting to localhost:8000');
+    assert.equal(await page.inputValue('.cell .sandbox-block-entry'), 'localhost:8000', 'the exact host, not a wildcard');
+    assert.equal(await page.locator('.cell .sandbox-block-label').textContent(), 'Domain to allow');
+    const allow = page.locator('.cell .sandbox-block-allow');
+    assert.equal(await allow.textContent(), 'Allow localhost:8000');
+    await page.fill('.cell .sandbox-block-entry', 'localhost');
+    assert.equal(await allow.textContent(), 'Allow localhost', 'the button names what the field says');
+    await page.fill('.cell .sandbox-block-entry', 'localhost:8000');
+    await allow.click();
+    await page.locator('.cell .sandbox-block-status', { hasText: 'Allowed; the kernel restarted.' }).waitFor();
+    assert.deepEqual(await calls(page, 'allow_blocked'), [{ access: 'connect', entry: 'localhost:8000', path: 'localhost:8000' }]);
+    const saved = JSON.parse(await page.evaluate(() => window.__TAURI_INTERNALS__.invoke('read_policy', { source: { kind: 'workspace' } }).then((d) => d.text)));
+    assert.deepEqual(saved.network.allowedDomains, ['localhost:8000'], 'the allow list gained that one entry');
+
+    await page.waitForSelector('#sandbox-badge[data-sandboxed="yes"]');
+    await page.click('#sandbox-badge');
+    const recent = page.locator('.recent-blocks li');
+    await recent.first().waitFor();
+    assert.equal(await recent.first().textContent(), 'connecting to localhost:8000 — localhost is not on the allow list (network.allowedDomains)');
     assert.deepEqual(errors, []);
     await close();
   });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import kernel from '../../../sandbox-profiles/kernel.json';
 import workspaceOnly from '../../../sandbox-profiles/kernel-workspace-only.json';
@@ -86,4 +88,20 @@ describe('warnings for the grants that matter', () => {
     expect(fields(setFlag(parse(kernel), 'filesystem.disabled', true))).toEqual(['filesystem.disabled']);
     expect(fields(setFlag(parse(kernel), 'enableWeakerNestedSandbox', true)), 'a switch that is not one of these explains itself in its help').toEqual([]);
   });
+});
+
+// The same file the engine's review (src-tauri/src/sandbox/grants.rs) is tested with: the tab
+// and the command line word the grants that matter alike.
+const SHARED = fileURLToPath(new URL('../../../tests/fixtures/grant-warnings/cases.json', import.meta.url));
+const shared = JSON.parse(readFileSync(SHARED, 'utf8')) as { cases: { name: string; policy: JsonObject; warnings: { field: string; message: string }[] }[] };
+
+describe('the grants that matter, as the engine words them', () => {
+  it('has its cases', () => {
+    expect(shared.cases.length).toBeGreaterThanOrEqual(9);
+  });
+  for (const c of shared.cases) {
+    it(c.name, () => {
+      expect(grantWarnings(c.policy).map((w) => ({ field: w.field, message: w.text }))).toEqual(c.warnings);
+    });
+  }
 });

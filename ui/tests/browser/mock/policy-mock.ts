@@ -116,7 +116,7 @@ export function policyBackend(workspace: string, config: PolicyMockConfig) {
           if (entry === '') throw { code: 'InvalidConfig', message: 'say which folder to allow' };
           const parsed = parsePolicy(read(choice.policy).text);
           if (!parsed.ok) throw { code: 'InvalidConfig', message: parsed.message };
-          const id = args.access === 'write' ? 'filesystem.allowWrite' : 'filesystem.allowRead';
+          const id = args.access === 'write' ? 'filesystem.allowWrite' : args.access === 'connect' ? 'network.allowedDomains' : 'filesystem.allowRead';
           const list = getList(parsed.policy, id);
           text = `${JSON.stringify(setList(parsed.policy, id, list.includes(entry) ? list : [...list, entry]), null, 2)}\n`;
           choice = { sandbox: true, policy: { kind: 'workspace' } };

