@@ -75,7 +75,17 @@ async function apply(app, { accept = false } = {}) {
 
 async function typeInto(app, css, text) {
   await app.execute('document.querySelector(arguments[0])?.scrollIntoView({ block: "center", inline: "nearest" });', css);
-  await app.click(css);
+  // The side panel slides in and the editor lays out under load: a click that lands on
+  // something still moving over the field is tried again once it has settled.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await app.click(css);
+      break;
+    } catch (e) {
+      if (attempt >= 20 || !/intercepted/.test(String(e?.message ?? e))) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
   await app.type(text);
 }
 
