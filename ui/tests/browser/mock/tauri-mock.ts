@@ -435,6 +435,10 @@ function session(event: SessionEvent): void {
   void emit('session', event);
 }
 
+/** The settings as saved and in force (set_app_settings changes them). */
+const settings = { approvalTimeoutSecs: config.approvalTimeoutSecs ?? 60 };
+
+/** A request as the backend completes it: its deadline from the timeout in force when it is asked. */
 function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
   const askedAt = r.asked_at ?? Date.now();
   return {
@@ -446,7 +450,7 @@ function completeRequest(r: Partial<ApprovalRequest>): ApprovalRequest {
     execution_id: r.execution_id === undefined ? 'exec-1' : r.execution_id,
     origin: r.origin === undefined ? 'cell 3 of analysis.ipynb' : r.origin,
     asked_at: askedAt,
-    deadline: r.deadline ?? askedAt + (config.approvalTimeoutSecs ?? 60) * 1000,
+    deadline: r.deadline ?? askedAt + settings.approvalTimeoutSecs * 1000,
     details: r.details ?? {},
     rule: r.rule ?? null,
   };
@@ -625,8 +629,6 @@ function decideByRules(server: string, tool: string, args: Json): { allow: boole
 }
 
 // ---- settings
-
-const settings = { approvalTimeoutSecs: config.approvalTimeoutSecs ?? 60 };
 
 /** A tool call of execution `executionId`: rules first, then a person, within the approval timeout in force when it is asked (as the backend: a later change is for the next calls). */
 function callTool(executionId: string, origin: string | null, server: string, tool: string, args: Json): Promise<ToolVerdict> {
