@@ -250,14 +250,14 @@ pub enum SessionEvent {
     /// session's listeners answer questions.
     ElicitationRequested {
         /// The question, its form and the call it came during.
-        question: crate::elicitation::Question,
+        question: crate::question::Question,
     },
     /// A question was answered, declined or cancelled (by the person, or without one: nobody
     /// to ask, its call ended). The audit log records these; secrets' values are left out.
     ElicitationEnded {
         /// What was asked and what went back.
         #[serde(flatten)]
-        answered: crate::elicitation::Answered,
+        answered: crate::question::Answered,
     },
     /// An MCP server sent a log message
     /// ([MCP logging](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging)).

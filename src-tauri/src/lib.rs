@@ -48,10 +48,11 @@
 //!   one kernel session, output collection. It knows a sandbox only as an `Enclosure`.
 //! - `events`, `approval` and `elicitation`, one layer: what happens to a session, the
 //!   approval requests those events carry (a request tells the events when it is decided),
-//!   and the questions servers ask a person during a call (`elicitation/form.rs`: the form
-//!   a question's schema asks for, answers checked, secrets never recorded).
+//!   and the questions servers ask a person during a call, tied to their call and answered.
 //! - `definition`: a tool as its server lists it and as a person accepted it (pinned by
-//!   hash), the agent and the line of code behind a call — what approvals show.
+//!   hash), the agent and the line of code behind a call — what approvals show;
+//!   `question`: a server's question as data (`question/form.rs`: the form its schema asks
+//!   for, answers checked, secrets never recorded).
 //! - `channel`: what kernel code and ipybox say over the kernel's stdin channel (tool
 //!   calls, module sources, sandbox blocks, and their answers); `pyenv`: the kernels'
 //!   Python environment; `process`: child processes that never
@@ -87,6 +88,7 @@ mod mcp;
 mod mcp_server;
 mod process;
 mod pyenv;
+mod question;
 mod registry;
 #[cfg(feature = "desktop")]
 mod relay;
@@ -123,14 +125,12 @@ pub use registry::{ChangedTool, SHIPPED_PROFILE, ToolChanges, ToolSummary, regis
 /// tool server calls tools through (stdio, Streamable HTTP, legacy SSE), with what it
 /// answers a server that asks the person a question or reports progress.
 pub mod mcp_client {
-    pub use crate::elicitation::form::{
-        Choice, Field, Form, Kind as FieldKind, Problem, TextFormat,
-    };
     pub use crate::elicitation::{
         AnswerError, Answered, CallRef, Elicitation, Question, REASON_META,
     };
     pub use crate::mcp::client::{McpConnection, connect, connect_with};
     pub use crate::mcp::handler::{Answer, Elicitor, Hooks, ServerLog, ToolProgress};
+    pub use crate::question::form::{Choice, Field, Form, Kind as FieldKind, Problem, TextFormat};
 }
 
 /// Signing in to HTTP MCP servers that ask for OAuth: the browser step, where tokens are

@@ -52,7 +52,7 @@ pub fn changed_text(
         .map_err(|e| Error::config("the changed policy").because(e))?;
     text.push('\n');
     let verdicts = match access {
-        Access::Connect => vec![crate::sandbox::access::check_proxy_text(
+        Access::Connect => vec![crate::sandbox::refusals::check_proxy_text(
             &text, workspace, path,
         )?],
         _ => crate::sandbox::access::check_text(&text, workspace, path)?,

@@ -612,21 +612,6 @@ pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdi
     Ok(checker.check(query.trim()))
 }
 
-/// May a request for `target` (`host[:port]`, as a network block names it) pass srt's
-/// proxy under the policy `text` on `workspace`?
-#[cfg(feature = "desktop")]
-pub fn check_proxy_text(text: &str, workspace: &Path, target: &str) -> Result<Verdict> {
-    let (host, port) = super::refusals::split_target(target)
-        .ok_or_else(|| Error::config(format!("{target:?} is not a host[:port]")))?;
-    let home = crate::home::ipybox_home()?;
-    let user_home = dirs::home_dir()
-        .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
-    let policy = policy::parse(text, "being edited")?;
-    let file = workspace.join(policy::WORKSPACE_POLICY);
-    let checker = for_session(policy, Some(&file), &home, workspace, &user_home)?;
-    Ok(checker.proxy(&host, port))
-}
-
 /// `ipybox sandbox check`: the verdicts for `queries` under `policy_file` (`None`: ipybox's
 /// default; `workspace`: the workspace's own `sandbox-config.json`) on `workspace`, one
 /// line each, for a terminal. Untrusted text (paths, policy entries) is escaped.

@@ -99,6 +99,17 @@ fn warning(field: String, message: String) -> PolicyProblem {
     }
 }
 
+impl SandboxPolicy {
+    /// Every problem, each against its field: errors (the policy cannot work) and warnings
+    /// (it weakens the sandbox: the grants that matter, each saying what it lets code do).
+    /// Empty when the policy is good.
+    pub fn validate(&self) -> Vec<PolicyProblem> {
+        let mut out = self.field_problems();
+        out.extend(grant_warnings(self));
+        out
+    }
+}
+
 /// The grants in `policy` that matter, each a warning against its field saying what it lets
 /// code do.
 pub fn grant_warnings(policy: &SandboxPolicy) -> Vec<PolicyProblem> {

@@ -177,9 +177,10 @@ impl SandboxPolicy {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 
-    /// Every problem, each against its field: errors (the policy cannot work) and warnings
-    /// (it weakens the sandbox: the grants that matter, [`grants`](super::grants)). Empty when the policy is good.
-    pub fn validate(&self) -> Vec<PolicyProblem> {
+    /// The problems of the policy's own fields: errors (the policy cannot work) and the
+    /// warnings of options meant for special cases. [`validate`](Self::validate) adds the
+    /// grants that matter.
+    pub(crate) fn field_problems(&self) -> Vec<PolicyProblem> {
         let mut out = Vec::new();
         let fs = &self.filesystem;
         for (key, list) in [
@@ -227,8 +228,6 @@ impl SandboxPolicy {
                 Severity::Warning,
             ));
         }
-        // The grants that matter, each saying what it lets code do.
-        out.extend(super::grants::grant_warnings(self));
         out
     }
 }

@@ -185,6 +185,25 @@ pub fn reporter_command(node: &Path, cli: &Path, dir: &Path) -> Result<Vec<PathB
     Ok(vec![node.to_path_buf(), module, cli.to_path_buf()])
 }
 
+/// May a request for `target` (`host[:port]`, as a network block names it) pass srt's
+/// proxy under the policy `text` on `workspace`?
+#[cfg(feature = "desktop")]
+pub fn check_proxy_text(
+    text: &str,
+    workspace: &Path,
+    target: &str,
+) -> Result<super::access::Verdict> {
+    let (host, port) = split_target(target)
+        .ok_or_else(|| Error::config(format!("{target:?} is not a host[:port]")))?;
+    let home = crate::home::ipybox_home()?;
+    let user_home = dirs::home_dir()
+        .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
+    let policy = super::policy::parse(text, "being edited")?;
+    let file = workspace.join(super::policy::WORKSPACE_POLICY);
+    let checker = super::access::for_session(policy, Some(&file), &home, workspace, &user_home)?;
+    Ok(checker.proxy(&host, port))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use ipybox::text::{escape, escape_lines};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde_json::{Map, Value};
 
-use crate::{FRESH_LINE, Terminal};
+use super::terminal::{FRESH_LINE, Terminal};
 
 /// Answers servers' questions on the terminal; each line waits up to `timeout`.
 pub(crate) struct TerminalElicitor {
