@@ -65,8 +65,28 @@ export class MenuButton {
       this.popup.appendChild(el);
     }
     this.popup.hidden = false;
+    this.place();
     this.button.setAttribute('aria-expanded', 'true');
     this.focusItem(0);
+  }
+
+  /**
+   * Pin the open popup to the window where its style puts it (below the button, its start or
+   * end edge on the anchor's): a toolbar that clips what overflows it must not cut the menu
+   * short, nor scroll away under it.
+   */
+  private place(): void {
+    const p = this.popup;
+    p.style.position = p.style.top = p.style.left = p.style.right = '';
+    const anchor = this.element.getBoundingClientRect();
+    const styled = p.getBoundingClientRect();
+    const endAligned = Math.abs(styled.right - anchor.right) < Math.abs(styled.left - anchor.left);
+    const button = this.button.getBoundingClientRect();
+    const left = Math.max(4, Math.min(endAligned ? anchor.right - styled.width : anchor.left, window.innerWidth - styled.width - 4));
+    p.style.position = 'fixed';
+    p.style.top = `${Math.round(button.bottom + 4)}px`;
+    p.style.left = `${Math.round(left)}px`;
+    p.style.right = 'auto';
   }
 
   close(refocus = true): void {
@@ -84,7 +104,7 @@ export class MenuButton {
     const items = this.menuItems();
     if (items.length === 0) return;
     const n = ((i % items.length) + items.length) % items.length;
-    items[n]?.focus();
+    items[n]?.focus({ preventScroll: true });
   }
 
   private onKey(e: KeyboardEvent): void {

@@ -86,6 +86,27 @@ describe('the toolbar', () => {
   });
 });
 
+describe('the toolbar’s menus', () => {
+  it('open whole below their button: the toolbar clips what overflows it, never a menu, and does not scroll away', async () => {
+    const { page, close } = await app({}, { width: 1280 });
+    await page.click('#file-menu');
+    const seen = await page.evaluate(() => {
+      const items = [...document.querySelectorAll('.menu:not([hidden]) .menu-item')];
+      const last = items[items.length - 1];
+      const r = last.getBoundingClientRect();
+      return {
+        items: items.length,
+        lastOnTop: document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.closest('.menu-item') === last,
+        toolbarScrolled: document.querySelector('.toolbar').scrollTop,
+      };
+    });
+    assert.ok(seen.items >= 5, `the File menu lists its commands (${seen.items})`);
+    assert.ok(seen.lastOnTop, 'the File menu’s last item can be clicked where it shows');
+    assert.equal(seen.toolbarScrolled, 0, 'the toolbar stays where it was');
+    await close();
+  });
+});
+
 describe('agents’ tabs', () => {
   it('closing a running agent’s tab asks in the window first; Cancel keeps it, End session ends it and its kernel', async () => {
     const { page, errors, close } = await app({}, { width: 1440 });
