@@ -184,8 +184,21 @@ export class App {
         await call('POST', this.s(`/element/${el}/click`), {});
         return true;
       } catch (e) {
-        // `until` tries again, and names this error if it never clears.
-        if (/element not interactable|stale element reference|element click intercepted/.test(String(e?.message))) throw e;
+        // `until` tries again, and names this error if it never clears. Something laid over
+        // the element (a sticky row it slid under as the panel laid out) is scrolled off it
+        // first, and named in the error if it stays.
+        if (/element click intercepted/.test(String(e?.message))) {
+          const over = await this.execute(
+            `const el = arguments[0];
+             el.scrollIntoView({ block: 'center', inline: 'nearest' });
+             const r = el.getBoundingClientRect();
+             const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+             return top ? top.tagName.toLowerCase() + (top.id ? '#' + top.id : '') + (top.className ? '.' + String(top.className).split(' ').join('.') : '') : 'nothing';`,
+            { [ELEMENT]: el },
+          ).catch(() => 'unknown');
+          throw new Error(`${e.message} (covered by ${over})`);
+        }
+        if (/element not interactable|stale element reference/.test(String(e?.message))) throw e;
         failure = e;
         return true;
       }
