@@ -1,20 +1,18 @@
 /**
  * The application shell and controller: it lays out the toolbar (`toolbar.ts`), the side list
  * (`sideList.ts`), the notebook in the middle, the right side panel and the status bar, and
- * ties them together: the keyboard map and its commands, the open notebook and its trust.
- * Session events are routed in `sessionEvents.ts`; moving between notebooks and workspaces is
- * `workspaceActions.ts`.
+ * ties them together: the open notebook, its trust and the chrome around it. The keyboard map
+ * and the commands are `notebookCommands.ts`; session events are routed in `sessionEvents.ts`;
+ * moving between notebooks and workspaces is `workspaceActions.ts`.
  */
 import * as ipc from '../ipc';
 import type { AppSettings, AppState, KernelStatus } from '../ipc';
-import { assertNever } from '../util/assert';
 import { frames } from '../util/frame';
-import { Cell, type CellType } from '../model/cell';
-import { NotebookEditor, type Mode } from '../model/commands';
+import { Cell } from '../model/cell';
+import { NotebookEditor } from '../model/commands';
 import { emptyNotebook, parseNotebook, serializeNotebook } from '../model/ipynb';
 import type { Notebook } from '../model/notebook';
 import { baseName } from '../model/text';
-import { globalCommand, KeySequenceResolver, normalizeKey, type CommandId } from '../keymap';
 import { Executor } from '../runtime/executor';
 import { heldBackMime } from '../render/outputs';
 import { ApprovalsModel } from '../model/approvals';
@@ -30,15 +28,14 @@ import { SavedToolsView } from './savedToolsView';
 import { ServerStatuses } from '../model/serverForm';
 import { escapeUntrusted } from '../model/untrusted';
 import { PolicyView } from './policyView';
-import type { CellView, CellViewHost } from './cellView';
-import { h, inCellEditor, isTextField } from './dom';
+import { h } from './dom';
 import { FindBar } from './find';
 import { OutputFollower } from './follow';
 import { OutlineView } from './outline';
 import { CommandPalette } from './palette';
 import { NotebookView } from './notebookView';
 import { NotebookFiles } from './notebookFiles';
-import type { KernelHelpSource } from './kernelHelp';
+import { NotebookCommands } from './notebookCommands';
 import { SaveController } from './saver';
 import { routeSessionEvent, StartBanners, type SessionTargets } from './sessionEvents';
 import { SideList } from './sideList';
@@ -58,7 +55,7 @@ function markPainted(name: string): void {
 
 const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform);
 
-export class App implements CellViewHost {
+export class App {
   /** How long a request must wait before it opens the approval panel (a rule decides sooner). */
   static readonly PANEL_DELAY_MS = 150;
 
@@ -68,7 +65,6 @@ export class App implements CellViewHost {
   private view: NotebookView;
   private executor: Executor;
   private readonly saver = new SaveController();
-  private readonly keys = new KeySequenceResolver();
   private kernelBase: KernelStatus = 'starting';
   private offExecutor: () => void = () => {};
   private offNotebook: () => void = () => {};
@@ -104,9 +100,10 @@ export class App implements CellViewHost {
   private readonly find: FindBar;
   private readonly outline: OutlineView;
   private readonly follower: OutputFollower;
-  private readonly palette = new CommandPalette((id) => this.dispatch(id), isMac);
-  /** Completion and help for code cells come from the kernel, through the backend. */
-  readonly kernelHelp = (): KernelHelpSource | null => (ipc.hasBackend() ? { complete: ipc.complete, inspect: ipc.inspect } : null);
+  private readonly palette = new CommandPalette((id) => this.commands.dispatch(id), isMac);
+  private readonly commands: NotebookCommands;
+  /** What the session's events change (built once: every event is routed through it). */
+  private readonly sessionTargets: SessionTargets;
   private readonly saveToolDialog = new SaveToolDialog((tool) => {
     this.flash(`Saved ${escapeUntrusted(tool.module)}`);
     void this.savedToolsView.reload();
@@ -165,20 +162,55 @@ export class App implements CellViewHost {
     this.notebook = emptyNotebook();
     this.editor = new NotebookEditor(this.notebook);
     this.executor = this.newExecutor(this.notebook);
-    this.view = new NotebookView(this.editor, this);
+    this.commands = new NotebookCommands({
+      get notebook() {
+        return app.notebook;
+      },
+      get editor() {
+        return app.editor;
+      },
+      get executor() {
+        return app.executor;
+      },
+      get view() {
+        return app.view;
+      },
+      get docTabs() {
+        return app.docTabs;
+      },
+      workspace: this.workspace,
+      files: this.files,
+      get find() {
+        return app.find;
+      },
+      palette: this.palette,
+      get sidePanel() {
+        return app.sidePanel;
+      },
+      saveToolDialog: this.saveToolDialog,
+      isMac,
+      syncChrome: () => this.syncChrome(),
+      focusNotebook: () => this.focusNotebook(),
+      focusActiveCell: () => this.focusActiveCell(),
+      flash: (text) => this.flash(text),
+      setKernelBase: (status) => this.setKernelBase(status),
+      kernelChanged: () => this.variablesView.kernelChanged(),
+      offerInstall: (spec) => this.sideList.offerInstall(spec),
+    });
+    this.view = new NotebookView(this.editor, this.commands);
 
     this.settingsDialog = new SettingsDialog({ onSettings: (s) => this.onSettings(s), onKernelMoved: () => void this.policyView.refreshState() });
     this.endpointDialog = new EndpointDialog({ onEndpoint: (e) => this.toolbar.showServing(e.enabled) });
     this.toolbar = new Toolbar(
       {
-        dispatch: (command) => this.dispatch(command),
+        dispatch: (command) => this.commands.dispatch(command),
         save: () => void this.workspace.save(),
         chooseWorkspace: () => void this.workspace.chooseWorkspace(),
         toggleSidebar: () => this.sideList.toggle(),
         toggleSideTab: (id) => this.toggleSideTab(id),
         openAgents: () => void this.endpointDialog.open(),
         openSettings: () => void this.settingsDialog.open(),
-        changeType: (type) => this.changeType(type),
+        changeType: (type) => this.commands.changeType(type),
         focusNotebook: () => this.focusNotebook(),
         focusActiveCell: () => this.focusActiveCell(),
       },
@@ -249,12 +281,36 @@ export class App implements CellViewHost {
 
     root.replaceChildren(this.toolbar.element, h('div', { class: 'workbench' }, this.sideList.element, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element, this.palette.element);
 
+    this.sessionTargets = {
+      get executor() {
+        return app.executor;
+      },
+      approvals: this.approvals,
+      approvalsView: this.approvalsView,
+      auditView: this.auditView,
+      serverStatuses: this.serverStatuses,
+      sideList: this.sideList,
+      banners: this.banners,
+      kernel: (status) => this.setKernelBase(status),
+      flash: (text) => this.flash(text),
+      openApprovals: () => {
+        if (!this.sidePanel.isOpen) this.sidePanel.open('approvals');
+      },
+      approvalAnnounced: (id) => {
+        // A rule decides right after the request is announced: only a request still waiting
+        // for a person opens the panel.
+        setTimeout(() => {
+          if (this.approvals.item(id)?.state === 'waiting' && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
+        }, App.PANEL_DELAY_MS);
+      },
+    };
+
     this.saver.subscribe((s) => this.toolbar.showSaveStatus(s));
     this.wireNotebook();
 
-    window.addEventListener('keydown', (e) => this.onKeyDown(e), true);
-    this.view.element.addEventListener('click', (e) => this.onNotebookClick(e), true);
-    this.view.element.addEventListener('focusin', () => this.syncCommandModeFromFocus());
+    window.addEventListener('keydown', (e) => this.commands.onKeyDown(e), true);
+    this.view.element.addEventListener('click', (e) => this.commands.onNotebookClick(e), true);
+    this.view.element.addEventListener('focusin', () => this.commands.syncCommandModeFromFocus());
     window.addEventListener('resize', () => this.syncSidebarForWidth());
     this.syncSidebarForWidth();
   }
@@ -410,35 +466,6 @@ export class App implements CellViewHost {
   // ===========================================================================================
   // Session and kernel
 
-  /** What the session's events change. */
-  private get sessionTargets(): SessionTargets {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the executor changes with the notebook
-    const app = this;
-    return {
-      get executor() {
-        return app.executor;
-      },
-      approvals: this.approvals,
-      approvalsView: this.approvalsView,
-      auditView: this.auditView,
-      serverStatuses: this.serverStatuses,
-      sideList: this.sideList,
-      banners: this.banners,
-      kernel: (status) => this.setKernelBase(status),
-      flash: (text) => this.flash(text),
-      openApprovals: () => {
-        if (!this.sidePanel.isOpen) this.sidePanel.open('approvals');
-      },
-      approvalAnnounced: (id) => {
-        // A rule decides right after the request is announced: only a request still waiting
-        // for a person opens the panel.
-        setTimeout(() => {
-          if (this.approvals.item(id)?.state === 'waiting' && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
-        }, App.PANEL_DELAY_MS);
-      },
-    };
-  }
-
   private setKernelBase(status: KernelStatus): void {
     this.kernelBase = status;
     this.renderKernelStatus();
@@ -449,397 +476,6 @@ export class App implements CellViewHost {
     let status = this.kernelBase;
     if (status === 'idle' && this.notebook.cells.some((c) => c.runState === 'running')) status = 'busy';
     this.toolbar.showKernel(status);
-  }
-
-  // ===========================================================================================
-  // Keyboard
-
-  private onKeyDown(e: KeyboardEvent): void {
-    if (e.isComposing || e.defaultPrevented) return;
-    const key = normalizeKey(e, isMac);
-    if (!key) return;
-    const target = document.activeElement;
-    if (key === 'Mod+s') {
-      e.preventDefault();
-      e.stopPropagation();
-      void this.workspace.save();
-      return;
-    }
-    if (target?.closest('.menu, dialog')) return;
-    // An agent's session shows: its notebook is read-only, and the person's is hidden.
-    if (this.docTabs.showingAgent) return;
-    const global = globalCommand(key);
-    if (global) {
-      e.preventDefault();
-      e.stopPropagation();
-      this.dispatch(global);
-      return;
-    }
-    // The find bar and the palette handle their own keys.
-    if (target?.closest('.find-bar, .palette')) return;
-    if (key === 'Escape' && target && target !== document.body && !this.view.element.contains(target)) {
-      // Escape from the toolbar or the side list: back to the notebook, in command mode.
-      e.preventDefault();
-      this.editor.setMode('command');
-      this.focusActiveCell();
-      return;
-    }
-    if (isTextField(target)) return;
-    const inEditor = inCellEditor(target);
-    if (inEditor && target instanceof HTMLInputElement) return; // CodeMirror's search field
-    const inNotebook = !!target && (target === document.body || this.view.element.contains(target));
-    if (!inEditor && !inNotebook) return;
-    const mode: Mode = inEditor ? 'edit' : 'command';
-    if (mode !== this.editor.mode) this.editor.setMode(mode);
-    if (mode === 'edit' && key === 'Escape' && this.view.activeView?.editorWantsEscape) return;
-    const r = this.keys.feed(mode, key, performance.now());
-    if (r.kind === 'none') return;
-    e.preventDefault();
-    e.stopPropagation();
-    if (r.kind === 'command') this.dispatch(r.command);
-  }
-
-  /** Focus left the editors for the notebook (a click on a cell or output): command mode. */
-  private syncCommandModeFromFocus(): void {
-    const active = document.activeElement;
-    if (this.editor.mode === 'edit' && active && !active.closest('.cm-editor')) {
-      this.editor.setMode('command');
-    }
-  }
-
-  private onNotebookClick(e: MouseEvent): void {
-    const target = e.target;
-    if (!(target instanceof Element)) return;
-    const link = target.closest('a');
-    if (!link) return;
-    // Nothing navigates the webview; in-page anchors scroll to their target.
-    e.preventDefault();
-    const href = link.getAttribute('href');
-    if (href && href.startsWith('#') && href.length > 1) {
-      const id = decodeURIComponent(href.slice(1));
-      const dest = [...this.view.element.querySelectorAll('[id]')].find((el) => el.id === id);
-      dest?.scrollIntoView({ block: 'start' });
-    }
-  }
-
-  // ===========================================================================================
-  // Commands
-
-  dispatch(command: CommandId): void {
-    const ed = this.editor;
-    switch (command) {
-      case 'enter-edit':
-        this.enterEdit();
-        return;
-      case 'enter-command':
-        ed.setMode('command');
-        this.focusActiveCell();
-        return;
-      case 'run-and-advance': {
-        const cells = ed.selectedCells;
-        const last = Math.max(...ed.selectedIndices);
-        this.executor.run(cells);
-        if (last >= this.notebook.length - 1) {
-          ed.append('code');
-          this.enterEdit();
-        } else {
-          ed.select(last + 1);
-          ed.setMode('command');
-          this.focusActiveCell();
-        }
-        return;
-      }
-      case 'run-in-place':
-        this.executor.run(ed.selectedCells);
-        ed.setMode('command');
-        this.focusActiveCell();
-        return;
-      case 'run-and-insert':
-        this.executor.run(ed.selectedCells);
-        ed.select(Math.max(...ed.selectedIndices));
-        ed.insert('below');
-        this.enterEdit();
-        return;
-      case 'insert-above':
-      case 'insert-below':
-        ed.insert(command === 'insert-above' ? 'above' : 'below');
-        ed.setMode('command');
-        this.focusActiveCell();
-        return;
-      case 'delete-cells':
-        ed.deleteSelected();
-        this.focusActiveCell();
-        return;
-      case 'undo-delete':
-        if (!ed.undoDelete()) this.flash('Nothing to undo.');
-        this.focusActiveCell();
-        return;
-      case 'to-code':
-        this.changeType('code');
-        return;
-      case 'to-markdown':
-        this.changeType('markdown');
-        return;
-      case 'to-raw':
-        this.changeType('raw');
-        return;
-      case 'select-prev':
-      case 'select-next':
-        ed.moveSelection(command === 'select-prev' ? -1 : 1);
-        this.focusActiveCell();
-        return;
-      case 'extend-prev':
-      case 'extend-next':
-        ed.extendSelection(command === 'extend-prev' ? -1 : 1);
-        this.focusActiveCell();
-        return;
-      case 'select-all':
-        ed.selectAll();
-        return;
-      case 'move-up':
-      case 'move-down':
-        ed.moveSelected(command === 'move-up' ? -1 : 1);
-        this.focusActiveCell();
-        return;
-      case 'copy':
-        ed.copy();
-        this.flash(`Copied ${ed.selectedIndices.length === 1 ? 'a cell' : `${ed.selectedIndices.length} cells`}.`);
-        return;
-      case 'cut':
-        ed.cut();
-        this.focusActiveCell();
-        return;
-      case 'paste-below':
-      case 'paste-above':
-        ed.paste(command === 'paste-above' ? 'above' : 'below');
-        this.focusActiveCell();
-        return;
-      case 'merge':
-        ed.mergeSelected();
-        this.focusActiveCell();
-        return;
-      case 'split': {
-        const offsets = this.view.activeView?.cursorOffsets ?? [];
-        if (offsets.length === 0) return;
-        ed.split(offsets);
-        this.enterEdit('start');
-        return;
-      }
-      case 'interrupt':
-        void this.interrupt();
-        return;
-      case 'restart':
-        void this.restart();
-        return;
-      case 'save':
-        void this.workspace.save();
-        return;
-      case 'toggle-output':
-        for (const cell of ed.selectedCells) if (cell.type === 'code') cell.setOutputsHidden(!cell.outputsHidden);
-        return;
-      case 'toggle-output-scroll':
-        for (const cell of ed.selectedCells) this.toggleScroll(cell);
-        return;
-      case 'run-all':
-        this.executor.run(this.notebook.cells);
-        this.focusNotebook();
-        return;
-      case 'clear-outputs':
-        this.clearAllOutputs();
-        this.focusNotebook();
-        return;
-      case 'run-above':
-        this.runAbove();
-        return;
-      case 'run-below':
-        this.runBelow();
-        return;
-      case 'restart-run-all':
-        void this.restart().then((ok) => ok && this.executor.run(this.notebook.cells));
-        return;
-      case 'clear-selected-outputs':
-        this.clearSelectedOutputs();
-        return;
-      case 'save-cell-as-tool':
-        this.saveCellAsTool();
-        return;
-      case 'find':
-      case 'find-replace':
-        // As in JupyterLab, text selected in the cell being edited is what is looked for.
-        this.find.open(command === 'find-replace', ed.mode === 'edit' ? (this.view.activeView?.selectedText ?? '') : '');
-        return;
-      case 'command-palette':
-        this.palette.open();
-        return;
-      case 'show-outline':
-        this.sidePanel.open('outline', true);
-        return;
-      case 'new-notebook':
-        void this.workspace.newNotebook();
-        return;
-      case 'rename-notebook':
-        this.files.rename();
-        return;
-      case 'save-as':
-        this.files.saveAs();
-        return;
-      case 'duplicate-notebook':
-        void this.files.duplicate();
-        return;
-      case 'trash-notebook':
-        void this.files.trash();
-        return;
-      case 'export-html':
-      case 'export-pdf':
-      case 'export-py':
-        void this.files.exportAs(command === 'export-html' ? 'html' : command === 'export-pdf' ? 'pdf' : 'py');
-        return;
-      default:
-        assertNever(command, 'command');
-    }
-  }
-
-  private enterEdit(where: 'start' | 'end' | 'keep' = 'keep'): void {
-    const cell = this.editor.activeCell;
-    if (!cell) return;
-    if (cell.type === 'markdown') cell.setRendered(false);
-    this.editor.setMode('edit');
-    this.view.activeView?.focusEditor(where);
-    this.view.revealActive();
-  }
-
-  private changeType(type: CellType): void {
-    this.editor.changeType(type);
-    this.syncChrome();
-    if (this.editor.mode === 'command') this.focusActiveCell();
-  }
-
-  private runAbove(): void {
-    this.executor.run(this.notebook.cells.slice(0, Math.min(...this.editor.selectedIndices)));
-  }
-
-  private runBelow(): void {
-    this.executor.run(this.notebook.cells.slice(Math.min(...this.editor.selectedIndices)));
-  }
-
-  private clearAllOutputs(): void {
-    for (const cell of this.notebook.cells) {
-      if (cell.type !== 'code') continue;
-      cell.clearOutputs();
-      cell.clearToolCalls();
-      cell.setNotice(null);
-    }
-  }
-
-  /** "Save cell as tool" on the active code cell. */
-  private saveCellAsTool(): void {
-    const cell = this.editor.activeCell;
-    if (!cell || cell.type !== 'code' || cell.source.trim() === '') {
-      this.flash("Select a code cell with code to save it as a tool");
-      return;
-    }
-    this.saveToolDialog.open(cell.source);
-  }
-
-  private clearSelectedOutputs(): void {
-    for (const cell of this.editor.selectedCells) {
-      cell.clearOutputs();
-      cell.clearToolCalls();
-      cell.setNotice(null);
-    }
-  }
-
-  private toggleScroll(cell: Cell): void {
-    if (cell.type === 'code') cell.setOutputsScrolled(!cell.outputsScrolled);
-  }
-
-  private async interrupt(): Promise<void> {
-    try {
-      await ipc.interrupt();
-      this.flash('Interrupt sent to the kernel.');
-    } catch (err) {
-      this.flash(ipc.describeError(ipc.toBackendError(err)));
-    }
-  }
-
-  /** Restart the kernel (asked natively); true once it is restarted. */
-  private async restart(): Promise<boolean> {
-    let ok = false;
-    try {
-      ok = await ipc.confirmDialog('Restart the kernel? All variables are lost; the notebook and its outputs stay.', 'Restart kernel', 'Restart');
-    } catch {
-      ok = false;
-    }
-    if (!ok) return false;
-    this.setKernelBase('starting');
-    try {
-      await ipc.restartKernel();
-      this.executor.cancelAll('The kernel was restarted.');
-      this.variablesView.kernelChanged();
-      this.setKernelBase('idle');
-      this.flash('The kernel was restarted.');
-      return true;
-    } catch (err) {
-      this.flash(ipc.describeError(ipc.toBackendError(err)));
-      this.setKernelBase('dead');
-      return false;
-    }
-  }
-
-  // ===========================================================================================
-  // CellViewHost
-
-  onCellClick(view: CellView, extend: boolean): void {
-    const i = this.notebook.indexOf(view.cell);
-    if (i < 0) return;
-    if (extend) this.editor.extendTo(i);
-    else this.editor.select(i);
-  }
-
-  onEditorFocus(view: CellView): void {
-    const i = this.notebook.indexOf(view.cell);
-    if (i < 0) return;
-    if (i !== this.editor.active || this.editor.selectedIndices.length > 1) this.editor.select(i);
-    this.editor.setMode('edit');
-  }
-
-  onEditRequest(view: CellView): void {
-    this.editor.selectCell(view.cell);
-    this.enterEdit();
-  }
-
-  onBoundary(view: CellView, direction: 'up' | 'down'): boolean {
-    const i = this.notebook.indexOf(view.cell);
-    const j = direction === 'up' ? i - 1 : i + 1;
-    const target = this.notebook.cell(j);
-    if (!target) return false;
-    this.editor.select(j);
-    if (target.type === 'markdown' && target.rendered) {
-      this.editor.setMode('command');
-      this.focusActiveCell();
-    } else {
-      this.enterEdit(direction === 'up' ? 'end' : 'start');
-    }
-    return true;
-  }
-
-  onInputReply(view: CellView, value: string): void {
-    void this.executor.replyInput(view.cell, value);
-    this.editor.selectCell(view.cell);
-    this.editor.setMode('command');
-    this.focusActiveCell();
-  }
-
-  onToggleOutputScroll(view: CellView): void {
-    this.toggleScroll(view.cell);
-  }
-
-  onRunAgain(view: CellView): void {
-    this.executor.run([view.cell]);
-  }
-
-  onToggleOutputCollapse(view: CellView): void {
-    view.cell.setOutputsHidden(!view.cell.outputsHidden);
   }
 
   // ===========================================================================================
@@ -996,11 +632,6 @@ export class App implements CellViewHost {
 
   private renderNotebookList(): void {
     this.sideList.showNotebooks(this.state, this.workspace.notebooks);
-  }
-
-  /** "Install X" under a ModuleNotFoundError. */
-  async onInstallRequest(spec: string): Promise<void> {
-    await this.sideList.offerInstall(spec);
   }
 
   /** For the test helpers and the console. */

@@ -1,7 +1,6 @@
 /**
  * The "MCP servers" tab: the servers registered for the workspace, each with its live status,
- * its tools (description, generated Params/Result/run to read, a copy button for the import),
- * Regenerate (and what changed), Remove, and a switch to run it sandboxed; and a form to add or
+ * its tools (drawn by `serverTools.ts`), Regenerate (and what changed), Remove, and a switch to run it sandboxed; and a form to add or
  * edit one — by fields or by pasting a README's JSON — checked as it is typed, with "Test
  * connection" before saving. Nothing typed is lost when the backend refuses it.
  */
@@ -18,7 +17,6 @@ import {
   type Transport,
   type ToolChanges,
   checkForm,
-  compareSignatures,
   describeChanges,
   describeSource,
   describeState,
@@ -30,9 +28,9 @@ import {
   unwrapSrt,
 } from '../model/serverForm';
 import { relativeToWorkspace } from '../model/policy';
-import { clipEscaped, escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
+import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
-import { copyText } from './endpointDialog';
+import { renderTool, renderToolChanges } from './serverTools';
 import { type SignInBackend, SignInFlow } from './signInRow';
 
 export interface ServersBackend extends SignInBackend {
@@ -63,10 +61,6 @@ function errorText(err: unknown): string {
   const e = ipc.toBackendError(err);
   return escapeUntrustedLines(e.message.trim() || ipc.describeError(e));
 }
-
-/** Characters of a tool description's first line in the tool's summary line (the whole
- *  description shows when the tool is opened). */
-const SUMMARY_SHOWN = 160;
 
 /** The command line or URL of a server, as registered (`${VAR}`s unresolved, srt unwrapped). */
 export function describeParams(params: ServerParamsJson): string {
@@ -350,7 +344,7 @@ export class ServersView {
     });
     confirm.append(h('span', { text: `Remove ${name} and mcptools/${name}/? ` }), yes, no);
     const changes = h('p', { class: 'server-changes', role: 'status', text: escapeUntrustedLines(this.changes.get(server.name) ?? ''), hidden: !this.changes.has(server.name) });
-    const tools = h('ul', { class: 'server-tools', 'aria-label': `Tools of ${name}` }, ...server.tools.map((t) => this.renderTool(server.name, t)));
+    const tools = h('ul', { class: 'server-tools', 'aria-label': `Tools of ${name}` }, ...server.tools.map((t) => renderTool(server.name, t)));
     const card = h(
       'li',
       { class: 'server-card', 'data-server': server.name, 'aria-labelledby': `${id}-title` },
@@ -361,107 +355,12 @@ export class ServersView {
       log,
       h('div', { class: 'server-actions' }, sandboxLabel, regenerate, edit, remove, confirm),
       changes,
-      this.renderChangeDetails(server),
+      renderToolChanges(server, this.changeDetails.get(server.name)),
       h('p', { class: 'server-tool-count', text: `${server.tools.length} tool${server.tools.length === 1 ? '' : 's'}` }),
       tools,
     );
     this.renderStatus(card, server.name);
     return card;
-  }
-
-  /** Each tool Regenerate added, removed or changed; a changed one's signature before and
-   *  after, the lines that differ marked (del/ins, which screen readers announce). */
-  private renderChangeDetails(server: RegisteredServer): HTMLElement | null {
-    const c = this.changeDetails.get(server.name);
-    if (!c || c.added.length + c.removed.length + c.changed.length === 0) return null;
-    const signature = (lines: { text: string; changed: boolean }[], tag: 'del' | 'ins', label: string): HTMLElement =>
-      h(
-        'pre',
-        { class: `server-signature server-signature-${tag === 'del' ? 'before' : 'after'}`, tabindex: 0, 'aria-label': label },
-        ...(lines.length === 0 ? [h('span', { class: 'server-signature-none', text: '(not kept by the registry)' })] : lines.flatMap((l) => [l.changed ? h(tag, { text: escapeUntrusted(l.text) }) : h('span', { text: escapeUntrusted(l.text) }), '\n'])),
-      );
-    const items: HTMLElement[] = [];
-    for (const module of c.added) {
-      const iface = server.tools.find((t) => t.module === module)?.interface ?? null;
-      const after = compareSignatures(null, iface).after;
-      items.push(
-        h(
-          'li',
-          { class: 'server-change', 'data-change': 'added', 'data-tool': module },
-          h('span', { class: 'server-change-kind', text: 'Added: ' }),
-          h('code', { text: escapeUntrusted(module) }),
-          after.length > 0 ? signature(after.map((l) => ({ ...l, changed: false })), 'ins', `Signature of ${escapeUntrusted(module)}`) : null,
-        ),
-      );
-    }
-    for (const module of c.removed) {
-      items.push(
-        h(
-          'li',
-          { class: 'server-change', 'data-change': 'removed', 'data-tool': module },
-          h('span', { class: 'server-change-kind', text: 'Removed: ' }),
-          h('code', { text: escapeUntrusted(module) }),
-          h('span', { text: ` — cells importing mcptools.${escapeUntrusted(`${server.name}.${module}`)} fail now.` }),
-        ),
-      );
-    }
-    for (const t of c.changed) {
-      const { before, after } = compareSignatures(t.before, t.after);
-      items.push(
-        h(
-          'li',
-          { class: 'server-change', 'data-change': 'changed', 'data-tool': t.module },
-          h('span', { class: 'server-change-kind', text: 'Changed: ' }),
-          h('code', { text: escapeUntrusted(t.module) }),
-          h(
-            'div',
-            { class: 'server-signature-pair' },
-            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'Before' }), signature(before, 'del', `${escapeUntrusted(t.module)} before`)),
-            h('div', { class: 'server-signature-side' }, h('p', { class: 'server-signature-label', text: 'After' }), signature(after, 'ins', `${escapeUntrusted(t.module)} after`)),
-          ),
-        ),
-      );
-    }
-    return h('ul', { class: 'server-change-list', 'aria-label': `What regenerating ${escapeUntrusted(server.name)} changed` }, ...items);
-  }
-
-  private renderTool(server: string, tool: ToolSummary): HTMLElement {
-    // Modules are identifiers; were one not, the line copied is the line shown (it then fails
-    // to import rather than paste what nobody saw).
-    const importLine = escapeUntrusted(`from mcptools.${server}.${tool.module} import Params, run`);
-    const copy = h('button', { class: 'link-button server-copy', type: 'button', text: 'Copy import', 'aria-label': `Copy “${importLine}”` });
-    copy.addEventListener('click', () => {
-      void copyText(importLine).then((ok) => {
-        copy.textContent = ok ? 'Copied' : 'Copy failed';
-        setTimeout(() => (copy.textContent = 'Copy import'), 1500);
-      });
-    });
-    // The server's words: escaped, and only a bounded first line in the summary.
-    const description = escapeUntrustedLines((tool.description ?? '').trim());
-    const firstLine = description.split('\n')[0] ?? '';
-    const first = clipEscaped(firstLine, SUMMARY_SHOWN);
-    const module = escapeUntrusted(tool.module);
-    return h(
-      'li',
-      { class: 'server-tool', 'data-tool': tool.module },
-      h(
-        'details',
-        {},
-        h(
-          'summary',
-          {},
-          h('code', { class: 'server-tool-name', text: module }),
-          first ? h('span', { class: 'server-tool-desc', text: ` — ${first}` }) : null,
-          // Two servers may both offer "echo": a screen reader hears whose it is.
-          h('span', { class: 'visually-hidden', text: ` (a tool of ${server})` }),
-        ),
-        description.includes('\n') || first !== firstLine ? h('p', { class: 'server-tool-more', text: description }) : null,
-        h('div', { class: 'server-import' }, h('code', { text: importLine }), copy),
-        tool.interface
-          ? h('pre', { class: 'server-interface', tabindex: 0, 'aria-label': `Generated Params, Result and run of ${module}`, text: escapeUntrustedLines(tool.interface) })
-          : h('p', { class: 'panel-empty', text: 'Regenerate to see its Params and Result.' }),
-      ),
-    );
   }
 
   private renderStatuses(): void {
@@ -736,7 +635,7 @@ export class ServersView {
       const tools = await this.backend.previewMcpServer(checked.params);
       this.testResult.replaceChildren(
         h('p', { class: 'server-test-ok', text: `Connected: the server offers ${tools.length} tool${tools.length === 1 ? '' : 's'}.` }),
-        h('ul', { class: 'server-tools', 'aria-label': 'Tools the server offers' }, ...tools.map((t) => this.renderTool(checked.name || 'NAME', t))),
+        h('ul', { class: 'server-tools', 'aria-label': 'Tools the server offers' }, ...tools.map((t) => renderTool(checked.name || 'NAME', t))),
       );
     } catch (err) {
       this.testResult.replaceChildren(h('p', { class: 'field-error', role: 'alert', text: 'The connection failed:' }), h('pre', { class: 'server-stderr', text: errorText(err) }));
