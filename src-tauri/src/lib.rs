@@ -57,7 +57,8 @@
 //!   calls, module sources, sandbox blocks, and their answers); `pyenv`: the kernels'
 //!   Python environment; `process`: child processes that never
 //!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
-//!   kernel code writes too; `error`: one error type with stable codes; `display`:
+//!   kernel code writes too; `sync`: a lock that outlives a panicked holder; `error`: one
+//!   error type with stable codes; `display`:
 //!   untrusted text as a person reads it (one escaping rule for the terminal, the dialog and
 //!   the audit view; kernel output on a terminal keeps only its colours); `export`: a
 //!   notebook file as a self-contained, inert HTML page or a Python script.
@@ -94,6 +95,7 @@ mod registry;
 mod relay;
 mod sandbox;
 mod server_link;
+mod sync;
 mod tools;
 #[cfg(feature = "desktop")]
 mod workspace;

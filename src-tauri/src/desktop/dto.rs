@@ -1,6 +1,16 @@
-//! What the window receives and sends, in one place, as plain data: the shapes
-//! `ui/src/ipc.ts` mirrors. What reads and keeps them is beside this module, not in it. Field names
-//! are camelCase, as Tauri passes arguments.
+//! What the window receives and sends, in one place, as plain data; the TypeScript types are
+//! generated from them (`bindings.rs` writes `ui/src/generated/backend.ts`). What reads and
+//! keeps them is beside this module, not in it. Field names are camelCase, as Tauri passes
+//! arguments.
+//!
+//! Some engine types cross as they are rather than through a copy here, in their own
+//! snake_case: an execution's `Output` (nbformat's field names), `SessionEvent` and
+//! `AgentActivity` (the library's events and the agent link's wire), `AuditEntry` (a line of
+//! the audit log file), `Rule`/`ArgMatcher`/`Grant` (the rules file), `ToolDefinition` and
+//! `ToolHints` (MCP's own), and a server's question. Their serialized form is already a format
+//! people and programs read elsewhere; a camelCase mirror would make the window's copy differ
+//! from the file it shows, and every field added to the engine a second edit. Each type still
+//! has one casing, and the generated file keeps the window honest about it.
 
 use serde::{Deserialize, Serialize};
 

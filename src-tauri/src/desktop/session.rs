@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::executor::CodeExecutor;
 use crate::executor::{CancelHandle, InputRequest};
 use crate::instance::{Claim, InstancePaths, Owner, Request};
+use crate::sync::lock;
 use crate::tools::grants::{Grants, GrantsHandler};
 use crate::tools::{Rule, Rules, RulesHandler};
 use crate::workspace::{Recent, Target, display_name, read_notebook};
@@ -45,8 +46,8 @@ struct Session {
     endpoint: agents::Slot,
     /// Where its kernels run.
     place: Place,
-    /// Where agents' kernels run.
-    agents: Place,
+    /// What its agents are served with (where their kernels run, who approves their calls).
+    served: Agents,
 }
 
 /// The app's managed state: cheap to share between commands.
@@ -274,19 +275,20 @@ impl Desktop {
         let served = Agents {
             workspace: target.workspace.clone(),
             approver: executor.clone(),
-            place: agents.clone(),
+            place: agents,
             state: state.clone(),
             grants: grants.clone(),
         };
-        let (app, slot, link_slot, failed) = (
+        let (app, slot, link_slot, failed, once_started) = (
             app.clone(),
             Arc::downgrade(&endpoint),
             Arc::downgrade(&link),
             status.clone(),
+            served.clone(),
         );
         tauri::async_runtime::spawn(async move {
             match started.await {
-                Ok(()) => served.serve_once_started(&app, slot, link_slot).await,
+                Ok(()) => once_started.serve_once_started(&app, slot, link_slot).await,
                 Err(e) => status::failed(&app, &failed, e),
             }
         });
@@ -300,7 +302,7 @@ impl Desktop {
             link,
             endpoint,
             place: notebook,
-            agents,
+            served,
         }
     }
 
@@ -322,17 +324,11 @@ impl Desktop {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             let state = s
+                .served
                 .state
                 .clone()
                 .ok_or_else(|| Error::config("this workspace has no place in ipybox's data directory for its endpoint's settings"))?;
-            let agents = Agents {
-                workspace: s.target.workspace.clone(),
-                approver: s.executor.clone(),
-                place: s.agents.clone(),
-                state: Some(state.clone()),
-                grants: s.grants.clone(),
-            };
-            (s.endpoint.clone(), agents, state)
+            (s.endpoint.clone(), s.served.clone(), state)
         };
         agents.set(app, &slot, &state, enabled, new_token).await
     }
@@ -646,8 +642,4 @@ fn start_under_accepted_policy<R: Runtime>(
         }
         None => Box::pin(executor.start_now()),
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

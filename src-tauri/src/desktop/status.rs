@@ -9,6 +9,7 @@ use super::approval::Asker;
 use super::dto::{DesktopError, KernelStatus, Provisioning, SessionNotice};
 use crate::error::Error;
 use crate::events::SessionEvent;
+use crate::sync::lock;
 use crate::tools::grants::Grants;
 
 /// The kernel as last seen.
@@ -117,10 +118,6 @@ fn seen(status: &mut Status, event: &SessionEvent) {
         }),
         _ => None,
     };
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

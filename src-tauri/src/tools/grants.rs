@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::approval::{ApprovalHandler, ApprovalRequest, Decision};
 use crate::events::DecidedBy;
+use crate::sync::lock;
 
 /// Whose session a grant covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -232,10 +233,6 @@ impl ApprovalHandler for GrantsHandler {
         }
         self.next.handle(request)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use tauri::{AppHandle, Runtime};
 
 use super::settings::LiveSettings;
 use crate::events::DecidedBy;
+use crate::sync::lock;
 use crate::tools::grants::Grants;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision, Rule};
 
@@ -181,8 +182,4 @@ mod fallback {
             pump(&shared);
         });
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
