@@ -102,6 +102,45 @@ pub fn ipybox_bin() -> PathBuf {
     bin
 }
 
+/// `ipybox register NAME --params PARAMS --workspace WS`, which must succeed.
+pub fn register_with_cli(ws: &Path, name: &str, params: &serde_json::Value) {
+    let out = std::process::Command::new(ipybox_bin())
+        .args([
+            "register",
+            name,
+            "--params",
+            &params.to_string(),
+            "--workspace",
+        ])
+        .arg(ws)
+        .output()
+        .expect("ipybox register");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `ipybox ARGS` on a terminal: script(1) gives it one, and `EXIT:<code>` ends what it
+/// writes. Its stdin and stdout are piped, for the keys typed and what is shown.
+pub fn ipybox_on_terminal(args: &[&str]) -> std::process::Command {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut inner = quote(&ipybox_bin().display().to_string());
+    for a in args {
+        inner.push(' ');
+        inner.push_str(&quote(a));
+    }
+    inner.push_str("; echo EXIT:$?");
+    let mut script = std::process::Command::new("script");
+    script
+        .args(["-qfec", &inner, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    script
+}
+
 /// Python of the environment the tests use (for helper servers).
 pub fn python() -> PathBuf {
     ipybox::setup::python_env(None, ipybox::Progress::Terminal)

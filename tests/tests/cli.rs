@@ -19,23 +19,10 @@ fn exec(ws: &std::path::Path, args: &[&str]) -> std::process::Output {
 
 /// Register the fixture MCP server as `fx` for `ws`.
 fn register_fixture(ws: &std::path::Path) {
-    let params =
-        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
-    let out = Command::new(ipybox_bin())
-        .args([
-            "register",
-            "fx",
-            "--params",
-            &params.to_string(),
-            "--workspace",
-        ])
-        .arg(ws)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ipybox_tests::register_with_cli(
+        ws,
+        "fx",
+        &serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]}),
     );
 }
 

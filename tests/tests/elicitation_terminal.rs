@@ -14,42 +14,17 @@ use std::time::{Duration, Instant};
 use ipybox_tests::{ipybox_bin, workspace};
 
 fn register(ws: &Path) {
-    let params = serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-elicit")});
-    let out = Command::new(ipybox_bin())
-        .args([
-            "register",
-            "asker",
-            "--params",
-            &params.to_string(),
-            "--workspace",
-        ])
-        .arg(ws)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ipybox_tests::register_with_cli(
+        ws,
+        "asker",
+        &serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-elicit")}),
     );
 }
 
 /// What `ipybox ARGS` writes to a terminal (script(1) gives it one), typing each step's
 /// keys once its prompt has appeared (after the previous step's).
 fn on_terminal(args: &[&str], steps: &[(&str, &[u8])]) -> String {
-    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let mut inner = quote(&ipybox_bin().display().to_string());
-    for a in args {
-        inner.push(' ');
-        inner.push_str(&quote(a));
-    }
-    inner.push_str("; echo EXIT:$?");
-    let mut script = Command::new("script")
-        .args(["-qfec", &inner, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut script = ipybox_tests::ipybox_on_terminal(args).spawn().unwrap();
     let mut keys = script.stdin.take().unwrap();
     let mut stdout = script.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();

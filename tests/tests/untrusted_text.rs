@@ -6,11 +6,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ipybox_tests::{ipybox_bin, workspace};
+use ipybox_tests::workspace;
 
 /// The screen a terminal shows after the bytes a program wrote.
 #[derive(Debug, serde::Deserialize)]
@@ -82,20 +82,7 @@ fn typing_on_terminal(
     answer: Option<&[u8]>,
 ) -> (Vec<u8>, Vec<u8>) {
     use std::io::Write;
-    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
-    let mut inner = quote(&ipybox_bin().display().to_string());
-    for a in args {
-        inner.push(' ');
-        inner.push_str(&quote(a));
-    }
-    inner.push_str("; echo EXIT:$?");
-    let mut script = Command::new("script")
-        .args(["-qfec", &inner, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut script = ipybox_tests::ipybox_on_terminal(args).spawn().unwrap();
     let mut keys = script.stdin.take().unwrap();
     keys.write_all(early).unwrap();
     keys.flush().unwrap();
@@ -137,23 +124,10 @@ fn typing_on_terminal(
 
 /// Register the fixture MCP server as `fx` for `ws`.
 fn register_fixture(ws: &Path) {
-    let params =
-        serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]});
-    let out = Command::new(ipybox_bin())
-        .args([
-            "register",
-            "fx",
-            "--params",
-            &params.to_string(),
-            "--workspace",
-        ])
-        .arg(ws)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ipybox_tests::register_with_cli(
+        ws,
+        "fx",
+        &serde_json::json!({"command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"), "args": ["stdio"]}),
     );
 }
 
