@@ -17,6 +17,15 @@ use crate::process::host_command;
 
 use crate::error::{Error, Result};
 
+mod choice;
+mod kernel;
+
+pub use choice::PythonChoices;
+pub use kernel::{
+    Inspection, PROJECT_VENV, PythonChoice, env_prefix, inspect, interpreter_of, label,
+    project_python,
+};
+
 /// The pinned requirements shipped with ipybox.
 pub const REQUIREMENTS: &str = include_str!("../python/requirements.txt");
 
@@ -418,7 +427,7 @@ fn run(progress: &Progress, cmd: &mut Command) -> Result<()> {
     )))
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))

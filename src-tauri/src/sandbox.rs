@@ -187,7 +187,8 @@ pub struct SessionSandbox {
 
 /// Set up the sandbox of one session: its temporary and matplotlib directories in
 /// `state_dir`, the policy with ipybox's additions, srt located and checked. `python` is
-/// the kernels' interpreter: its environment stays readable whatever the policy hides.
+/// the gateway's interpreter, `kernel_python` the kernels' when another: their environments
+/// stay readable whatever the policy hides, and the kernels' is not writable.
 pub fn prepare_session(
     options: &SandboxOptions,
     home: &Path,
@@ -195,6 +196,7 @@ pub fn prepare_session(
     state_dir: &Path,
     mplconfig: &Path,
     python: &Path,
+    kernel_python: Option<&Path>,
 ) -> Result<SessionSandbox> {
     #[cfg(not(target_os = "linux"))]
     return Err(not_on_this_system());
@@ -207,7 +209,10 @@ pub fn prepare_session(
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     }
     copy_font_cache(&home.join("mplconfig"), mplconfig);
-    let paths = SessionPaths::new(options, home, working_dir, state_dir, python);
+    let mut paths = SessionPaths::new(options, home, working_dir, state_dir, python);
+    if let Some(kernel_python) = kernel_python {
+        paths = paths.with_kernel_python(kernel_python);
+    }
     let launch = prepare(options, home, working_dir, state_dir, &paths)?;
     let mut inherited_env: Vec<String> = SRT_ENV.iter().map(|s| (*s).to_owned()).collect();
     inherited_env.push("TMPDIR".to_owned());
@@ -284,6 +289,22 @@ impl SessionPaths {
             deny_read: vec![home.to_path_buf()],
             allow_read,
         }
+    }
+
+    /// Kernels run `python` (not the gateway's interpreter): its environment, and the
+    /// installation a virtual environment links to, are readable and not writable (a
+    /// workspace `.venv` is otherwise as writable as the workspace, and kernel code could
+    /// plant what the next kernel, or the host's installer, runs).
+    pub fn with_kernel_python(mut self, python: &Path) -> SessionPaths {
+        for dir in python_dirs(python) {
+            if !self.deny_write.contains(&dir) {
+                self.deny_write.push(dir.clone());
+            }
+            if !self.allow_read.contains(&dir) {
+                self.allow_read.push(dir);
+            }
+        }
+        self
     }
 
     /// Borrowed, for [`policy::render`].
