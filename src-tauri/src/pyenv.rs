@@ -19,12 +19,14 @@ use crate::error::{Error, Result};
 
 mod choice;
 mod kernel;
+mod project;
 
 pub use choice::PythonChoices;
 pub use kernel::{
     Inspection, PROJECT_VENV, PythonChoice, env_prefix, inspect, interpreter_of, label,
-    project_python,
+    project_python, venv_version_of,
 };
+pub use project::{create_project_env, install_ipykernel};
 
 /// The pinned requirements shipped with ipybox.
 pub const REQUIREMENTS: &str = include_str!("../python/requirements.txt");

@@ -47,6 +47,8 @@ struct Session {
     place: Place,
     /// Where agents' kernels run.
     agents: Place,
+    /// The Python its kernel runs.
+    python: super::dto::KernelPython,
 }
 
 /// The app's managed state: cheap to share between commands.
@@ -176,7 +178,12 @@ impl Desktop {
         let old = {
             let mut session = lock(&self.session);
             match session.as_mut() {
-                Some(s) if s.target.workspace == target.workspace => {
+                // Same workspace, same Python: the kernel stays.
+                Some(s)
+                    if s.target.workspace == target.workspace
+                        && s.python.choice
+                            == super::python::choice_of(s.state.as_ref(), &target.notebook) =>
+                {
                     s.target = target.clone();
                     None
                 }
@@ -241,6 +248,7 @@ impl Desktop {
             agents,
             problem,
         } = places(&self.launch, &target.workspace, state.as_ref());
+        let python = super::python::of_notebook(state.as_ref(), &target);
         let mut builder = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(notebook.sandbox.clone())
@@ -250,6 +258,8 @@ impl Desktop {
         if let Some(remote) = &notebook.remote {
             builder = builder.remote_gateway(remote);
         }
+        let (builder, problem) =
+            super::python::apply(builder, &python, &target, &notebook, problem);
         let executor = builder.build();
         if let Some(state) = &state {
             state
@@ -301,6 +311,7 @@ impl Desktop {
             endpoint,
             place: notebook,
             agents,
+            python,
         }
     }
 
@@ -374,7 +385,7 @@ impl Desktop {
 
     /// What the window draws.
     pub fn state(&self) -> Result<AppState, DesktopError> {
-        let (target, status, sandbox, remote) = {
+        let (target, status, sandbox, remote, python) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             (
@@ -382,6 +393,7 @@ impl Desktop {
                 status::now(&s.status),
                 s.place.sandbox.is_some(),
                 s.place.remote.as_ref().map(|r| r.url.clone()),
+                s.python.clone(),
             )
         };
         Ok(AppState {
@@ -402,6 +414,7 @@ impl Desktop {
             kernel: status.kernel,
             provisioning: status.provisioning,
             startup_error: status.startup_error,
+            python,
         })
     }
 
@@ -470,6 +483,29 @@ impl Desktop {
         let session = self.start(app, old.target.clone());
         *lock(&self.session) = Some(session);
         self.state()
+    }
+
+    /// The open notebook, its workspace's state (where its Python choice is kept), whether
+    /// its kernels are sandboxed, and the Python they run.
+    pub fn python_context(
+        &self,
+    ) -> Result<
+        (
+            Target,
+            Option<WorkspaceState>,
+            bool,
+            super::dto::KernelPython,
+        ),
+        DesktopError,
+    > {
+        let session = lock(&self.session);
+        let s = session.as_ref().ok_or(Error::NotRunning)?;
+        Ok((
+            s.target.clone(),
+            s.state.clone(),
+            s.place.sandbox.is_some(),
+            s.python.clone(),
+        ))
     }
 
     /// The current session's executor.

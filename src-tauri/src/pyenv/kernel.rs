@@ -136,6 +136,13 @@ pub fn label(choice: &PythonChoice, version: Option<&str>) -> String {
     format!("{python} · {place}")
 }
 
+/// `major.minor` of a virtual environment's interpreter, from its `pyvenv.cfg` (one file
+/// read: what the status bar shows costs a session's start nothing more).
+pub fn venv_version_of(python: &Path) -> Option<String> {
+    let prefix = env_prefix(python)?;
+    venv_version(&std::fs::read_to_string(prefix.join("pyvenv.cfg")).ok()?)
+}
+
 /// `major.minor` from a `pyvenv.cfg` (`version_info = 3.12.3` from uv, `version = 3.12.3`
 /// from venv).
 fn venv_version(cfg: &str) -> Option<String> {
