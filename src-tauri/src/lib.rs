@@ -176,9 +176,9 @@ pub mod setup {
     pub use crate::pyenv::interpreter_of as kernel_interpreter;
     pub use crate::pyenv::resolve as python_env;
     pub use crate::pyenv::{
-        Inspection, PROJECT_VENV, PythonChoice, PythonChoices, create_project_env, env_prefix,
-        inspect as inspect_python, install_ipykernel, label as python_label, project_python,
-        venv_version_of,
+        Inspection as PythonInspection, PROJECT_VENV, PythonChoice, PythonChoices,
+        create_project_env, env_prefix, inspect as inspect_python, install_ipykernel,
+        label as python_label, project_python, venv_version_of,
     };
     pub use crate::sandbox::{check_node, check_tools, install_srt, locate_srt};
 }

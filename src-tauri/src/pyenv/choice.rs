@@ -74,6 +74,7 @@ fn key(notebook: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

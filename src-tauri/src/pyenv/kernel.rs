@@ -240,6 +240,7 @@ fn probe(python: &Path) -> Result<Inspection> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn fake_venv(dir: &Path, cfg: &str, ipykernel: bool) -> PathBuf {

@@ -101,6 +101,7 @@ async fn run(what: &str, cmd: &mut std::process::Command) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[tokio::test]
