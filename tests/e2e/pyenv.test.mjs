@@ -75,3 +75,40 @@ for (const sandboxed of [false, true]) {
     assert.ok(!readFileSync(join(dir, 'test.ipynb'), 'utf8').includes('.venv'), 'the notebook does not name its interpreter');
   });
 }
+
+test('the choice is each notebook’s own and kept: another notebook runs ipybox’s Python; reopened, the first runs its .venv', async () => {
+  const dir = workspace({ 'a.ipynb': notebook(CELL), 'b.ipynb': notebook(CELL) });
+  projectVenv(dir);
+  const launch = async () => {
+    const app = await App.launch(['open', join(dir, 'a.ipynb')]);
+    apps.push(app);
+    await app.ready();
+    return app;
+  };
+  const label = (app, re) => app.until(`the status bar to say ${re}`, async () => re.test((await app.text('#python-status')) ?? ''), 30000);
+  const idle = (app) => app.until('the kernel idle', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const openNotebook = (app, name) => app.execute('document.querySelector(`.notebook-link[title="${arguments[0]}"]`).click(); return true;', join(dir, name));
+
+  let app = await launch();
+  await idle(app);
+  await switchToProject(app);
+  await openNotebook(app, 'b.ipynb');
+  await label(app, /· ipybox$/);
+  await idle(app);
+  const other = await runFirstCell(app);
+  assert.equal(other.state, 'failed', 'b.ipynb, with no choice, runs ipybox’s own environment');
+  assert.match(other.output, /No module named 'only_in_project'/);
+  await openNotebook(app, 'a.ipynb');
+  await label(app, /· \.venv$/);
+  await idle(app);
+  assert.match((await runFirstCell(app)).output, /project-env-ok/, 'a.ipynb is back on its .venv');
+
+  await app.quit();
+  apps.pop();
+  app = await launch();
+  await label(app, /· \.venv$/);
+  await idle(app);
+  const again = await runFirstCell(app);
+  assert.equal(again.state, 'done', again.output);
+  assert.match(again.output, /project-env-ok/, 'the choice was kept across a relaunch');
+});
