@@ -127,3 +127,41 @@ async fn sandboxed_the_project_venv_is_read_only() {
     );
     e.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn ipykernel_is_installed_where_it_lacks_and_a_pyproject_makes_a_venv() {
+    use ipybox::setup::{create_project_env, inspect_python, install_ipykernel, project_python};
+    let ws = workspace();
+    let venv = ws.path().join("bare");
+    let out = Command::new("uv")
+        .args(["venv", "-q"])
+        .arg(&venv)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let python = venv.join("bin/python");
+    let before = inspect_python(&python, ws.path()).unwrap();
+    assert!(!before.ipykernel, "a bare venv has no ipykernel");
+    install_ipykernel(&python)
+        .await
+        .expect("ipykernel installs");
+    assert!(
+        inspect_python(&python, ws.path()).unwrap().ipykernel,
+        "ipykernel is there now"
+    );
+
+    std::fs::write(
+        ws.path().join("pyproject.toml"),
+        "[project]\nname = \"analysis\"\nversion = \"0.1.0\"\nrequires-python = \">=3.10\"\ndependencies = []\n",
+    )
+    .unwrap();
+    let log = create_project_env(ws.path())
+        .await
+        .expect("uv sync makes the .venv");
+    let made = inspect_python(&project_python(ws.path()), ws.path()).unwrap();
+    assert!(made.venv, "a virtual environment: {log}");
+    assert!(
+        made.ipykernel,
+        "with ipykernel, which the project does not list: {log}"
+    );
+}
