@@ -277,7 +277,8 @@ pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
 }
 
 /// `pip install spec` into `python`'s environment, run isolated from the workspace (`-I`,
-/// in the neutral directory). With `wheels_only`, no package is built (a build script
+/// in the neutral directory); `uv pip install` for an environment without pip (uv makes
+/// them so) when uv is there. With `wheels_only`, no package is built (a build script
 /// would run on the host). Returns pip's output; a failure carries it too.
 pub async fn pip_install(
     python: &Path,
@@ -287,17 +288,30 @@ pub async fn pip_install(
 ) -> Result<String> {
     use tokio::io::{AsyncBufReadExt, BufReader};
     check_requirement(spec, wheels_only)?;
-    let mut cmd = tokio::process::Command::from(host_command(python));
-    cmd.args([
-        "-I",
-        "-m",
-        "pip",
-        "install",
-        "--no-input",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-    ]);
+    let uv = (python.exists() && !kernel::has_package(python, "pip"))
+        .then(|| which("uv"))
+        .flatten();
+    let mut cmd = match uv {
+        Some(uv) => {
+            let mut cmd = tokio::process::Command::from(host_command(uv));
+            cmd.args(["pip", "install", "--python"]).arg(python);
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::from(host_command(python));
+            cmd.args([
+                "-I",
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+                "--progress-bar",
+                "off",
+            ]);
+            cmd
+        }
+    };
     if wheels_only {
         cmd.args(["--only-binary", ":all:"]);
     }

@@ -165,3 +165,23 @@ async fn ipykernel_is_installed_where_it_lacks_and_a_pyproject_makes_a_venv() {
         "with ipykernel, which the project does not list: {log}"
     );
 }
+
+#[tokio::test]
+async fn the_side_panels_install_goes_into_the_kernels_venv_though_it_has_no_pip() {
+    let ws = workspace();
+    let python = project_venv(ws.path());
+    let e = builder(ws.path())
+        .kernel_python(&python)
+        .spare_kernel(false)
+        .build();
+    e.start().await.unwrap();
+    e.install_package("six")
+        .await
+        .expect("uv installs into a venv without pip");
+    let out = run(&e, "import six, sys\nprint(six.__file__)").await;
+    assert!(
+        out.contains(&ws.path().join(".venv").display().to_string()),
+        "installed into the kernel's .venv: {out}"
+    );
+    e.stop().await.unwrap();
+}

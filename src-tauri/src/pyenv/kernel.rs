@@ -158,6 +158,15 @@ fn venv_version(cfg: &str) -> Option<String> {
     })
 }
 
+/// Does `python`'s environment hold the package `name` (read from its files, nothing run)?
+pub(super) fn has_package(python: &Path, name: &str) -> bool {
+    env_prefix(python).is_some_and(|prefix| {
+        site_packages(&prefix)
+            .iter()
+            .any(|d| d.join(name).join("__init__.py").is_file())
+    })
+}
+
 fn site_packages(prefix: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
         return Vec::new();
