@@ -83,6 +83,20 @@ pub fn apply(
     (builder.kernel_python(interpreter), problem)
 }
 
+/// `from`'s Python choice goes with it to `to` (renamed), or is copied (`keep`: saved as,
+/// duplicated); a choice that cannot be kept is logged (the notebook then runs ipybox's).
+pub fn carry(desktop: &Desktop, from: &Path, to: &Path, keep: bool) {
+    let Ok((_, Some(ws_state), ..)) = desktop.python_context() else {
+        return;
+    };
+    if let Err(e) = ws_state.python_choices().carry(from, to, keep) {
+        tracing::warn!(
+            "the notebook's Python choice was not carried to {}: {e}",
+            to.display()
+        );
+    }
+}
+
 /// What the picker offers for the open notebook.
 #[tauri::command]
 pub fn python_options(state: State<'_, Desktop>) -> Reply<PythonOptions> {

@@ -57,6 +57,20 @@ impl PythonChoices {
         crate::fsutil::write_private(&self.file, &json)
     }
 
+    /// `from`'s choice goes with it to `to` (renamed), or is copied there (`keep`: saved as,
+    /// duplicated). Nothing to do when `from` has none.
+    pub fn carry(&self, from: &Path, to: &Path, keep: bool) -> Result<()> {
+        let choice = self.get(from);
+        if choice == PythonChoice::Managed {
+            return Ok(());
+        }
+        self.set(to, &choice)?;
+        if !keep {
+            self.set(from, &PythonChoice::Managed)?;
+        }
+        Ok(())
+    }
+
     fn load(&self) -> Result<Saved> {
         match std::fs::read(&self.file) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
@@ -100,6 +114,32 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o077, 0, "private to the user");
+    }
+
+    #[test]
+    fn a_choice_goes_with_a_renamed_notebook_and_is_copied_to_a_saved_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = PythonChoices::at(dir.path().join("python.json"));
+        let (a, b, c) = (
+            Path::new("/ws/a.ipynb"),
+            Path::new("/ws/b.ipynb"),
+            Path::new("/ws/c.ipynb"),
+        );
+        store.set(a, &PythonChoice::Project).unwrap();
+        store.carry(a, b, false).unwrap();
+        assert_eq!(
+            store.get(b),
+            PythonChoice::Project,
+            "renamed: the choice goes along"
+        );
+        assert_eq!(
+            store.get(a),
+            PythonChoice::Managed,
+            "and the old name keeps none"
+        );
+        store.carry(b, c, true).unwrap();
+        assert_eq!(store.get(c), PythonChoice::Project, "saved as: copied");
+        assert_eq!(store.get(b), PythonChoice::Project, "and kept");
     }
 
     #[test]
