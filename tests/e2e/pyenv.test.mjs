@@ -112,3 +112,29 @@ test('the choice is each notebook’s own and kept: another notebook runs ipybox
   assert.equal(again.state, 'done', again.output);
   assert.match(again.output, /project-env-ok/, 'the choice was kept across a relaunch');
 });
+
+test('a renamed notebook keeps its Python and its kernel', async () => {
+  const dir = workspace({ 'a.ipynb': notebook('kept = 4242', 'print(kept, __import__("sys").prefix)') });
+  const venv = projectVenv(dir);
+  const app = await App.launch(['open', join(dir, 'a.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.until('the kernel idle', async () => (await app.kernelStatus()) === 'idle', 60000);
+  await switchToProject(app);
+  assert.equal((await runFirstCell(app)).state, 'done');
+  await app.click('#file-menu');
+  await app.until('the file menu', () => app.execute('return !!document.querySelector("#file-rename");'));
+  await app.execute('document.querySelector("#file-rename").click(); return true;');
+  await app.until('the name dialog', () => app.execute('return document.querySelector("#notebook-name-dialog").open;'));
+  await app.execute('const i = document.querySelector("#notebook-name"); i.value = "renamed"; return true;');
+  await app.click('#notebook-name-ok');
+  await app.until('the new title', () => app.execute('return document.title === "ipybox — renamed.ipynb";'));
+  assert.match((await app.text('#python-status')) ?? '', /· \.venv$/, 'the renamed notebook runs the .venv');
+  await app.execute('document.querySelectorAll(".cell")[1].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
+  await app.press(Keys.Escape);
+  await app.press(Keys.Shift, Keys.Enter);
+  const second = await settled(app, 1);
+  assert.equal(second.state, 'done', second.output);
+  assert.match(second.output, /4242/, 'the kernel and its variable survived the rename');
+  assert.ok(second.output.includes(venv), second.output);
+});
