@@ -210,6 +210,11 @@ impl WorkspaceState {
         self.dir.join("approval-rules.json")
     }
 
+    /// Which Python each of the workspace's notebooks runs.
+    pub fn python_choices(&self) -> crate::pyenv::PythonChoices {
+        crate::pyenv::PythonChoices::at(self.dir.join("python.json"))
+    }
+
     /// Create the directory, private to the user.
     pub fn create(&self) -> Result<()> {
         crate::fsutil::create_private_dir(&self.dir)

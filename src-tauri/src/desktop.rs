@@ -22,6 +22,7 @@ pub mod pdf;
 mod place;
 mod policy;
 mod policy_commands;
+mod python;
 mod remote;
 mod remote_commands;
 mod secrets;
@@ -150,6 +151,12 @@ pub fn run(
             commands::open_notebook,
             commands::choose_workspace,
             commands::install_package,
+            python::python_options,
+            python::check_python,
+            python::set_python,
+            python::install_ipykernel,
+            python::create_project_env,
+            python::choose_python,
             commands::complete,
             commands::inspect,
             commands::kernel_variables,

@@ -175,7 +175,13 @@ pub mod setup {
     pub use crate::fsutil::make_private as protect_data_dir;
     pub use crate::home::ipybox_home;
     pub use crate::process::become_subreaper;
+    pub use crate::pyenv::interpreter_of as kernel_interpreter;
     pub use crate::pyenv::resolve as python_env;
+    pub use crate::pyenv::{
+        Inspection as PythonInspection, PROJECT_VENV, PythonChoice, PythonChoices,
+        create_project_env, env_prefix, inspect as inspect_python, install_ipykernel,
+        label as python_label, project_python, venv_version_of,
+    };
     pub use crate::sandbox::{check_node, check_tools, install_srt, locate_srt};
 }
 

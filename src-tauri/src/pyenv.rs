@@ -17,6 +17,17 @@ use crate::process::host_command;
 
 use crate::error::{Error, Result};
 
+mod choice;
+mod kernel;
+mod project;
+
+pub use choice::PythonChoices;
+pub use kernel::{
+    Inspection, PROJECT_VENV, PythonChoice, env_prefix, inspect, interpreter_of, label,
+    project_python, venv_version_of,
+};
+pub use project::{create_project_env, install_ipykernel};
+
 /// The pinned requirements shipped with ipybox.
 pub const REQUIREMENTS: &str = include_str!("../python/requirements.txt");
 
@@ -266,7 +277,8 @@ pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
 }
 
 /// `pip install spec` into `python`'s environment, run isolated from the workspace (`-I`,
-/// in the neutral directory). With `wheels_only`, no package is built (a build script
+/// in the neutral directory); `uv pip install` for an environment without pip (uv makes
+/// them so) when uv is there. With `wheels_only`, no package is built (a build script
 /// would run on the host). Returns pip's output; a failure carries it too.
 pub async fn pip_install(
     python: &Path,
@@ -276,17 +288,30 @@ pub async fn pip_install(
 ) -> Result<String> {
     use tokio::io::{AsyncBufReadExt, BufReader};
     check_requirement(spec, wheels_only)?;
-    let mut cmd = tokio::process::Command::from(host_command(python));
-    cmd.args([
-        "-I",
-        "-m",
-        "pip",
-        "install",
-        "--no-input",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-    ]);
+    let uv = (python.exists() && !kernel::has_package(python, "pip"))
+        .then(|| which("uv"))
+        .flatten();
+    let mut cmd = match uv {
+        Some(uv) => {
+            let mut cmd = tokio::process::Command::from(host_command(uv));
+            cmd.args(["pip", "install", "--python"]).arg(python);
+            cmd
+        }
+        None => {
+            let mut cmd = tokio::process::Command::from(host_command(python));
+            cmd.args([
+                "-I",
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+                "--progress-bar",
+                "off",
+            ]);
+            cmd
+        }
+    };
     if wheels_only {
         cmd.args(["--only-binary", ":all:"]);
     }
@@ -418,7 +443,7 @@ fn run(progress: &Progress, cmd: &mut Command) -> Result<()> {
     )))
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))

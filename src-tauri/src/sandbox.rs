@@ -187,7 +187,8 @@ pub struct SessionSandbox {
 
 /// Set up the sandbox of one session: its temporary and matplotlib directories in
 /// `state_dir`, the policy with ipybox's additions, srt located and checked. `python` is
-/// the kernels' interpreter: its environment stays readable whatever the policy hides.
+/// the gateway's interpreter, `kernel_python` the kernels' when another: their environments
+/// stay readable whatever the policy hides, and the kernels' is not writable.
 pub fn prepare_session(
     options: &SandboxOptions,
     home: &Path,
@@ -195,6 +196,7 @@ pub fn prepare_session(
     state_dir: &Path,
     mplconfig: &Path,
     python: &Path,
+    kernel_python: Option<&Path>,
 ) -> Result<SessionSandbox> {
     #[cfg(not(target_os = "linux"))]
     return Err(not_on_this_system());
@@ -207,7 +209,10 @@ pub fn prepare_session(
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     }
     copy_font_cache(&home.join("mplconfig"), mplconfig);
-    let paths = SessionPaths::new(options, home, working_dir, state_dir, python);
+    let mut paths = SessionPaths::new(options, home, working_dir, state_dir, python);
+    if let Some(kernel_python) = kernel_python {
+        paths = paths.with_kernel_python(kernel_python);
+    }
     let launch = prepare(options, home, working_dir, state_dir, &paths)?;
     let mut inherited_env: Vec<String> = SRT_ENV.iter().map(|s| (*s).to_owned()).collect();
     inherited_env.push("TMPDIR".to_owned());
@@ -286,6 +291,35 @@ impl SessionPaths {
         }
     }
 
+    /// Kernels run `python` (not the gateway's interpreter): its environment, and the
+    /// installation a virtual environment links to, are readable and not writable (a
+    /// workspace `.venv` is otherwise as writable as the workspace, and kernel code could
+    /// plant what the next kernel, or the host's installer, runs).
+    ///
+    /// Kernel code may have written that environment (a workspace `.venv`, in a session on
+    /// ipybox's own): where its links lead is untrusted. A folder is made readable only when
+    /// it is, once its links are resolved, a Python environment or installation (`pyvenv.cfg`,
+    /// or a standard library), and holds nothing hidden nor lies in it (ipybox's data
+    /// directory).
+    pub fn with_kernel_python(mut self, python: &Path) -> SessionPaths {
+        for dir in python_dirs(python) {
+            if !self.deny_write.contains(&dir) {
+                self.deny_write.push(dir.clone());
+            }
+            let Ok(real) = std::fs::canonicalize(&dir) else {
+                continue;
+            };
+            let hidden = self
+                .deny_read
+                .iter()
+                .any(|d| d.starts_with(&real) || real.starts_with(d));
+            if !hidden && is_python_home(&real) && !self.allow_read.contains(&real) {
+                self.allow_read.push(real);
+            }
+        }
+        self
+    }
+
     /// Borrowed, for [`policy::render`].
     pub fn additions(&self) -> policy::Additions<'_> {
         policy::Additions {
@@ -312,6 +346,17 @@ fn python_dirs(python: &Path) -> Vec<PathBuf> {
         dirs.push(real);
     }
     dirs
+}
+
+/// Is `dir` a Python environment (`pyvenv.cfg`) or installation (`lib/python3.N/os.py`)?
+fn is_python_home(dir: &Path) -> bool {
+    dir.join("pyvenv.cfg").is_file()
+        || std::fs::read_dir(dir.join("lib")).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with("python3")
+                    && e.path().join("os.py").is_file()
+            })
+        })
 }
 
 /// A sandboxed kernel may write its workspace; a workspace that holds the user's home or
@@ -525,5 +570,92 @@ mod tests {
             );
         }
         assert!(check_workspace(Path::new("/home/u/project"), data, home).is_ok());
+    }
+
+    /// Sandboxed kernel code can write the workspace's `.venv` (in a session on ipybox's own
+    /// environment): a link it leaves there must not make the next session, on that `.venv`,
+    /// read what the sandbox hides — ipybox's data directory, or a folder of the home.
+    #[test]
+    fn a_planted_link_in_a_workspace_venv_opens_nothing_hidden() {
+        use std::os::unix::fs::symlink;
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let (data, ws, user) = (
+            root.path().join("data"),
+            root.path().join("ws"),
+            root.path().join("home"),
+        );
+        let state = data.join("sessions/s1");
+        let secret = data.join("workspaces/w1");
+        for dir in [
+            &state,
+            &secret,
+            &ws.join(".venv/bin"),
+            &user.join(".local/bin"),
+        ] {
+            std::fs::create_dir_all(dir).expect("a directory");
+        }
+        std::fs::write(secret.join("audit.jsonl"), "{}").expect("a file");
+        std::fs::write(user.join(".local/bin/tool"), "").expect("a file");
+        let options = SandboxOptions::default();
+        let base = SessionPaths::new(&options, &data, &ws, &state, Path::new("/usr/bin/python3"));
+        // What the kernel's Python adds to what the session reads anyway.
+        let paths = |python: &Path| -> Vec<PathBuf> {
+            base.clone()
+                .with_kernel_python(python)
+                .allow_read
+                .into_iter()
+                .filter(|p| !base.allow_read.contains(p))
+                .collect()
+        };
+        let opened = |allowed: &[PathBuf], hidden: &Path| {
+            allowed
+                .iter()
+                .any(|a| hidden.starts_with(a) || a.starts_with(hidden))
+        };
+        // `.venv/bin/python` → a file in the data directory, in the home; `.venv` → the data dir.
+        let python = ws.join(".venv/bin/python");
+        symlink(secret.join("audit.jsonl"), &python).expect("a link");
+        let allowed = paths(&python);
+        assert!(
+            !opened(&allowed, &data),
+            "the data directory stays hidden: {allowed:?}"
+        );
+        std::fs::remove_file(&python).expect("removed");
+        symlink(user.join(".local/bin/tool"), &python).expect("a link");
+        let allowed = paths(&python);
+        assert!(
+            !allowed
+                .iter()
+                .any(|a| user.starts_with(a) || a.starts_with(&user)),
+            "no folder of the home is made readable: {allowed:?}"
+        );
+        std::fs::remove_dir_all(ws.join(".venv")).expect("removed");
+        symlink(&secret, ws.join(".venv")).expect("a link");
+        let allowed = paths(&ws.join(".venv/bin/python"));
+        assert!(
+            !opened(&allowed, &data),
+            "the data directory stays hidden: {allowed:?}"
+        );
+        // A real environment, linked to a real installation: both readable.
+        std::fs::remove_file(ws.join(".venv")).expect("removed");
+        let install = root.path().join("py");
+        for dir in [
+            ws.join(".venv/bin"),
+            install.join("bin"),
+            install.join("lib/python3.11"),
+        ] {
+            std::fs::create_dir_all(dir).expect("a directory");
+        }
+        std::fs::write(ws.join(".venv/pyvenv.cfg"), "version_info = 3.11.7\n").expect("a file");
+        std::fs::write(install.join("lib/python3.11/os.py"), "").expect("a file");
+        std::fs::write(install.join("bin/python3.11"), "").expect("a file");
+        symlink(install.join("bin/python3.11"), ws.join(".venv/bin/python")).expect("a link");
+        let allowed = paths(&ws.join(".venv/bin/python"));
+        let real = |p: PathBuf| std::fs::canonicalize(p).expect("exists");
+        assert_eq!(
+            allowed,
+            vec![real(ws.join(".venv")), real(install)],
+            "the environment and its installation are readable"
+        );
     }
 }

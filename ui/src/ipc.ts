@@ -60,6 +60,10 @@ export type {
   ToolDefinition,
   ToolHints,
   ToolSummary,
+  KernelPython,
+  PythonCheck,
+  PythonChoice,
+  PythonOptions,
 } from './generated/backend';
 import type {
   Access,
@@ -105,6 +109,9 @@ import type {
   ToolSummary,
   Variable,
   Verdict,
+  PythonCheck,
+  PythonChoice,
+  PythonOptions,
 } from './generated/backend';
 
 /** An error as the backend reports it: a stable code, and words. */
@@ -446,6 +453,36 @@ export function framePage(query: FrameQuery): Promise<FramePage> {
 /** pip's output. */
 export function installPackage(spec: string): Promise<string> {
   return call<string>('install_package', { spec });
+}
+
+/** What the Python picker offers for the open notebook. */
+export function pythonOptions(): Promise<PythonOptions> {
+  return call<PythonOptions>('python_options');
+}
+
+/** Look at a Python the person picked: its version, and whether it has ipykernel (never run when it is a virtual environment). */
+export function checkPython(choice: PythonChoice): Promise<PythonCheck> {
+  return call<PythonCheck>('check_python', { choice });
+}
+
+/** Run the open notebook's kernel on `choice` from now on (kept per notebook; the kernel restarts). */
+export function setPython(choice: PythonChoice): Promise<AppState> {
+  return call<AppState>('set_python', { choice });
+}
+
+/** Install ipykernel into the picked environment (sandboxed: a native dialog asks first); the installer's log. */
+export function installIpykernel(choice: PythonChoice): Promise<string> {
+  return call<string>('install_ipykernel', { choice });
+}
+
+/** Make the workspace's `.venv` from its pyproject.toml with uv (sandboxed: a native dialog asks first); the log. */
+export function createProjectEnv(): Promise<string> {
+  return call<string>('create_project_env');
+}
+
+/** The native file picker for an interpreter; null when cancelled. */
+export function choosePython(): Promise<string | null> {
+  return call<string | null>('choose_python');
 }
 
 export function setTitle(title: string): Promise<void> {

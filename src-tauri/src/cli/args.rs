@@ -513,6 +513,11 @@ pub(crate) struct ExecArgs {
     /// Python interpreter of an existing environment to use.
     #[arg(long, env = "IPYBOX_PYTHON")]
     pub(crate) python: Option<PathBuf>,
+    /// The Python the kernel runs (an interpreter, or an environment's directory such as a
+    /// project's `.venv`); it needs only ipykernel. The gateway stays in ipybox's own
+    /// environment (or --python's).
+    #[arg(long, value_name = "PYTHON")]
+    pub(crate) kernel_python: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) gateway: GatewayArgs,
     /// Who approves the MCP tool calls the code makes: `ask` on the terminal, `auto`

@@ -46,6 +46,9 @@ pub(crate) async fn exec(args: ExecArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &args.python {
         builder = builder.python(p);
     }
+    if let Some(p) = &args.kernel_python {
+        builder = builder.kernel_python(ipybox::setup::kernel_interpreter(p));
+    }
     if let Some(gateway) = args.gateway.remote() {
         builder = builder.remote_gateway(&gateway);
     }

@@ -37,6 +37,8 @@ fn roots(c: &mut Collect) {
     c.visit::<dto::Choice>();
     c.visit::<dto::RemoteRequest>();
     c.visit::<dto::ExportFormat>();
+    c.visit::<dto::PythonOptions>();
+    c.visit::<dto::PythonCheck>();
     // The engine's own types, as they cross to the window unchanged.
     c.visit::<crate::events::SessionEvent>();
     c.visit::<crate::mcp_server::AgentActivity>();

@@ -314,6 +314,7 @@ pub async fn rename_notebook<R: Runtime>(
         files::notebook_in(&ws, Path::new(&to))?,
     );
     files::rename(&from, &to)?;
+    super::python::carry(&state, &from, &to, false);
     if state.state()?.notebook_path == from.display().to_string() {
         return state
             .open(
@@ -344,6 +345,12 @@ pub async fn save_notebook_as<R: Runtime>(
     if trusted == Some(true) {
         TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
     }
+    super::python::carry(
+        &state,
+        Path::new(&state.state()?.notebook_path),
+        &path,
+        true,
+    );
     state
         .open(
             &app,
@@ -359,7 +366,9 @@ pub async fn save_notebook_as<R: Runtime>(
 #[tauri::command]
 pub fn duplicate_notebook(state: State<'_, Desktop>, path: String) -> Reply<String> {
     let path = files::notebook_in(&state.workspace()?, Path::new(&path))?;
-    Ok(files::duplicate(&path)?.display().to_string())
+    let copy = files::duplicate(&path)?;
+    super::python::carry(&state, &path, &copy, true);
+    Ok(copy.display().to_string())
 }
 
 /// Move a notebook of the workspace to the trash (the freedesktop.org trash, through GIO,

@@ -88,6 +88,55 @@ pub struct AppState {
     pub provisioning: Option<Provisioning>,
     /// Why the kernel could not start, if it could not.
     pub startup_error: Option<DesktopError>,
+    /// The Python the notebook's kernel runs.
+    pub python: KernelPython,
+}
+
+/// The Python a notebook's kernel runs, as the status bar shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct KernelPython {
+    /// Short: `Python 3.12 · .venv`.
+    pub label: String,
+    /// The interpreter's full path.
+    pub path: String,
+    /// The person's choice it comes from.
+    pub choice: crate::pyenv::PythonChoice,
+}
+
+/// What the Python picker offers for the open notebook.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PythonOptions {
+    /// What the kernel runs now.
+    pub current: KernelPython,
+    /// ipybox's own environment's interpreter.
+    pub managed: String,
+    /// The workspace's `.venv` interpreter (whether or not it exists).
+    pub project: String,
+    /// Does the workspace have a `.venv`?
+    pub project_exists: bool,
+    /// Does it have a `pyproject.toml` (a `.venv` can be made from it)?
+    pub pyproject: bool,
+    /// Is uv installed (to make one)?
+    pub uv: bool,
+    /// Are the workspace's kernels sandboxed (its environment is then read-only to them)?
+    pub sandbox: bool,
+}
+
+/// What ipybox found out about a Python the person picked.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PythonCheck {
+    /// Short: `Python 3.12 · .venv`.
+    pub label: String,
+    /// The interpreter's full path.
+    pub path: String,
+    /// `major.minor`, when known.
+    pub version: Option<String>,
+    /// Does it have ipykernel (needed to run a kernel)?
+    pub ipykernel: bool,
 }
 
 /// What the window draws first, handed to the page before its scripts run.

@@ -48,6 +48,8 @@ struct Session {
     place: Place,
     /// What its agents are served with (where their kernels run, who approves their calls).
     served: Agents,
+    /// The Python its kernel runs.
+    python: super::dto::KernelPython,
 }
 
 /// The app's managed state: cheap to share between commands.
@@ -177,7 +179,12 @@ impl Desktop {
         let old = {
             let mut session = lock(&self.session);
             match session.as_mut() {
-                Some(s) if s.target.workspace == target.workspace => {
+                // Same workspace, same Python: the kernel stays.
+                Some(s)
+                    if s.target.workspace == target.workspace
+                        && s.python.choice
+                            == super::python::choice_of(s.state.as_ref(), &target.notebook) =>
+                {
                     s.target = target.clone();
                     None
                 }
@@ -242,6 +249,7 @@ impl Desktop {
             agents,
             problem,
         } = places(&self.launch, &target.workspace, state.as_ref());
+        let python = super::python::of_notebook(state.as_ref(), &target);
         let mut builder = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(notebook.sandbox.clone())
@@ -251,6 +259,8 @@ impl Desktop {
         if let Some(remote) = &notebook.remote {
             builder = builder.remote_gateway(remote);
         }
+        let (builder, problem) =
+            super::python::apply(builder, &python, &target, &notebook, problem);
         let executor = builder.build();
         if let Some(state) = &state {
             state
@@ -303,6 +313,7 @@ impl Desktop {
             endpoint,
             place: notebook,
             served,
+            python,
         }
     }
 
@@ -370,7 +381,7 @@ impl Desktop {
 
     /// What the window draws.
     pub fn state(&self) -> Result<AppState, DesktopError> {
-        let (target, status, sandbox, remote) = {
+        let (target, status, sandbox, remote, python) = {
             let session = lock(&self.session);
             let s = session.as_ref().ok_or(Error::NotRunning)?;
             (
@@ -378,6 +389,7 @@ impl Desktop {
                 status::now(&s.status),
                 s.place.sandbox.is_some(),
                 s.place.remote.as_ref().map(|r| r.url.clone()),
+                s.python.clone(),
             )
         };
         Ok(AppState {
@@ -398,6 +410,7 @@ impl Desktop {
             kernel: status.kernel,
             provisioning: status.provisioning,
             startup_error: status.startup_error,
+            python,
         })
     }
 
@@ -466,6 +479,29 @@ impl Desktop {
         let session = self.start(app, old.target.clone());
         *lock(&self.session) = Some(session);
         self.state()
+    }
+
+    /// The open notebook, its workspace's state (where its Python choice is kept), whether
+    /// its kernels are sandboxed, and the Python they run.
+    pub fn python_context(
+        &self,
+    ) -> Result<
+        (
+            Target,
+            Option<WorkspaceState>,
+            bool,
+            super::dto::KernelPython,
+        ),
+        DesktopError,
+    > {
+        let session = lock(&self.session);
+        let s = session.as_ref().ok_or(Error::NotRunning)?;
+        Ok((
+            s.target.clone(),
+            s.state.clone(),
+            s.place.sandbox.is_some(),
+            s.python.clone(),
+        ))
     }
 
     /// The current session's executor.

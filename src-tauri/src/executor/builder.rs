@@ -32,6 +32,8 @@ pub(super) struct Config {
     pub(super) external_gateway: Option<(String, Option<String>)>,
     pub(super) gateway_headers: Vec<String>,
     pub(super) python: Option<PathBuf>,
+    /// The interpreter kernels run, when not the gateway's.
+    pub(super) kernel_python: Option<PathBuf>,
     pub(super) startup_timeout: Duration,
     pub(super) kernel_ready_timeout: Duration,
     pub(super) interrupt_grace: Duration,
@@ -146,6 +148,7 @@ impl Default for CodeExecutorBuilder {
                 external_gateway: None,
                 gateway_headers: Vec::new(),
                 python: None,
+                kernel_python: None,
                 startup_timeout: Duration::from_secs(30),
                 kernel_ready_timeout: Duration::from_secs(30),
                 interrupt_grace: Duration::from_secs(5),
@@ -239,6 +242,14 @@ impl CodeExecutorBuilder {
     /// environment ipybox manages).
     pub fn python(mut self, python: impl Into<PathBuf>) -> Self {
         self.config.python = Some(python.into());
+        self
+    }
+
+    /// The interpreter kernels run (default: the gateway's). It needs only `ipykernel`: the
+    /// gateway stays in the [`python`](Self::python) environment, and only the kernelspec
+    /// points here. Sandboxed, its environment is readable and not writable by kernels.
+    pub fn kernel_python(mut self, python: impl Into<PathBuf>) -> Self {
+        self.config.kernel_python = Some(python.into());
         self
     }
 

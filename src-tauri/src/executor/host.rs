@@ -403,7 +403,20 @@ impl Launcher {
         let c = &self.config;
         let (home, working_dir) = (&self.home, &self.working_dir);
         let mut gw_env = BTreeMap::new();
-        let mut path = python.bin_dir().into_os_string();
+        // The kernels' environment first on their PATH, so `!pip` and friends act on it.
+        let mut path = match &c.kernel_python {
+            Some(k) => {
+                let mut p = k
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default()
+                    .into_os_string();
+                p.push(":");
+                p.push(python.bin_dir());
+                p
+            }
+            None => python.bin_dir().into_os_string(),
+        };
         if let Some(p) = std::env::var_os("PATH") {
             path.push(":");
             path.push(p);
@@ -448,6 +461,7 @@ impl Launcher {
                     state_dir,
                     &mplconfig,
                     python.python(),
+                    c.kernel_python.as_deref(),
                 )?;
                 gw_env.extend(session.gateway_env);
                 process_env_whitelist.extend(session.inherited_env);
@@ -463,6 +477,7 @@ impl Launcher {
             .and_then(|r| r.watch());
         let launch = GatewayLaunch {
             python: python.python().to_path_buf(),
+            kernel_python: c.kernel_python.clone(),
             host: c.gateway_host.clone(),
             port: c.gateway_port,
             working_dir: working_dir.to_path_buf(),

@@ -28,7 +28,9 @@ impl CodeExecutor {
             .map_err(|e| Error::python_env("provisioning failed").because(e))??;
         let events = c.events.clone();
         let package = spec.trim().to_owned();
-        pyenv::pip_install(env.python(), spec, c.sandbox.is_some(), move |line| {
+        // Into the environment the kernels run.
+        let target = c.kernel_python.as_deref().unwrap_or(env.python());
+        pyenv::pip_install(target, spec, c.sandbox.is_some(), move |line| {
             events.send(SessionEvent::PackageInstall {
                 spec: package.clone(),
                 line: line.to_owned(),

@@ -34,6 +34,8 @@ pub const KERNEL_NAME: &str = "ipybox";
 pub struct GatewayLaunch {
     /// Python interpreter of the environment with `jupyter-kernel-gateway` and `ipykernel`.
     pub python: PathBuf,
+    /// The interpreter kernels run, when not `python` (it needs only `ipykernel`).
+    pub kernel_python: Option<PathBuf>,
     /// Address to bind (`127.0.0.1` unless the user asks otherwise).
     pub host: String,
     /// Port to bind; a free one when `None`.
@@ -275,7 +277,7 @@ fn prepare_state_dir(launch: &GatewayLaunch, token: &str) -> Result<()> {
     // the gateway tries to write it (and fails where the config directory is read-only).
     crate::fsutil::write_private(&state.join("config/migrated"), b"")?;
     let spec = serde_json::json!({
-        "argv": [launch.python, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
+        "argv": [launch.kernel_python.as_ref().unwrap_or(&launch.python), "-c", KERNEL_LAUNCHER, "-f", "{connection_file}"],
         "display_name": "Python 3 (ipybox)",
         "language": "python",
         "interrupt_mode": "signal",

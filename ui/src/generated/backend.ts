@@ -118,7 +118,11 @@ provisioning: Provisioning | null,
 /**
  * Why the kernel could not start, if it could not.
  */
-startupError: DesktopError | null, };
+startupError: DesktopError | null, 
+/**
+ * The Python the notebook's kernel runs.
+ */
+python: KernelPython, };
 
 export type ApprovalRequest = { 
 /**
@@ -567,6 +571,20 @@ found: boolean,
  */
 text: string, };
 
+export type KernelPython = { 
+/**
+ * Short: `Python 3.12 · .venv`.
+ */
+label: string, 
+/**
+ * The interpreter's full path.
+ */
+path: string, 
+/**
+ * The person's choice it comes from.
+ */
+choice: PythonChoice, };
+
 export type KernelStatus = "starting" | "idle" | "busy" | "dead";
 
 export type KernelVariables = { 
@@ -755,6 +773,60 @@ steps: number,
  * What happens now, in words.
  */
 message: string, };
+
+export type PythonCheck = { 
+/**
+ * Short: `Python 3.12 · .venv`.
+ */
+label: string, 
+/**
+ * The interpreter's full path.
+ */
+path: string, 
+/**
+ * `major.minor`, when known.
+ */
+version: string | null, 
+/**
+ * Does it have ipykernel (needed to run a kernel)?
+ */
+ipykernel: boolean, };
+
+export type PythonChoice = { "kind": "managed" } | { "kind": "project" } | { "kind": "custom", 
+/**
+ * Its path.
+ */
+path: string, };
+
+export type PythonOptions = { 
+/**
+ * What the kernel runs now.
+ */
+current: KernelPython, 
+/**
+ * ipybox's own environment's interpreter.
+ */
+managed: string, 
+/**
+ * The workspace's `.venv` interpreter (whether or not it exists).
+ */
+project: string, 
+/**
+ * Does the workspace have a `.venv`?
+ */
+projectExists: boolean, 
+/**
+ * Does it have a `pyproject.toml` (a `.venv` can be made from it)?
+ */
+pyproject: boolean, 
+/**
+ * Is uv installed (to make one)?
+ */
+uv: boolean, 
+/**
+ * Are the workspace's kernels sandboxed (its environment is then read-only to them)?
+ */
+sandbox: boolean, };
 
 export type QuestionChoice = { 
 /**

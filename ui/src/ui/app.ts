@@ -43,6 +43,7 @@ import { Toolbar } from './toolbar';
 import { trustOf, WorkspaceActions } from './workspaceActions';
 import { SettingsDialog } from './settingsView';
 import { NOTEBOOK_ROOM, SidePanel } from './sidePanel';
+import { PythonPicker } from './pythonPicker';
 
 /**
  * Mark (for the desktop benchmark) the first frame painted after this point: the frame after
@@ -91,6 +92,12 @@ export class App {
   private readonly savedToolsView = new SavedToolsView();
   private readonly variablesView = new VariablesView();
   private readonly policyView = new PolicyView(() => this.sidePanel.open('sandbox', true));
+  /** Each notebook's Python: named in the status bar, chosen in its picker (the kernel restarts). */
+  private readonly pythonPicker = new PythonPicker((state) => {
+    this.state = state;
+    this.showState(state);
+    this.variablesView.kernelChanged();
+  });
   private readonly sidePanel: SidePanel;
   private readonly settingsDialog: SettingsDialog;
   private readonly agents = new AgentSessions();
@@ -277,9 +284,9 @@ export class App {
     this.modeEl = h('span', { id: 'mode-indicator', class: 'status-item mode', text: 'Command' });
     this.pathEl = h('span', { class: 'status-item path' });
     this.messageEl = h('span', { id: 'app-message', class: 'status-item message', role: 'status', 'aria-live': 'polite' });
-    const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
+    const footer = h('footer', { class: 'statusbar' }, this.modeEl, this.policyView.statusItem, this.pythonPicker.statusItem, this.pathEl, h('span', { class: 'toolbar-spacer' }), this.messageEl);
 
-    root.replaceChildren(this.toolbar.element, h('div', { class: 'workbench' }, this.sideList.element, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element, this.palette.element);
+    root.replaceChildren(this.toolbar.element, h('div', { class: 'workbench' }, this.sideList.element, center, rightPanel), footer, this.files.element, this.settingsDialog.element, this.endpointDialog.element, this.saveToolDialog.element, this.variablesView.grid.element, this.palette.element, this.pythonPicker.element);
 
     this.sessionTargets = {
       get executor() {
@@ -425,6 +432,7 @@ export class App {
     void this.endpointDialog.refresh();
     this.pathEl.title = state.notebookPath;
     this.setKernelBase(state.kernel);
+    this.pythonPicker.show(state.python);
     if (state.provisioning) routeSessionEvent({ type: 'provisioning', ...state.provisioning }, this.sessionTargets);
     if (state.startupError) routeSessionEvent({ type: 'startup_failed', ...state.startupError }, this.sessionTargets);
     this.toolbar.recentMenu.setItems(

@@ -13,7 +13,8 @@ import { type ServersMockConfig, serversBackend } from './servers-mock';
 import { type RemoteMockConfig, remoteBackend } from './remote-mock';
 import { type HelpMockConfig, helpBackend } from './help-mock';
 import { type VariablesMockConfig, variablesBackend } from './variables-mock';
-import { checkRules, decideByRules } from './rules-mock';
+import { type PythonMockConfig, pythonBackend } from './python-mock';
+import { checkRules, decideByRules, globMatch } from './rules-mock';
 import type { AppState, ApprovalRequest, DecidedBy, SessionEvent, ToolCallEvent } from '../../../src/ipc';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -67,6 +68,8 @@ interface MockConfig {
   help?: HelpMockConfig;
   /** The kernel's variables and the data grid's frame. */
   variables?: VariablesMockConfig;
+  /** Each notebook's Python. */
+  python?: PythonMockConfig;
 }
 
 interface Call {
@@ -153,6 +156,7 @@ const servers = serversBackend(config.servers ?? {});
 const remote = remoteBackend(config.remote ?? {}, (url) => policy.setRemote(url));
 const notebookPath = config.notebookPath ?? `${workspace}/analysis.ipynb`;
 const variables = variablesBackend(config.variables ?? {});
+const python = pythonBackend(workspace, config.python ?? {});
 const help = helpBackend(config.help ?? {}, () => config.notebooks ?? [notebookPath, `${workspace}/exploration/cleaning.ipynb`, `${workspace}/report.ipynb`]);
 /** The notebook the window shows, as the backend's session knows it. */
 let currentPath = notebookPath;
@@ -713,6 +717,7 @@ mockIPC(
           kernel: config.kernel ?? 'idle',
           provisioning: null,
           startupError: null,
+          python: python.state(),
         } satisfies AppState;
       case 'execute':
         return execute(args);
@@ -745,6 +750,28 @@ mockIPC(
         if (config.dialog === 'cancel' || typeof args.content !== 'string') return false;
         trustedContents.add(args.content);
         return true;
+      case 'python_options':
+      case 'check_python':
+      case 'install_ipykernel':
+      case 'create_project_env':
+      case 'choose_python':
+        return (await python.command(cmd, args)).value;
+      case 'set_python': {
+        await python.command(cmd, args);
+        return {
+          workspace,
+          workspaceName: workspace.split('/').pop() ?? workspace,
+          notebookPath: currentPath,
+          notebook: config.notebook === undefined ? null : config.notebook,
+          recent: [workspace],
+          sandbox: config.sandbox ?? true,
+          remote: null,
+          kernel: 'starting',
+          provisioning: null,
+          startupError: null,
+          python: python.state(),
+        } satisfies AppState;
+      }
       case 'kernel_variables':
       case 'frame_page':
         return (await variables.command(cmd, args)).value;
@@ -767,6 +794,7 @@ mockIPC(
           recent: [workspace],
           sandbox: config.sandbox ?? true,
           kernel: 'idle',
+          python: python.state(),
         };
       }
       case 'install_package':
@@ -792,6 +820,7 @@ mockIPC(
           recent: [ws, workspace],
           sandbox: config.sandbox ?? true,
           kernel: 'idle',
+          python: python.state(),
         };
       }
       case 'plugin:dialog|message': {
