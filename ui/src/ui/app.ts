@@ -40,7 +40,7 @@ import { NotebookView } from './notebookView';
 import { NotebookFiles } from './notebookFiles';
 import type { KernelHelpSource } from './kernelHelp';
 import { SaveController } from './saver';
-import { routeSessionEvent, StartBanners, type SessionTargets } from './sessionEvents';
+import { catchUpQuestions, routeSessionEvent, StartBanners, type SessionTargets } from './sessionEvents';
 import { SideList } from './sideList';
 import { Toolbar } from './toolbar';
 import { trustOf, WorkspaceActions } from './workspaceActions';
@@ -308,6 +308,8 @@ export class App implements CellViewHost {
       void this.approvalsView.syncPending().then(() => {
         if (this.approvals.waitingCount > 0 && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
       });
+      // Servers' questions asked before the UI listened (a reload): their forms come back.
+      void catchUpQuestions(this.sessionTargets);
     } catch (err) {
       const e = ipc.toBackendError(err);
       this.banners.showError(ipc.describeError(e));
