@@ -203,7 +203,7 @@ test('sign in from the add-server form, call from a cell, again after a restart,
   }
 });
 
-test('tokens that expire are refreshed: a cell's calls go out with no sign-in asked', async () => {
+test('tokens that expire are refreshed: a cell’s calls go out with no sign-in asked', async () => {
   // Access tokens for 31 s: rmcp refreshes one with less than 30 s left, so a call a few
   // seconds after the sign-in goes out with a refreshed token.
   const fixture = await startFixture(31);
