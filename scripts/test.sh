@@ -53,18 +53,19 @@ echo "== desktop: a remote server's token and MCP servers' sign-ins in a real ke
 keyrings="$(mktemp -d)"  # a new keyring, unlocked by the password given here, gone afterwards
 # (ipybox's own data directory stays where it is: the kernels' Python is there)
 IPYBOX_HOME="${IPYBOX_HOME:-$HOME/.local/share/ipybox}" XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c 'printf ipybox-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
-  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox --lib -- desktop::remote desktop::secrets \
-  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox-tests --no-default-features --test oauth_sign_in -- keyring' 2> >(grep -v "Failed to set fd limit" >&2)
+  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox --lib -- desktop::remote mcp::oauth::keyring_store' 2> >(grep -v "Failed to set fd limit" >&2)
 rm -rf "$keyrings"
 echo "== ui: the built UI in headless Chromium"
 ( cd ui && npm run test:browser )
 echo "== desktop: build the app, then end-to-end tests of the real window under Xvfb"
 cargo build -p ipybox
 bash tests/e2e/run.sh
-echo "== desktop: an MCP server's sign-in kept in a real keyring by the app (GNOME Keyring on a private session bus)"
+echo "== desktop: an MCP server's sign-in kept in a real keyring by the app, and used by its command line (GNOME Keyring on a private session bus)"
 keyrings="$(mktemp -d)"
+# target/debug/ipybox is the default build here (the keyring feature on), as people run it.
 IPYBOX_HOME="${IPYBOX_HOME:-$HOME/.local/share/ipybox}" XDG_DATA_HOME="$keyrings" dbus-run-session -- bash -c 'printf ipybox-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null \
-  && IPYBOX_TEST_KEYRING=1 bash tests/e2e/run.sh tests/e2e/signin.test.mjs' 2> >(grep -v "Failed to set fd limit" >&2)
+  && IPYBOX_TEST_KEYRING=1 bash tests/e2e/run.sh tests/e2e/signin.test.mjs \
+  && IPYBOX_TEST_KEYRING=1 cargo test -p ipybox-tests --features keyring --test oauth_sign_in -- keyring' 2> >(grep -v "Failed to set fd limit" >&2)
 rm -rf "$keyrings"
 echo "== MCP conformance suite against ipybox mcp --http"
 bash tests/conformance/run.sh target/debug/ipybox

@@ -25,7 +25,6 @@ mod policy_commands;
 mod python;
 mod remote;
 mod remote_commands;
-mod secrets;
 mod servers;
 mod session;
 mod settings;
@@ -120,8 +119,6 @@ pub fn run(
     runtime: tokio::runtime::Handle,
 ) -> Result<(), tauri::Error> {
     tauri::async_runtime::set(runtime);
-    // The app keeps MCP servers' sign-ins in the OS keyring (a private file without one).
-    crate::mcp::oauth::keep_tokens_with(secrets::KeyringTokenStore::make);
     let title = target.title();
     let Arrivals {
         owner,
@@ -140,6 +137,7 @@ pub fn run(
             commands::cancel_execution,
             commands::reply_input,
             commands::answer_elicitation,
+            commands::waiting_questions,
             commands::interrupt,
             commands::restart_kernel,
             commands::save_notebook,

@@ -43,7 +43,7 @@
 //!   `sandbox/grants.rs`: the grants of a policy that matter.
 //! - `mcp`: the MCP client (stdio, Streamable HTTP, SSE), server parameters, and the OAuth
 //!   sign-in to HTTP servers (`mcp/oauth.rs`: rmcp's protocol, a loopback redirect, tokens
-//!   kept 0600 in the data directory).
+//!   kept in the OS keyring, else 0600 in the data directory).
 //! - `kernel`: the Kernel Gateway process, its REST/WebSocket API, typed Jupyter messages,
 //!   one kernel session, output collection. It knows a sandbox only as an `Enclosure`.
 //! - `events`, `approval` and `elicitation`, one layer: what happens to a session, the
@@ -56,7 +56,8 @@
 //! - `channel`: what kernel code and ipybox say over the kernel's stdin channel (tool
 //!   calls, module sources, sandbox blocks, and their answers); `pyenv`: the kernels'
 //!   Python environment; `process`: child processes that never
-//!   outlive ipybox; `home`: the data directory; `auth`: secrets; `fsutil`: writing where
+//!   outlive ipybox; `home`: the data directory; `auth`: secrets;
+//!   `secrets`: secrets kept in the OS keyring (feature `keyring`); `fsutil`: writing where
 //!   kernel code writes too; `sync`: a lock that outlives a panicked holder; `error`: one
 //!   error type with stable codes; `display`:
 //!   untrusted text as a person reads it (one escaping rule for the terminal, the dialog and
@@ -94,6 +95,8 @@ mod registry;
 #[cfg(feature = "desktop")]
 mod relay;
 mod sandbox;
+#[cfg(feature = "keyring")]
+mod secrets;
 mod server_link;
 mod sync;
 mod tools;
@@ -138,9 +141,11 @@ pub mod mcp_client {
 /// Signing in to HTTP MCP servers that ask for OAuth: the browser step, where tokens are
 /// kept, whether a server is signed in.
 pub mod oauth {
+    #[cfg(feature = "keyring")]
+    pub use crate::mcp::oauth::KeyringTokenStore;
     pub use crate::mcp::oauth::{
         Authorizations, Browser, FileTokenStore, LOG_DIRECTIVE, SIGN_IN_TIMEOUT, Saved,
-        SignInNeeded, SignInOptions, Status, StoreMaker, SystemBrowser, TokenStore,
+        SignInNeeded, SignInOptions, Status, StoreMaker, SystemBrowser, TokenStore, default_store,
         keep_tokens_with, sign_in_needed, step_up_scopes,
     };
 }

@@ -2,6 +2,7 @@
 // for a form in the middle of the call; the form shows under the cell's call line, headed
 // "The MCP server asker asks:", the server's words escaped; it is filled in with real keys
 // (xdotool), a bad value is named and fixed, and the cell prints what the server received.
+// A window reloaded while a question waits shows its form again, and its answer goes back.
 // Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,4 +74,34 @@ test('a server’s question is a form under the cell, filled in with real keys, 
   // Nobody else may answer a finished question.
   const late = await invoke(app, 'answer_elicitation', { id: 1, action: 'accept', values: {} }).then(() => 'accepted', (e) => e?.message ?? String(e));
   assert.match(late, /no question 1 waits for an answer/);
+});
+
+test('a window reloaded while a server’s question waits shows its form again, and the answer reaches the server', async () => {
+  const ws = askerWorkspace();
+  const app = await App.launch(['open', join(ws, 'test.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.press(Keys.Shift, Keys.Enter);
+  answerDialog('Approve tool call — asker.ask', 'Return', 60);
+  await app.until('the server’s form under the cell', () => app.execute('return !!document.querySelector(".cell .cell-questions .server-question");'), 30000);
+  const before = await invoke(app, 'waiting_questions');
+  assert.equal(before.length, 1, 'the engine says one question waits');
+  assert.equal(before[0].server, 'asker');
+
+  // The page is reloaded: its forms are gone with it, the question still waits on the server.
+  await app.execute('window.__beforeReload = true; location.reload();');
+  await app.until('the reloaded page', () => app.execute('return !window.__beforeReload && document.body.dataset.ready === "true";'), 30000);
+  await app.until('the form again, at the head of the approvals', () => app.execute('return !!document.querySelector(".approval-questions .server-question");'), 20000);
+  assert.equal(await app.text('.approval-questions .server-question .server-question-heading'), 'The MCP server asker asks:');
+  assert.equal(await app.text('.approval-questions .server-question .server-question-message'), 'Please confirm\\u202e your details for the weekly report');
+  await app.screenshot('elicitation-after-reload');
+  await app.click('.approval-questions .server-question .server-question-decline');
+  await app.until('the form to go', () => app.execute('return document.querySelectorAll(".server-question").length === 0;'), 20000);
+  assert.deepEqual(await invoke(app, 'waiting_questions'), [], 'nothing waits any more');
+  // The server had the answer: the audit log records the question declined during its call.
+  const audit = await app.until('the question in the audit log', () => {
+    const out = spawnSync(APP, ['audit', '--workspace', ws], { encoding: 'utf8' }).stdout;
+    return /asker asked during asker\.ask: .*  declined/.test(out) ? out : null;
+  }, 30000);
+  assert.match(audit, /asker asked during asker\.ask: Please confirm\\u202e your details/);
 });

@@ -4,7 +4,8 @@
 // opens the link as a consenting person's browser would (it follows the redirects to the
 // app's loopback listener). Its tools are listed, a cell calls one, the app restarts and the
 // cell calls again without a sign-in, and once the fixture revokes the tokens the cell's
-// error and the card say to sign in again. Run by tests/e2e/run.sh.
+// error and the card say to sign in again. With tokens that live 31 s, a cell's calls go out
+// with refreshed tokens and nobody is asked to sign in. Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,9 +23,9 @@ afterEach((t) => quitAll(apps, t));
 const step = (what) => process.stdout.write(`# ${new Date().toISOString().slice(11, 19)} ${what}\n`);
 const card = '.server-card[data-server="docs"]';
 
-/** The fixture on a free port; its base URL. */
-async function startFixture() {
-  const child = spawn(FIXTURE, ['--expires-in', '3600', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** The fixture on a free port, its access tokens living `expiresIn` seconds; its base URL. */
+async function startFixture(expiresIn = 3600) {
+  const child = spawn(FIXTURE, ['--expires-in', String(expiresIn), '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const addr = await new Promise((resolve, reject) => {
     let err = '';
     child.stderr.on('data', (d) => {
@@ -82,6 +83,19 @@ async function stats(base) {
   return (await fetch(`${base}/admin/stats`)).json();
 }
 
+/** Add the HTTP server `docs` at `url` from the servers tab's form; it offers a sign-in. */
+async function addServer(app, url) {
+  await app.click('#add-server');
+  await app.execute(
+    `const set = (id, v) => { const el = document.getElementById(id); el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); };
+     const http = document.getElementById('server-transport-streamable_http'); http.checked = true; http.dispatchEvent(new Event('change', { bubbles: true }));
+     set('server-name', 'docs'); set('server-url', arguments[0]);`,
+    url,
+  );
+  await app.click('#save-server');
+  return app.until('the form to offer a sign-in', () => app.text('#server-form-sign-in .server-sign-in-button'), 30000);
+}
+
 test('sign in from the add-server form, call from a cell, again after a restart, and “Sign in again” once revoked', async () => {
   const fixture = await startFixture();
   const dir = workspace({ 'test.ipynb': notebook('from mcptools.docs.greet import Params, run\nprint(run(Params(name="cell")))') });
@@ -91,15 +105,7 @@ test('sign in from the add-server form, call from a cell, again after a restart,
     let app = await launch(dir, browser);
 
     step('add the server: it asks for a sign-in');
-    await app.click('#add-server');
-    await app.execute(
-      `const set = (id, v) => { const el = document.getElementById(id); el.value = v; el.dispatchEvent(new Event('input', { bubbles: true })); };
-       const http = document.getElementById('server-transport-streamable_http'); http.checked = true; http.dispatchEvent(new Event('change', { bubbles: true }));
-       set('server-name', 'docs'); set('server-url', arguments[0]);`,
-      url,
-    );
-    await app.click('#save-server');
-    const asked = await app.until('the form to offer a sign-in', () => app.text('#server-form-sign-in .server-sign-in-button'), 30000);
+    const asked = await addServer(app, url);
     assert.equal(asked, 'Sign in');
     assert.match(await app.text('#server-form-sign-in .server-sign-in-text'), /^docs asks you to sign in\./);
     shot('sign-in-offered.png');
@@ -193,6 +199,44 @@ test('sign in from the add-server form, call from a cell, again after a restart,
   } finally {
     fixture.child.kill();
     // A test that failed half-way leaves no tokens behind in the data directory.
+    spawnSync(APP, ['sign-out', 'docs', '--workspace', dir], { stdio: 'ignore' });
+  }
+});
+
+test('tokens that expire are refreshed: a cell’s calls go out with no sign-in asked', async () => {
+  // Access tokens for 31 s: rmcp refreshes one with less than 30 s left, so a call a few
+  // seconds after the sign-in goes out with a refreshed token.
+  const fixture = await startFixture(31);
+  const dir = workspace({ 'test.ipynb': notebook('from mcptools.docs.greet import Params, run\nprint(run(Params(name="cell")))') });
+  try {
+    const browser = browserStandIn();
+    const app = await launch(dir, browser);
+    step('add the server and sign in');
+    assert.equal(await addServer(app, `${fixture.base}/mcp`), 'Sign in');
+    await app.click('#server-form-sign-in .server-sign-in-button');
+    await app.until('signed in', () => app.text(`${card} .server-sign-in[data-sign-in="signed_in"]`), 30000);
+    assert.equal((await stats(fixture.base)).refreshes, 0);
+
+    step('past the refresh point, a cell calls the tool');
+    await new Promise((r) => setTimeout(r, 2500));
+    let done = await runCell(app);
+    assert.equal(done.state, 'done', done.output);
+    assert.match(done.output, /hello cell, from behind the sign-in/);
+    const refreshed = await stats(fixture.base);
+    assert.ok(refreshed.refreshes >= 1, `the token about to expire was refreshed: ${JSON.stringify(refreshed)}`);
+
+    step('the server stops accepting every access token it gave: the next call still goes out, refreshed');
+    assert.ok((await fetch(`${fixture.base}/admin/expire`, { method: 'POST' })).ok);
+    done = await runCell(app);
+    assert.equal(done.state, 'done', done.output);
+    assert.match(done.output, /hello cell, from behind the sign-in/);
+    const after = await stats(fixture.base);
+    assert.ok(after.refreshes > refreshed.refreshes, `refreshed again: ${JSON.stringify(after)}`);
+    assert.equal(after.code_grants, 1, `one sign-in in all: ${JSON.stringify(after)}`);
+    assert.equal(browser.opened().length, 1, 'no browser opened for the refreshes');
+    assert.match(await app.text(`${card} .server-sign-in[data-sign-in="signed_in"] .server-sign-in-text`), /^Signed in as ada@example\.org/, 'the card still says signed in');
+  } finally {
+    fixture.child.kill();
     spawnSync(APP, ['sign-out', 'docs', '--workspace', dir], { stdio: 'ignore' });
   }
 });

@@ -580,3 +580,96 @@ except OSError as e:
         "a sandboxed kernel cannot reach the keyring's bus: {sandboxed}"
     );
 }
+
+/// A sign-in the app made, kept where the app keeps it (the OS keyring, else the 0600 file),
+/// is used by the command line: `ipybox register` lists the tools and `ipybox exec` calls
+/// one without asking to sign in. scripts/test.sh runs it under GNOME Keyring on a private
+/// session bus (`IPYBOX_TEST_KEYRING`), where the sign-in must be in the keyring and in no
+/// file; the ipybox binary must be built with the `keyring` feature (the default build).
+#[cfg(feature = "keyring")]
+#[tokio::test]
+async fn the_command_line_uses_a_sign_in_the_app_kept_in_the_keyring() {
+    let fixture = Fixture::start(3600);
+    let url = fixture.url();
+    let _forget = SignOut(url.clone());
+    // The app's store, as the servers tab signs in.
+    let app = Authorizations::new(ipybox::oauth::KeyringTokenStore::make(&ipybox_home()));
+    let status = app
+        .sign_in(
+            &url,
+            &SignInOptions::default(),
+            &Consent,
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(status, Status::SignedIn { .. }), "{status:?}");
+    let file = ipybox::oauth::FileTokenStore::in_home(&ipybox_home()).path(&url);
+    if std::env::var_os("IPYBOX_TEST_KEYRING").is_some() {
+        assert!(!file.exists(), "kept in the keyring, no copy in a file");
+    }
+
+    let ws = workspace();
+    let params = serde_json::json!({ "url": url }).to_string();
+    let cli = |args: &[&str]| {
+        Command::new(ipybox_bin())
+            .args(args)
+            .arg("--workspace")
+            .arg(ws.path())
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // A sign-in asked for prints its link: register is stopped there, and the test fails.
+    let mut register = Command::new(ipybox_bin())
+        .args(["register", "greet", "--params", &params, "--workspace"])
+        .arg(ws.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for line in BufReader::new(register.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains("asks you to sign in") {
+            let _ = register.kill();
+            let _ = register.wait();
+            panic!("register asked for a sign-in the app had made: {said}");
+        }
+    }
+    assert!(register.wait().unwrap().success(), "register: {said}");
+    let out = Command::new(ipybox_bin())
+        .args(["exec", "--approval", "auto", "--workspace"])
+        .arg(ws.path())
+        .arg(greet_cell())
+        .env_remove("DISPLAY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(stdout.trim(), "hello cell, from behind the sign-in");
+    assert_eq!(
+        fixture.stats().await["code_grants"],
+        1,
+        "the app's sign-in was the only one"
+    );
+
+    // Signing out on the command line forgets it where the app looks too.
+    let out = cli(&["sign-out", "greet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fresh = Authorizations::new(ipybox::oauth::KeyringTokenStore::make(&ipybox_home()));
+    assert_eq!(fresh.status(&url).unwrap(), Status::SignedOut);
+}

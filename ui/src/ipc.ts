@@ -346,6 +346,11 @@ export function replyInput(id: number, value: string): Promise<boolean> {
   return call<boolean>('reply_input', { id, value });
 }
 
+/** The questions servers asked that still wait for an answer (asked before this window listened: a reload, a window opened later). */
+export function waitingQuestions(): Promise<ServerQuestion[]> {
+  return call<ServerQuestion[]>('waiting_questions').then((qs) => (Array.isArray(qs) ? qs.filter(isServerQuestion) : []));
+}
+
 /** Answer a server's question; rejects with `InvalidAnswer` (in words) when the values do not fit its form or it no longer waits. */
 export function answerElicitation(id: number, action: QuestionAction, values: JsonObject | null): Promise<void> {
   return call<void>('answer_elicitation', { id, action, values });

@@ -121,6 +121,13 @@ pub fn answer_elicitation(
         .map_err(|e| refused(e.to_string()))
 }
 
+/// The questions MCP servers asked that still wait for an answer: a window that was not
+/// listening when they were asked (reloaded, or opened later) shows their forms.
+#[tauri::command]
+pub fn waiting_questions(state: State<'_, Desktop>) -> Reply<Vec<crate::question::Question>> {
+    Ok(state.executor()?.waiting_questions())
+}
+
 #[tauri::command]
 pub async fn interrupt(state: State<'_, Desktop>) -> Reply<()> {
     Ok(state.executor()?.interrupt().await?)

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::dto::{RemoteChoice, RemoteRequest, SecretPlace};
-use super::secrets;
 use crate::audit::WorkspaceState;
 use crate::error::{Error, Result};
 use crate::executor::RemoteGateway;
+use crate::secrets;
 
 /// The token and headers, kept together.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

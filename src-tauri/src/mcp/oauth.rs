@@ -9,8 +9,11 @@
 //! The protocol itself is rmcp's (`auth` feature): this module gives it ipybox's HTTP
 //! client path, a browser step ([`Browser`] and a loopback redirect), and a place for tokens
 //! kernel code cannot read ([`TokenStore`]). Once signed in, a call takes its token from
-//! memory; the file is read once per process and written when a token changes.
+//! memory; the store (the OS keyring or a 0600 file, [`default_store`]) is read once per process
+//! and written when a token changes.
 
+#[cfg(feature = "keyring")]
+mod keyring_store;
 mod redirect;
 pub mod store;
 
@@ -24,6 +27,8 @@ use rmcp::transport::auth::{
     OAuthClientConfig, StoredCredentials, WWWAuthenticateParams,
 };
 
+#[cfg(feature = "keyring")]
+pub use keyring_store::KeyringTokenStore;
 pub use store::{FileTokenStore, Saved, TokenStore};
 
 use super::http::HttpClient;
@@ -176,11 +181,21 @@ pub type StoreMaker = fn(&Path) -> Arc<dyn TokenStore>;
 
 static STORE: OnceLock<StoreMaker> = OnceLock::new();
 
-/// Keep this process's sign-ins in the stores `make` gives for a data directory (the
-/// desktop's: the OS keyring, a private file where none answers), instead of files. Called
-/// once, before the first sign-in is used; `false` when another store was chosen already.
+/// Keep this process's sign-ins in the stores `make` gives for a data directory, instead of
+/// the default ([`default_store`]). Called once, before the first sign-in is used; `false`
+/// when another store was chosen already.
 pub fn keep_tokens_with(make: StoreMaker) -> bool {
     STORE.set(make).is_ok()
+}
+
+/// Where sign-ins are kept unless [`keep_tokens_with`] chose: the OS keyring with the 0600
+/// files as fallback (feature `keyring`: the app and the command line share one store, so a
+/// sign-in made in one is used by the other); without the feature, the files only.
+pub fn default_store(home: &Path) -> Arc<dyn TokenStore> {
+    #[cfg(feature = "keyring")]
+    return KeyringTokenStore::make(home);
+    #[cfg(not(feature = "keyring"))]
+    Arc::new(FileTokenStore::in_home(home))
 }
 
 /// A signed-in server: rmcp's authorization manager (shared by every connection to the
@@ -221,7 +236,7 @@ impl Authorizations {
     }
 
     /// The sign-ins kept in data directory `home`, one per process, in the store
-    /// [`keep_tokens_with`] chose (by default a [`FileTokenStore`]).
+    /// [`keep_tokens_with`] chose, by default [`default_store`].
     pub fn in_home(home: &Path) -> Arc<Authorizations> {
         static ALL: OnceLock<Mutex<HashMap<PathBuf, Arc<Authorizations>>>> = OnceLock::new();
         let all = ALL.get_or_init(Mutex::default);
@@ -230,7 +245,7 @@ impl Authorizations {
             .or_insert_with(|| {
                 let store = match STORE.get() {
                     Some(make) => make(home),
-                    None => Arc::new(FileTokenStore::in_home(home)),
+                    None => default_store(home),
                 };
                 Arc::new(Authorizations::new(store))
             })

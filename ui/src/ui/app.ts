@@ -37,7 +37,7 @@ import { NotebookView } from './notebookView';
 import { NotebookFiles } from './notebookFiles';
 import { NotebookCommands } from './notebookCommands';
 import { SaveController } from './saver';
-import { routeSessionEvent, StartBanners, type SessionTargets } from './sessionEvents';
+import { catchUpQuestions, routeSessionEvent, StartBanners, type SessionTargets } from './sessionEvents';
 import { SideList } from './sideList';
 import { Toolbar } from './toolbar';
 import { trustOf, WorkspaceActions } from './workspaceActions';
@@ -371,6 +371,8 @@ export class App {
       void this.approvalsView.syncPending().then(() => {
         if (this.approvals.waitingCount > 0 && !this.sidePanel.isOpen) this.sidePanel.open('approvals');
       });
+      // Servers' questions asked before the UI listened (a reload): their forms come back.
+      void catchUpQuestions(this.sessionTargets);
     } catch (err) {
       const e = ipc.toBackendError(err);
       this.banners.showError(ipc.describeError(e));

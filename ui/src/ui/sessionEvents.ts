@@ -3,7 +3,8 @@
  * banners, the running cells (tool calls, their progress, sandbox blocks), the approvals, the
  * audit log, the MCP servers' statuses and pip's log in the side list.
  */
-import type { KernelStatus, SessionEvent } from '../ipc';
+import * as ipc from '../ipc';
+import type { KernelStatus, ServerQuestion, SessionEvent } from '../ipc';
 import type { ApprovalsModel } from '../model/approvals';
 import type { ServerStatuses } from '../model/serverForm';
 import type { Executor } from '../runtime/executor';
@@ -102,11 +103,38 @@ export function routeSessionEvent(event: SessionEvent, to: SessionTargets): void
       }
       return;
     case 'elicitation_ended':
+      endedWhileCatchingUp?.add(event.id);
       to.executor.noteQuestionEnded(event.id);
       to.approvalsView.endQuestion(event.id);
       return;
     default:
       assertNever(event, 'session event');
+  }
+}
+
+/** Questions that ended while a catch-up was on its way (null: none is). */
+let endedWhileCatchingUp: Set<number> | null = null;
+
+/**
+ * The questions servers asked before this window listened (it was reloaded, or opened after
+ * they were asked), each shown as if just asked: under its cell's call when the cell is here,
+ * else at the head of the approvals. Call once the session's events are listened to; a
+ * question that ends before the answer arrives is not shown.
+ */
+export async function catchUpQuestions(to: SessionTargets, waiting: () => Promise<ServerQuestion[]> = ipc.waitingQuestions): Promise<void> {
+  const ended = new Set<number>();
+  endedWhileCatchingUp = ended;
+  let questions: ServerQuestion[];
+  try {
+    questions = await waiting();
+  } catch {
+    // The events keep the forms; a failed catch-up changes nothing.
+    return;
+  } finally {
+    if (endedWhileCatchingUp === ended) endedWhileCatchingUp = null;
+  }
+  for (const question of questions) {
+    if (!ended.has(question.id)) routeSessionEvent({ type: 'elicitation_requested', question }, to);
   }
 }
 

@@ -81,4 +81,32 @@ describe('a server’s question', () => {
     await page.waitForFunction(() => document.querySelectorAll('.server-question').length === 0);
     await close();
   });
+
+  it('a window opened after a server asked (a reload) shows the waiting question; the answer reaches the server', async () => {
+    const waiting = { id: 7, server: 'asker', message: 'Still there?', form: { fields: [] }, call: { id: 3, execution_id: 'before-the-reload', tool: 'ask' }, asked_at: Date.now() };
+    const { page, errors, close } = await app({ notebook: notebook('1 + 1'), questions: [waiting] });
+    // Its cell's run is not in this window: the form heads the approvals, which open.
+    const form = page.locator('.approvals .approval-questions .server-question');
+    await form.waitFor();
+    assert.equal(await form.locator('.server-question-heading').textContent(), 'The MCP server asker asks:');
+    assert.equal(await form.locator('.server-question-message').textContent(), 'Still there?');
+    assert.equal(await page.locator('.approvals').isVisible(), true, 'the approvals open on it');
+    await form.locator('.server-question-decline').click();
+    await page.waitForFunction(() => document.querySelectorAll('.server-question').length === 0);
+    const sent = await page.evaluate(() => window.__mock.calls.filter((c) => c.cmd === 'answer_elicitation').map((c) => c.args));
+    assert.deepEqual(sent, [{ id: 7, action: 'decline', values: null }]);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('a question that ended while the window asked which wait is not shown', async () => {
+    const ended = { id: 8, server: 'asker', message: 'Gone soon', form: { fields: [] }, call: null, asked_at: Date.now() };
+    const { page, close } = await app({ notebook: notebook('1 + 1'), questions: [ended], waitingQuestionsMs: 400 });
+    // The window is listening and its question list is on its way: the question ends now.
+    await page.evaluate(() => window.__mock.emitSession({ type: 'elicitation_ended', id: 8, server: 'asker', action: 'cancel', reason: 'the tool call it was asked in ended' }));
+    await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'waiting_questions'));
+    await page.waitForTimeout(700);
+    assert.equal(await page.locator('.server-question').count(), 0, 'no form for a question that ended');
+    await close();
+  });
 });

@@ -1,7 +1,8 @@
 //! Where a sign-in's tokens are kept: behind [`TokenStore`], by default a file of its own,
 //! 0600, in `oauth/` of ipybox's data directory ([`FileTokenStore`]). Never the workspace,
-//! the registry file or anything else kernel code can read; the desktop may keep them in
-//! the OS keyring instead through the same trait.
+//! the registry file or anything else kernel code can read. With the `keyring` feature the
+//! app and the command line keep them in the OS keyring instead (`keyring_store.rs`), these
+//! files the fallback.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};

@@ -50,6 +50,10 @@ interface MockConfig {
   toolCallRunMs?: number;
   /** What the `ask` tool's server asks (untrusted text). */
   questionMessage?: string;
+  /** Questions servers asked before the window listened (a reload): `waiting_questions` lists them, an answer ends them. */
+  questions?: Json[];
+  /** Milliseconds `waiting_questions` takes to answer (default 0). */
+  waitingQuestionsMs?: number;
   /** The Sandbox tab's backend. */
   policy?: PolicyMockConfig;
   servers?: ServersMockConfig;
@@ -515,6 +519,18 @@ const QUESTION_FIELDS: Json[] = [
 
 let questionSeq = 0;
 const questionWaiters = new Map<number, (answer: { action: string; values: Json }) => void>();
+/** The questions that wait for an answer, as `waiting_questions` lists them. */
+const waitingQuestions = new Map<number, Json>();
+for (const q of config.questions ?? []) {
+  if (!isRecord(q) || typeof q.id !== 'number') continue;
+  const id = q.id;
+  questionSeq = Math.max(questionSeq, id);
+  waitingQuestions.set(id, q);
+  questionWaiters.set(id, ({ action, values }) => {
+    waitingQuestions.delete(id);
+    void emit('session', { type: 'elicitation_ended', id, server: q.server, message: q.message, call: q.call, action, values, withheld: [], reason: null });
+  });
+}
 /** What the fake server received last, as its tool returns it. */
 let lastReceived = '';
 
@@ -529,8 +545,10 @@ function askDuringCall(r: ApprovalRequest): Promise<void> {
     asked_at: Date.now(),
   };
   const answered = new Promise<{ action: string; values: Json }>((resolve) => questionWaiters.set(id, resolve));
+  waitingQuestions.set(id, question);
   void emit('session', { type: 'elicitation_requested', question });
   return answered.then(async ({ action, values }) => {
+    waitingQuestions.delete(id);
     lastReceived = JSON.stringify({ action, content: values });
     await emit('session', { type: 'elicitation_ended', id, server: r.server, message: question.message, call: question.call, action, values, withheld: [], reason: null });
   });
@@ -726,6 +744,9 @@ mockIPC(
         return null;
       case 'answer_elicitation':
         return answerQuestion(args);
+      case 'waiting_questions':
+        await sleep(config.waitingQuestionsMs ?? 0);
+        return [...waitingQuestions.values()];
       case 'reply_input': {
         const id = typeof args.id === 'number' ? args.id : -1;
         inputWaiters.get(id)?.(typeof args.value === 'string' ? args.value : '');

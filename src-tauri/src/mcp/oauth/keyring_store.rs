@@ -1,78 +1,18 @@
-//! Secrets the app keeps for the person — a remote gateway's token and headers, MCP servers'
-//! sign-ins — in the OS keyring (Secret Service over D-Bus on Linux, the Keychain on macOS,
-//! the Credential Manager on Windows), or, where no keyring answers, in a file of ipybox's
-//! data directory readable by this user only (0600 from the first byte). Never in the
-//! workspace, and never in a log line: what is logged is the keyring's error, not the secret.
+//! MCP servers' sign-ins in the OS keyring (feature `keyring`), with the 0600 files of
+//! [`FileTokenStore`] as the fallback where no keyring answers. The store of the app and of
+//! the command line alike, so a sign-in made in one is used by the other.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::store::{FileTokenStore, Saved, TokenStore};
 use crate::error::{Error, Result};
-use crate::mcp::oauth::{FileTokenStore, Saved, TokenStore};
-
-/// The keyring service every ipybox secret is kept under.
-const SERVICE: &str = "ipybox";
-
-/// Where a secret went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kept {
-    /// The OS keyring.
-    Keyring,
-    /// The private file.
-    File,
-}
-
-/// The keyring's entry for `account` under ipybox's service.
-pub(super) fn entry(account: &str) -> std::result::Result<keyring::Entry, keyring::Error> {
-    keyring::Entry::new(SERVICE, account)
-}
-
-/// Keep `text` as `account`'s secret in the keyring, and then no copy in `file`; where no
-/// keyring answers, in `file` (0600). `what` names the secret in the log line that says so.
-pub(super) fn keep(account: &str, file: &Path, text: &str, what: &str) -> Result<Kept> {
-    match entry(account).and_then(|entry| entry.set_password(text)) {
-        Ok(()) => {
-            remove_file(file)?;
-            Ok(Kept::Keyring)
-        }
-        Err(e) => {
-            tracing::info!("no keyring to keep {what} in ({e}); keeping it in a private file");
-            crate::fsutil::write_private(file, text.as_bytes())?;
-            Ok(Kept::File)
-        }
-    }
-}
-
-/// `account`'s secret in the keyring; `None` when it keeps none.
-pub(super) fn read(account: &str) -> std::result::Result<Option<String>, keyring::Error> {
-    match entry(account).and_then(|entry| entry.get_password()) {
-        Ok(text) => Ok(Some(text)),
-        Err(keyring::Error::NoEntry) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Take `account`'s secret out of the keyring (none kept is fine).
-pub(super) fn forget(account: &str) -> std::result::Result<(), keyring::Error> {
-    match entry(account).and_then(|entry| entry.delete_credential()) {
-        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Remove `path`; gone already is fine.
-pub(super) fn remove_file(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(format!("removing {}", path.display()), e)),
-    }
-}
+use crate::secrets::{Kept, forget, keep, read};
 
 /// MCP servers' sign-ins in the keyring, one entry per data directory and server URL, with
-/// the engine's 0600 files as the fallback where no keyring answers (and for sign-ins the
-/// command line kept there).
+/// the 0600 files as the fallback where no keyring answers (and for sign-ins a build without
+/// the keyring kept there).
 #[derive(Debug)]
 pub struct KeyringTokenStore {
     home: PathBuf,
@@ -92,7 +32,7 @@ impl KeyringTokenStore {
         }
     }
 
-    /// What [`crate::mcp::oauth::keep_tokens_with`] takes.
+    /// What [`super::keep_tokens_with`] takes.
     pub fn make(home: &Path) -> Arc<dyn TokenStore> {
         Arc::new(Self::in_home(home))
     }
@@ -200,7 +140,7 @@ mod tests {
                 .is_none(),
             "another server gets nothing"
         );
-        // A sign-in the command line kept in a file is found too.
+        // A sign-in a build without the keyring kept in a file is found too.
         let cli = FileTokenStore::in_home(home.path());
         cli.save(&saved("https://cli.example/mcp", "t"))
             .expect("in the test");
