@@ -1003,6 +1003,11 @@ export class App implements CellViewHost {
     await this.sideList.offerInstall(spec);
   }
 
+  /** "Open in grid" under a frame shown as a result. */
+  onOpenFrame(name: string): Promise<string | null> {
+    return this.variablesView.openFrame(name);
+  }
+
   /** For the test helpers and the console. */
   get current(): { notebook: Notebook; editor: NotebookEditor } {
     return { notebook: this.notebook, editor: this.editor };
