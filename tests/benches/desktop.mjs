@@ -104,12 +104,17 @@ const STREAM_100K = `
   setTimeout(poll, 5);
 `;
 
-function pss(pid) {
+/** A field of the process's memory totals, in MiB. */
+function rollup(pid, field) {
   try {
-    const m = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+    const m = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
     return m ? Number(m[1]) / 1024 : 0;
   } catch { return 0; }
 }
+const pss = (pid) => rollup(pid, 'Pss');
+/** Anonymous memory (heaps, the page's DOM and scripts): unlike PSS, neither shared with other
+ *  WebKit apps running beside nor given back when the machine reclaims file pages. */
+const anon = (pid) => rollup(pid, 'Pss_Anon');
 
 function children(pid) {
   const out = [];
@@ -128,7 +133,7 @@ function appMemory(dir) {
   const found = spawnSync('pgrep', ['-f', `ipybox open ${dir}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
   const app = found[0];
   const webkit = children(app).filter((p) => /WebKit(Web|Network)Process/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8')));
-  return { app: pss(app), webkit: webkit.reduce((s, p) => s + pss(p), 0), processes: 1 + webkit.length };
+  return { app: pss(app), webkit: webkit.reduce((s, p) => s + pss(p), 0), anon: anon(app) + webkit.reduce((s, p) => s + anon(p), 0), appAnon: anon(app), processes: 1 + webkit.length };
 }
 
 const results = {};
@@ -230,7 +235,7 @@ if (!only || only === 'memory') {
   await app.until('all 50 cells', () => app.execute(`return [...document.querySelectorAll('.cell')].filter((c) => c.dataset.state === 'done').length >= 50;`), 120000);
   await new Promise((r) => setTimeout(r, 1000));
   const m = appMemory(dir);
-  results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), processes: m.processes };
+  results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), anon: round(m.anon), ipybox_anon: round(m.appAnon), processes: m.processes };
   await app.quit();
 }
 

@@ -102,16 +102,24 @@ async fn signatures_of_installed_functions_are_kept_and_the_users_own_are_asked_
     );
 
     // The user's own function, redefined: the new signature, not a kept one.
-    e.execute("def scaled(a, b=2):
-    return a * b", None)
-        .await
-        .unwrap();
+    e.execute(
+        "def scaled(a, b=2):
+    return a * b",
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         signature_of(&e, "scal", "scaled").await.as_deref(),
         Some("(a, b=2)")
     );
-    e.execute("def scaled(x):
-    return x", None).await.unwrap();
+    e.execute(
+        "def scaled(x):
+    return x",
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         signature_of(&e, "scal", "scaled").await.as_deref(),
         Some("(x)"),
@@ -119,9 +127,13 @@ async fn signatures_of_installed_functions_are_kept_and_the_users_own_are_asked_
     );
 
     // A module of the workspace (the user's, kernel-writable) is asked anew after an edit.
-    std::fs::write(ws.path().join("helpers.py"), "def tidy(a):
+    std::fs::write(
+        ws.path().join("helpers.py"),
+        "def tidy(a):
     return a
-").unwrap();
+",
+    )
+    .unwrap();
     e.execute("import helpers", None).await.unwrap();
     assert_eq!(
         signature_of(&e, "helpers.ti", "tidy").await.as_deref(),

@@ -80,7 +80,6 @@ async fn a_frame_shown_as_a_result_names_the_variable_that_holds_it() {
         None,
         "a series is no frame the grid opens: {series}"
     );
-
 }
 
 #[tokio::test]
@@ -97,7 +96,10 @@ async fn a_name_from_a_notebook_file_is_looked_up_never_run() {
     .unwrap();
     // What a crafted notebook's metadata could name: code, not a variable.
     for name in [
-        format!("open({:?}, 'w').write('x') or df", marker.display().to_string()),
+        format!(
+            "open({:?}, 'w').write('x') or df",
+            marker.display().to_string()
+        ),
         format!("df; open({:?}, 'w')", marker.display().to_string()),
         "__import__('os')".to_owned(),
     ] {
@@ -115,10 +117,7 @@ async fn a_name_from_a_notebook_file_is_looked_up_never_run() {
             "{name}: {refused}"
         );
     }
-    assert!(
-        !marker.exists(),
-        "no name reached the kernel as code"
-    );
+    assert!(!marker.exists(), "no name reached the kernel as code");
     let page = e
         .frame_page(&FrameQuery {
             name: "df".into(),
