@@ -2,9 +2,10 @@
 //   launch → window drawn and a cell editable; launch → first cell's result;
 //   warm `print(1)` from keypress to output painted (median of 20);
 //   100,000 printed lines: longest main-thread stall while streaming, time to final render;
-//   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots;
+//   memory of the app (ipybox + WebKit processes, PSS, and their anonymous memory, which other
+//   WebKit apps running beside do not lower) with a 50-cell notebook of 10 plots;
 //   Tab in a cell to the kernel's completion list painted, warm kernel (median of 20,
-//   BENCH_ONLY=complete);
+//   BENCH_ONLY=complete), and the kernel's part of it (the backend's `complete`);
 //   a tool call to its native approval dialog on screen (median of 10), and an agent's call
 //   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint); a decision in the
 //   dialog to the tool started, and fifty queued calls decided with one batch choice;

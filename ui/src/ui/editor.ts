@@ -172,8 +172,7 @@ function languageFor(type: CellType): Extension {
   }
 }
 
-/** Tab completes after a name or a dot (as in JupyterLab) and indents elsewhere. */
-/** Tab after a name or a dot completes (the kernel asked at once, by `ask`); elsewhere it indents. */
+/** Tab completes after a name or a dot (as in JupyterLab; the kernel asked at once, by `ask`) and indents elsewhere. */
 function tabCompleteOrIndent(view: EditorView, ask: (state: EditorState) => void): boolean {
   const sel = view.state.selection.main;
   if (!sel.empty) return indentMore(view);
