@@ -255,6 +255,8 @@ describe('a missing module', () => {
     const offer = page.locator('.cell .install-offer');
     await offer.waitFor();
     assert.equal(await offer.textContent(), 'Install scikit-learn');
+    const [button, error] = [await offer.boundingBox(), await page.locator('.cell .output[data-output-type="error"] .output-body').boundingBox()];
+    assert.ok(button.x >= error.x - 1 && button.width > 80, `under the error, not squeezed into the prompt column: ${JSON.stringify({ button, error })}`);
     await offer.click();
     await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'install_package'));
     const dialog = await page.evaluate(() => window.__mock.calls.filter((c) => c.cmd === 'plugin:dialog|message' || c.cmd === 'plugin:dialog|ask').map((c) => JSON.stringify(c.args)));

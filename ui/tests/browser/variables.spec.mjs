@@ -178,6 +178,8 @@ describe('a frame shown as a cell’s result', () => {
     const action = page.locator('.cell .output .frame-open');
     await action.waitFor();
     assert.equal(await action.getAttribute('aria-label'), 'Open sales in the data grid');
+    const [button, body] = [await action.boundingBox(), await page.locator('.cell .output .output-body').first().boundingBox()];
+    assert.ok(button.x >= body.x - 1 && button.height < 40, `under the output, on one line, not in its prompt column: ${JSON.stringify({ button, body })}`);
     assert.equal(await page.locator('.user-content .frame-open').count(), 0, 'the action is the app’s, outside the output’s own box');
     await action.click();
     await page.waitForSelector('#data-grid[open] #data-grid-table tbody tr');
