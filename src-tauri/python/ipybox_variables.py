@@ -551,6 +551,8 @@ def page(request):
     try:
         r = json.loads(request)
         name = r["name"]
+        if type(name) is not str:
+            raise FrameError("the frame's name is not text")
         offset = max(0, int(r.get("offset", 0)))
         limit = max(0, min(_MAX_PAGE, int(r.get("limit", 100))))
         sort = [{"column": int(s["column"]), "ascending": bool(s["ascending"])} for s in r.get("sort", [])]
@@ -567,3 +569,51 @@ def page(request):
         return _Json({"error": str(e)})
     except Exception as e:
         return _Json({"error": f"{type(e).__name__}: {_one_line(str(e), 300)}"})
+
+
+# ---- a frame shown as a cell's result names the variable it came from
+
+# The key of an execute_result's metadata where ipybox says which variable holds the frame
+# shown: the notebook offers "Open in grid" on it. The window checks the name again (a
+# notebook file can say anything here) and asks `page` for it, which only looks it up.
+_OUTPUT_KEY = "ipybox"
+
+
+def _frame_variable(result):
+    """The user variable that holds `result` itself, when it is a frame: `df` for a cell
+    ending in `df`, nothing for `df.head()` (a new frame no name holds)."""
+    if _frame_kind(type(result)) is None:
+        return None
+    ns, hidden = _user_namespace()
+    missing = object()
+    for name, value in list(ns.items()):
+        if value is result and type(name) is str and name.isidentifier() and not name.startswith("_") and hidden.get(name, missing) is not value:
+            return name
+    return None
+
+
+def _tag_frame_results():
+    shell = sys.modules["IPython"].get_ipython()
+    hook = getattr(shell, "displayhook", None)
+    original = getattr(hook, "compute_format_data", None)
+    if original is None or getattr(original, "_ipybox", False):
+        return
+
+    def compute_format_data(result):
+        format_dict, md_dict = original(result)
+        try:
+            name = _frame_variable(result)
+        except Exception:
+            name = None
+        if name is not None and format_dict:
+            md_dict = {**(md_dict or {}), _OUTPUT_KEY: {"frame": name}}
+        return format_dict, md_dict
+
+    compute_format_data._ipybox = True
+    hook.compute_format_data = compute_format_data
+
+
+try:
+    _tag_frame_results()
+except Exception:
+    pass

@@ -2,9 +2,10 @@
 //   launch → window drawn and a cell editable; launch → first cell's result;
 //   warm `print(1)` from keypress to output painted (median of 20);
 //   100,000 printed lines: longest main-thread stall while streaming, time to final render;
-//   memory of the app (ipybox + WebKit processes, PSS) with a 50-cell notebook of 10 plots;
+//   memory of the app (ipybox + WebKit processes, PSS, and their anonymous memory, which other
+//   WebKit apps running beside do not lower) with a 50-cell notebook of 10 plots;
 //   Tab in a cell to the kernel's completion list painted, warm kernel (median of 20,
-//   BENCH_ONLY=complete);
+//   BENCH_ONLY=complete), and the kernel's part of it (the backend's `complete`);
 //   a tool call to its native approval dialog on screen (median of 10), and an agent's call
 //   on the app's own MCP endpoint to its dialog (BENCH_ONLY=endpoint); a decision in the
 //   dialog to the tool started, and fifty queued calls decided with one batch choice;
@@ -104,12 +105,17 @@ const STREAM_100K = `
   setTimeout(poll, 5);
 `;
 
-function pss(pid) {
+/** A field of the process's memory totals, in MiB. */
+function rollup(pid, field) {
   try {
-    const m = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+    const m = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
     return m ? Number(m[1]) / 1024 : 0;
   } catch { return 0; }
 }
+const pss = (pid) => rollup(pid, 'Pss');
+/** Anonymous memory (heaps, the page's DOM and scripts): unlike PSS, neither shared with other
+ *  WebKit apps running beside nor given back when the machine reclaims file pages. */
+const anon = (pid) => rollup(pid, 'Pss_Anon');
 
 function children(pid) {
   const out = [];
@@ -128,7 +134,7 @@ function appMemory(dir) {
   const found = spawnSync('pgrep', ['-f', `ipybox open ${dir}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
   const app = found[0];
   const webkit = children(app).filter((p) => /WebKit(Web|Network)Process/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8')));
-  return { app: pss(app), webkit: webkit.reduce((s, p) => s + pss(p), 0), processes: 1 + webkit.length };
+  return { app: pss(app), webkit: webkit.reduce((s, p) => s + pss(p), 0), anon: anon(app) + webkit.reduce((s, p) => s + anon(p), 0), appAnon: anon(app), processes: 1 + webkit.length };
 }
 
 const results = {};
@@ -206,6 +212,16 @@ if (!only || only === 'complete') {
   const times = [];
   for (let k = 0; k < 20; k++) times.push((await executeAsync(app, TAB_TO_PAINT)).ms);
   results.tab_to_completion_list_painted_ms = { median: round(median(times)), min: round(Math.min(...times)), max: round(Math.max(...times)), first_cold: round(warmup.ms), items: warmup.items };
+  // The part of it that is the kernel's: the backend's `complete` for the same code, timed in
+  // the page (IPC both ways, the Jupyter round trip, Jedi).
+  const asked = [];
+  for (let k = 0; k < 20; k++) {
+    asked.push(await executeAsync(app, `
+      const done = arguments[0];
+      const t0 = performance.now();
+      window.__TAURI_INTERNALS__.invoke('complete', { code: 'pd.', cursor: 3 }).then(() => done(performance.now() - t0), (e) => done(-1));`));
+  }
+  results.kernel_complete_round_trip_ms = { median: round(median(asked)), min: round(Math.min(...asked)), max: round(Math.max(...asked)) };
   await app.quit();
 }
 
@@ -220,7 +236,7 @@ if (!only || only === 'memory') {
   await app.until('all 50 cells', () => app.execute(`return [...document.querySelectorAll('.cell')].filter((c) => c.dataset.state === 'done').length >= 50;`), 120000);
   await new Promise((r) => setTimeout(r, 1000));
   const m = appMemory(dir);
-  results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), processes: m.processes };
+  results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), anon: round(m.anon), ipybox_anon: round(m.appAnon), processes: m.processes };
   await app.quit();
 }
 

@@ -86,9 +86,9 @@ test('a renamed open notebook keeps its kernel: a variable survives the rename',
   assert.match(second.output, /4242/, 'the variable is still in the kernel');
 });
 
-test('a frame a cell made is listed in the Variables tab, opens in the grid, and sorts and filters there', async () => {
+test('a frame a cell made is listed in the Variables tab, opens in the grid, and sorts and filters there; shown as a result, it opens from its output', async () => {
   const make = "import numpy as np, pandas as pd\nsales = pd.DataFrame({'n': np.arange(1_000_000), 'g': np.arange(1_000_000) % 10})";
-  const { app } = await open({ 'test.ipynb': notebook(make) });
+  const { app } = await open({ 'test.ipynb': notebook(make, 'sales') });
   await app.press(Keys.Shift, Keys.Enter);
   let first = await settled(app, 0);
   if (/ModuleNotFoundError/.test(first.output)) {
@@ -143,6 +143,21 @@ test('a frame a cell made is listed in the Variables tab, opens in the grid, and
     return c?.state === 'done' && c.prompt !== first.prompt ? c : null;
   }, 60000);
   assert.equal(again.prompt, `[${ran + 1}]`, 'the listing and the grid ran nothing the notebook counts');
+
+  // The frame shown as the second cell's result: "Open in grid" under it opens the same grid.
+  await app.execute('document.querySelectorAll(".cell")[1].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
+  await app.press(Keys.Escape);
+  await app.until('the second cell active', () => app.execute('return document.querySelector(".cell.active") === document.querySelectorAll(".cell")[1];'));
+  await app.press(Keys.Control, Keys.Enter);
+  await app.until('the frame shown with its action', () => app.execute('return !!document.querySelectorAll(".cell")[1].querySelector(".frame-open-row[data-frame=\'sales\'] .frame-open");'), 60000);
+  await app.click('.frame-open-row[data-frame="sales"] .frame-open');
+  const fromOutput = await app.until('the grid opened from the output', async () => {
+    const text = await summary();
+    return text && text !== 'Loading…' ? text : null;
+  }, 30000);
+  assert.equal(fromOutput, '1,000,000 rows × 2 columns');
+  assert.equal(await app.text('#data-grid-title'), 'sales');
+  assert.equal(await firstCell(), '0', 'a new opening: unsorted, unfiltered');
 });
 
 /** The active cell's label and its top, relative to the notebook's view. */

@@ -74,6 +74,96 @@ async fn tab_gets_the_kernels_matches_with_types_and_shift_tab_its_help() {
     assert!(!nothing.found, "an unknown name has no help: {nothing:?}");
 }
 
+/// The signature beside a completion, as Tab lists it.
+async fn signature_of(e: &CodeExecutor, code: &str, name: &str) -> Option<String> {
+    let c = e.complete(code, code.chars().count()).await.unwrap();
+    c.items
+        .into_iter()
+        .find(|i| i.text == name)
+        .unwrap_or_else(|| panic!("{code} offers {name}"))
+        .signature
+}
+
+#[tokio::test]
+async fn signatures_of_installed_functions_are_kept_and_the_users_own_are_asked_anew() {
+    let ws = workspace();
+    let e = started(ws.path()).await;
+    // IPython stops giving types and signatures when its budget (400 ms) runs out: on a
+    // loaded machine, before the names asked for here. This test is about which signature
+    // comes, not how soon.
+    e.execute(
+        "import json\nget_ipython().Completer.jedi_compute_type_timeout = 10_000",
+        None,
+    )
+    .await
+    .unwrap();
+    // An installed module's function: inferred once, then the kernel keeps it.
+    let first = signature_of(&e, "json.lo", "loads").await;
+    assert!(
+        first.as_deref().is_some_and(|s| s.starts_with("(s")),
+        "json.loads' signature: {first:?}"
+    );
+    assert_eq!(
+        signature_of(&e, "json.lo", "loads").await,
+        first,
+        "the same signature the second time"
+    );
+
+    // The user's own function, redefined: the new signature, not a kept one.
+    e.execute(
+        "def scaled(a, b=2):
+    return a * b",
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        signature_of(&e, "scal", "scaled").await.as_deref(),
+        Some("(a, b=2)")
+    );
+    e.execute(
+        "def scaled(x):
+    return x",
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        signature_of(&e, "scal", "scaled").await.as_deref(),
+        Some("(x)"),
+        "a redefined function shows its new signature"
+    );
+
+    // A module of the workspace (the user's, kernel-writable) is asked anew after an edit.
+    std::fs::write(
+        ws.path().join("helpers.py"),
+        "def tidy(a):
+    return a
+",
+    )
+    .unwrap();
+    e.execute("import helpers", None).await.unwrap();
+    assert_eq!(
+        signature_of(&e, "helpers.ti", "tidy").await.as_deref(),
+        Some("(a)")
+    );
+    std::fs::write(
+        ws.path().join("helpers.py"),
+        "def tidy(a, keep=None):
+    return a
+",
+    )
+    .unwrap();
+    e.execute("import importlib; importlib.reload(helpers)", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        signature_of(&e, "helpers.ti", "tidy").await.as_deref(),
+        Some("(a, keep=None)"),
+        "a reloaded workspace module shows its new signature"
+    );
+}
+
 #[tokio::test]
 async fn help_is_answered_while_a_cell_runs() {
     let ws = workspace();

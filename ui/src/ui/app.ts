@@ -203,6 +203,7 @@ export class App {
       setKernelBase: (status) => this.setKernelBase(status),
       kernelChanged: () => this.variablesView.kernelChanged(),
       offerInstall: (spec) => this.sideList.offerInstall(spec),
+      openFrame: (name) => this.variablesView.openFrame(name),
     });
     this.view = new NotebookView(this.editor, this.commands);
 

@@ -16,6 +16,7 @@ import { ToolCallsView } from './toolCallsView';
 import { QuestionsView } from './questionForm';
 import type { KernelHelpSource } from './kernelHelp';
 import { packageForMissingModule } from '../model/missingModule';
+import { frameOfOutput } from '../model/frameOutput';
 
 export interface CellViewHost {
   /** A click on the cell (not in its editor). */
@@ -36,6 +37,11 @@ export interface CellViewHost {
   readonly kernelHelp?: () => KernelHelpSource | null;
   /** "Install X" under a ModuleNotFoundError was clicked. */
   onInstallRequest?(spec: string): void;
+  /**
+   * "Open in grid" under a frame shown as a result: open variable `name` in the data grid.
+   * Resolves to what went wrong, in words, or null.
+   */
+  onOpenFrame?(name: string): Promise<string | null>;
 }
 
 export function promptText(cell: Cell): string {
@@ -235,6 +241,9 @@ export class CellView {
       button.addEventListener('click', () => install(spec));
       view.element.append(button);
     }
+    const openFrame = this.host.onOpenFrame?.bind(this.host);
+    const frame = openFrame ? frameOfOutput(output) : null;
+    if (frame !== null && openFrame) view.element.append(frameAction(frame, openFrame));
     return view;
   }
 
@@ -495,4 +504,21 @@ export class CellView {
     this.editor?.destroy();
     this.element.remove();
   }
+}
+
+/**
+ * "Open in grid" under a frame shown as a result. Made from the name the kernel put in the
+ * result's metadata (checked by `frameOfOutput`), outside the output's own box: nothing the
+ * output's HTML contains makes or reaches it.
+ */
+function frameAction(name: string, open: (name: string) => Promise<string | null>): HTMLElement {
+  const button = h('button', { class: 'button button-secondary button-small frame-open', type: 'button', text: 'Open in grid', title: `Open ${name} in the data grid`, 'aria-label': `Open ${name} in the data grid` });
+  const status = h('span', { class: 'panel-status frame-open-status', role: 'status', 'aria-live': 'polite' });
+  button.addEventListener('click', () => {
+    status.textContent = '';
+    void open(name).then((problem) => {
+      status.textContent = problem ?? '';
+    });
+  });
+  return h('div', { class: 'frame-open-row', 'data-frame': name }, button, status);
 }

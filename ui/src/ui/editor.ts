@@ -29,7 +29,7 @@ import { StyleModule } from 'style-mod';
 import type { CellType } from '../model/cell';
 import { assertNever } from '../util/assert';
 import { findMarksField, setFindMarks, type FindMarks } from './findMarks';
-import { kernelCompletionSource, kernelHelp, type KernelHelpSource } from './kernelHelp';
+import { kernelCompletion, kernelHelp, type KernelHelpSource } from './kernelHelp';
 
 /** Colours come from CSS variables, so the editor follows the light/dark theme. */
 const highlight = HighlightStyle.define([
@@ -172,14 +172,15 @@ function languageFor(type: CellType): Extension {
   }
 }
 
-/** Tab completes after a name or a dot (as in JupyterLab) and indents elsewhere. */
-function tabCompleteOrIndent(view: EditorView): boolean {
+/** Tab completes after a name or a dot (as in JupyterLab; the kernel asked at once, by `ask`) and indents elsewhere. */
+function tabCompleteOrIndent(view: EditorView, ask: (state: EditorState) => void): boolean {
   const sel = view.state.selection.main;
   if (!sel.empty) return indentMore(view);
   const line = view.state.doc.lineAt(sel.head);
   const before = line.text.slice(0, sel.head - line.from);
-  if (/[\w.]$/.test(before)) return startCompletion(view);
-  return indentMore(view);
+  if (!/[\w.]$/.test(before)) return indentMore(view);
+  if (completionStatus(view.state) === null) ask(view.state);
+  return startCompletion(view);
 }
 
 export class CellEditor {
@@ -193,7 +194,7 @@ export class CellEditor {
     this.type = type;
     const source = callbacks.help ?? (() => null);
     this.help = kernelHelp(source);
-    const complete = kernelCompletionSource(source);
+    const completion = kernelCompletion(source);
     const boundary = (direction: 'up' | 'down') => (view: EditorView): boolean => {
       const sel = view.state.selection.main;
       if (!sel.empty || completionStatus(view.state) !== null) return false;
@@ -218,7 +219,7 @@ export class CellEditor {
           closeBrackets(),
           autocompletion({
             activateOnTyping: false,
-            override: [(context) => (this.type === 'code' ? complete(context) : null)],
+            override: [(context) => (this.type === 'code' ? completion.source(context) : null)],
           }),
           this.help.extension,
           highlightSelectionMatches(),
@@ -232,7 +233,7 @@ export class CellEditor {
             keymap.of([
               { key: 'ArrowUp', run: boundary('up') },
               { key: 'ArrowDown', run: boundary('down') },
-              { key: 'Tab', run: tabCompleteOrIndent, shift: (view) => (this.type === 'code' && this.help.show(view)) || indentLess(view) },
+              { key: 'Tab', run: (view) => tabCompleteOrIndent(view, (state) => this.type === 'code' && completion.ask(state)), shift: (view) => (this.type === 'code' && this.help.show(view)) || indentLess(view) },
               { key: 'Escape', run: (view) => this.help.close(view) },
             ]),
           ),

@@ -23,6 +23,8 @@ export interface KernelHelpSource {
 
 /** How long Tab waits for the kernel before it shows the cell's own words alone. */
 const COMPLETE_WAIT_MS = 1500;
+/** How old a question asked at Tab may be when the completion query takes its answer. */
+const ASKED_FRESH_MS = 500;
 /** Signatures shown beside a completion are cut to this many characters (all of it on hover). */
 const DETAIL_MAX = 60;
 
@@ -67,15 +69,42 @@ function shown(o: { label: string; type?: string; detail?: string }): Completion
   return option;
 }
 
-/** The completion source of a code cell: the kernel's matches (when it answers in time) and the cell's words. */
-export function kernelCompletionSource(source: () => KernelHelpSource | null) {
-  return async (context: CompletionContext): Promise<CompletionResult | null> => {
-    const local = await localOptions(context);
+/** A question to the kernel already on its way: for this text, at this position. */
+interface Asked {
+  code: string;
+  pos: number;
+  at: number;
+  reply: Promise<KernelCompletions | null>;
+}
+
+/**
+ * The completion source of a code cell: the kernel's matches (when it answers in time) and the
+ * cell's words. `ask` puts the question to the kernel at once: Tab calls it before CodeMirror
+ * starts its query (which it does 50 ms after the key), so the kernel's round trip runs
+ * during that wait instead of after it. The source takes that answer when the text and the
+ * cursor are the same, and asks anew otherwise.
+ */
+export function kernelCompletion(source: () => KernelHelpSource | null): { source: (context: CompletionContext) => Promise<CompletionResult | null>; ask(state: EditorState): void } {
+  let asked: Asked | null = null;
+  const ask = (state: EditorState): Asked | null => {
     const help = source();
+    if (!help) return null;
+    const code = state.doc.toString();
+    const pos = state.selection.main.head;
+    asked = { code, pos, at: performance.now(), reply: within(COMPLETE_WAIT_MS, help.complete(code, toCodePoints(code, pos))) };
+    return asked;
+  };
+  const complete = async (context: CompletionContext): Promise<CompletionResult | null> => {
+    const code = context.state.doc.toString();
+    // An answer asked for long ago may miss what the kernel has learnt since.
+    const early = asked && asked.code === code && asked.pos === context.pos && performance.now() - asked.at < ASKED_FRESH_MS ? asked : null;
+    asked = null;
+    const question = early ?? ask(context.state);
+    asked = null;
+    const local = await localOptions(context);
     let kernel: Options | null = null;
-    if (help) {
-      const code = context.state.doc.toString();
-      const reply = await within(COMPLETE_WAIT_MS, help.complete(code, toCodePoints(code, context.pos)));
+    if (question) {
+      const reply = await question.reply;
       if (context.aborted) return null;
       if (reply) kernel = kernelOptions(code, reply);
     }
@@ -85,6 +114,7 @@ export function kernelCompletionSource(source: () => KernelHelpSource | null) {
     if (!merged || merged.options.length === 0) return null;
     return { from: merged.from, to: merged.to, options: merged.options.map(shown), validFor: /^[\w$]*$/ };
   };
+  return { source: complete, ask: (state) => void ask(state) };
 }
 
 // ---- Shift+Tab: the kernel's help in a tooltip

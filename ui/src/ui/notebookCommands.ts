@@ -46,6 +46,8 @@ export interface CommandHost {
   kernelChanged(): void;
   /** "Install X" under a ModuleNotFoundError. */
   offerInstall(spec: string): Promise<void>;
+  /** "Open in grid" under a frame shown as a result: why not, or null once open. */
+  openFrame(name: string): Promise<string | null>;
 }
 
 export class NotebookCommands implements CellViewHost {
@@ -59,6 +61,11 @@ export class NotebookCommands implements CellViewHost {
   /** "Install X" under a ModuleNotFoundError. */
   async onInstallRequest(spec: string): Promise<void> {
     await this.host.offerInstall(spec);
+  }
+
+  /** "Open in grid" under a frame shown as a result. */
+  onOpenFrame(name: string): Promise<string | null> {
+    return this.host.openFrame(name);
   }
 
   // ===========================================================================================

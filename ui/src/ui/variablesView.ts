@@ -128,6 +128,26 @@ export class VariablesView {
     }
   }
 
+  /**
+   * An output's "Open in grid": open variable `name` when the kernel lists it as a frame now
+   * (the output may be older than the variable's value, or come from a file). The name is
+   * looked up among the listed variables, never run. Resolves to what went wrong, or null.
+   */
+  async openFrame(name: string): Promise<string | null> {
+    let list: KernelVariables;
+    try {
+      list = await this.source.list();
+    } catch (err) {
+      return `The variables could not be listed: ${escapeUntrusted(ipc.toBackendError(err).message)}`;
+    }
+    if (this.shown) this.render(list);
+    const found = list.variables.find((v) => v.name === name);
+    if (!found) return `The kernel has no variable ${escapeUntrusted(name)} now: run the cell that makes it.`;
+    if (!found.frame) return `${escapeUntrusted(name)} is not a data frame now: its type is ${escapeUntrusted(found.type)}.`;
+    void this.grid.open(name);
+    return null;
+  }
+
   private render(list: KernelVariables): void {
     this.error.hidden = true;
     this.body.replaceChildren(...list.variables.map((v) => this.row(v)));

@@ -38,6 +38,22 @@ describe('completion from the kernel', () => {
     await close();
   });
 
+  it('asks the kernel on the Tab key itself, not after CodeMirror waits to start its query', async () => {
+    const { page, errors, close } = await app({});
+    await typeInto(page, 'import pandas as pd\npd.');
+    const askedAtKey = await page.evaluate(() => {
+      const before = window.__mock.calls.filter((c) => c.cmd === 'complete').length;
+      document.querySelector('.cell.active .cm-content').dispatchEvent(new KeyboardEvent('keydown', { key: 'Tab', bubbles: true, cancelable: true }));
+      return window.__mock.calls.filter((c) => c.cmd === 'complete').length - before;
+    });
+    assert.equal(askedAtKey, 1, 'the question left while the key was handled (the kernel answers during the 50 ms CodeMirror waits)');
+    await page.waitForSelector('.cm-tooltip-autocomplete li');
+    assert.deepEqual([...(await labels(page))].sort(), ['DataFrame', 'date_range', 'read_csv']);
+    assert.equal((await calls(page, 'complete')).length, 1, 'the list took that answer: the kernel was asked once');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it("merges the cell's own words and counts code points after an emoji", async () => {
     const { page, errors, close } = await app({});
     await typeInto(page, "rows_local = '😀'\nro");
@@ -239,6 +255,8 @@ describe('a missing module', () => {
     const offer = page.locator('.cell .install-offer');
     await offer.waitFor();
     assert.equal(await offer.textContent(), 'Install scikit-learn');
+    const [button, error] = [await offer.boundingBox(), await page.locator('.cell .output[data-output-type="error"] .output-body').boundingBox()];
+    assert.ok(button.x >= error.x - 1 && button.width > 80, `under the error, not squeezed into the prompt column: ${JSON.stringify({ button, error })}`);
     await offer.click();
     await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === 'install_package'));
     const dialog = await page.evaluate(() => window.__mock.calls.filter((c) => c.cmd === 'plugin:dialog|message' || c.cmd === 'plugin:dialog|ask').map((c) => JSON.stringify(c.args)));

@@ -163,3 +163,69 @@ describe('the data grid', () => {
     await close();
   });
 });
+
+describe('a frame shown as a cell’s result', () => {
+  const run = async (page, code) => {
+    await page.click('.cell .cm-content');
+    await page.keyboard.insertText(code);
+    await page.keyboard.press('Shift+Enter');
+    await page.waitForSelector('.cell[data-state="done"]');
+  };
+
+  it('opens in the grid from its output, after the kernel lists it as a frame', async () => {
+    const { page, errors, close } = await app({ notebook: null });
+    await run(page, 'sales');
+    const action = page.locator('.cell .output .frame-open');
+    await action.waitFor();
+    assert.equal(await action.getAttribute('aria-label'), 'Open sales in the data grid');
+    const [button, body] = [await action.boundingBox(), await page.locator('.cell .output .output-body').first().boundingBox()];
+    assert.ok(button.x >= body.x - 1 && button.height < 40, `under the output, on one line, not in its prompt column: ${JSON.stringify({ button, body })}`);
+    assert.equal(await page.locator('.user-content .frame-open').count(), 0, 'the action is the app’s, outside the output’s own box');
+    await action.click();
+    await page.waitForSelector('#data-grid[open] #data-grid-table tbody tr');
+    assert.equal(await page.locator('#data-grid-title').textContent(), 'sales');
+    const asked = await page.evaluate(() => window.__mock.calls.map((c) => c.cmd).filter((c) => c === 'kernel_variables' || c === 'frame_page'));
+    assert.deepEqual(asked.slice(0, 2), ['kernel_variables', 'frame_page'], 'the name is looked up among the variables first');
+    assert.equal((await calls(page, 'frame_page'))[0].args.query.name, 'sales');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('is offered only from the kernel’s metadata, and a name from a notebook file is only looked up', async () => {
+    const result = (n, name, text) => ({ output_type: 'execute_result', execution_count: n, data: { 'text/plain': text }, metadata: name === null ? {} : { ipybox: { frame: name } } });
+    const cell = (n, output) => ({ cell_type: 'code', id: `c${n}`, metadata: {}, execution_count: n, source: `x${n}`, outputs: [output] });
+    const notebook = JSON.stringify({
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: {},
+      cells: [
+        cell(1, result(1, "__import__('os').system('touch /tmp/pwned')", 'code as a name')),
+        cell(2, result(2, 'sales.T', 'an attribute path')),
+        cell(3, result(3, 'gone', 'a variable the kernel no longer has')),
+        cell(4, result(4, 'count', 'a variable that is no frame now')),
+        cell(5, { ...result(5, null, 'fake'), data: { 'text/html': '<div class="frame-open-row" data-frame="sales"><button class="button frame-open" type="button">Open in grid</button></div>', 'text/plain': 'fake' } }),
+      ],
+    });
+    const { page, errors, close } = await app({ notebook });
+    await page.waitForSelector('.user-content .frame-open');
+    const offered = await page.locator('.frame-open-row:not(.user-content *)').evaluateAll((rows) => rows.map((r) => r.dataset.frame));
+    assert.deepEqual(offered, ['gone', 'count'], 'only plain names are offered');
+
+    await page.locator('.frame-open-row[data-frame="gone"] .frame-open').click();
+    await page.waitForFunction(() => /no variable gone now/.test(document.querySelector('.frame-open-row[data-frame="gone"] .frame-open-status')?.textContent ?? ''));
+    await page.locator('.frame-open-row[data-frame="count"] .frame-open').click();
+    await page.waitForFunction(() => document.querySelector('.frame-open-row[data-frame="count"] .frame-open-status')?.textContent === 'count is not a data frame now: its type is int.');
+    assert.equal((await calls(page, 'frame_page')).length, 0, 'no frame was asked for');
+    assert.equal(await page.locator('#data-grid[open]').count(), 0);
+
+    // An output that draws the action in its own HTML makes nothing that opens the grid.
+    const fake = page.locator('.user-content .frame-open');
+    assert.equal(await fake.count(), 1, 'the fake is drawn, as its HTML says');
+    await fake.click();
+    await page.waitForTimeout(200);
+    assert.equal((await calls(page, 'kernel_variables')).length, 2, 'the fake button asked nothing (the two asks are the two clicks above)');
+    assert.equal(await page.locator('#data-grid[open]').count(), 0);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+});

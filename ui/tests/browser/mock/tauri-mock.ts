@@ -320,6 +320,12 @@ async function demoKernel(ctx: ExecContext): Promise<'finished' | 'failed'> {
       await sleep(15);
     }
   }
+  // A frame a variable holds, shown as the cell's result: the kernel names the variable in
+  // the result's metadata (as `ipybox_variables` does), and the window offers "Open in grid".
+  const shown = /^([A-Za-z_]\w*)$/.exec(code.trim().split('\n').pop()?.trim() ?? '')?.[1];
+  if (shown === 'sales') {
+    ctx.outputs({ type: 'execute_result', execution_count: ctx.count, data: { 'text/html': TABLE_HTML, 'text/plain': '   n  g  v  s\n0  0  0  NA  even' }, metadata: { ipybox: { frame: shown } } });
+  }
   const printRe = /print\((["'])(.*?)\1\)/g;
   while ((m = printRe.exec(code)) !== null) ctx.outputs(stream(`${m[2] ?? ''}\n`));
   const last = code.trim().split('\n').pop() ?? '';
