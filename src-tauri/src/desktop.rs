@@ -23,6 +23,7 @@ mod place;
 mod policy;
 mod policy_commands;
 mod python;
+mod python_commands;
 mod remote;
 mod remote_commands;
 mod servers;
@@ -149,12 +150,12 @@ pub fn run(
             commands::open_notebook,
             commands::choose_workspace,
             commands::install_package,
-            python::python_options,
-            python::check_python,
-            python::set_python,
-            python::install_ipykernel,
-            python::create_project_env,
-            python::choose_python,
+            python_commands::python_options,
+            python_commands::check_python,
+            python_commands::set_python,
+            python_commands::install_ipykernel,
+            python_commands::create_project_env,
+            python_commands::choose_python,
             commands::complete,
             commands::inspect,
             commands::kernel_variables,

@@ -321,7 +321,7 @@ pub async fn rename_notebook<R: Runtime>(
         files::notebook_in(&ws, Path::new(&to))?,
     );
     files::rename(&from, &to)?;
-    super::python::carry(&state, &from, &to, false);
+    super::python_commands::carry(&state, &from, &to, false);
     if state.state()?.notebook_path == from.display().to_string() {
         return state
             .open(
@@ -352,7 +352,7 @@ pub async fn save_notebook_as<R: Runtime>(
     if trusted == Some(true) {
         TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
     }
-    super::python::carry(
+    super::python_commands::carry(
         &state,
         Path::new(&state.state()?.notebook_path),
         &path,
@@ -374,7 +374,7 @@ pub async fn save_notebook_as<R: Runtime>(
 pub fn duplicate_notebook(state: State<'_, Desktop>, path: String) -> Reply<String> {
     let path = files::notebook_in(&state.workspace()?, Path::new(&path))?;
     let copy = files::duplicate(&path)?;
-    super::python::carry(&state, &path, &copy, true);
+    super::python_commands::carry(&state, &path, &copy, true);
     Ok(copy.display().to_string())
 }
 
