@@ -19,11 +19,10 @@ mkdir -p target/e2e-shots
 # side by side (two checkouts at once) take IPYBOX_E2E_PORT apart: the driver listens there,
 # WebKitWebDriver one above, and each run stops only its own processes.
 port="${IPYBOX_E2E_PORT:-4444}"
-# Xvfb picks a free display itself and names it once it takes connections (-displayfd): a
-# number chosen here could be taken by another run starting at the same moment, and this
-# run would then talk to that run's display until it went away.
-displayfd="$(mktemp)"
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3> "$displayfd" > target/e2e-xvfb.log 2>&1 &
+n=90
+while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
+display=":$n"
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp > target/e2e-xvfb.log 2>&1 &
 xvfb=$!
 WM_PID=""
 tauri_driver=""
@@ -32,13 +31,17 @@ cleanup() {
   [ -z "$tauri_driver" ] || kill -- "-$tauri_driver" 2>/dev/null || true
   [ -z "$WM_PID" ] || kill "$WM_PID" 2>/dev/null || true
   kill "$xvfb" 2>/dev/null || true
-  rm -f "$displayfd"
+  # Gone before this script ends: an Xvfb still closing can remove the socket of the display
+  # a run started right after took with the same number (that run's openbox then could not
+  # open its display).
+  wait 2>/dev/null || true
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -s "$displayfd" ] && break; kill -0 "$xvfb" 2>/dev/null || break; sleep 0.1; done
-[ -s "$displayfd" ] || { echo "Xvfb did not start (target/e2e-xvfb.log):"; cat target/e2e-xvfb.log; exit 1; }
-display=":$(head -n1 "$displayfd")"
 export DISPLAY="$display"
+for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+# Ours, not another run's that took the number first (this Xvfb then gave up).
+kill -0 "$xvfb" 2>/dev/null && xdpyinfo >/dev/null 2>&1 \
+  || { echo "Xvfb did not start on $display (target/e2e-xvfb.log):"; cat target/e2e-xvfb.log; exit 1; }
 
 # shellcheck source=../../scripts/lib/window-manager.sh
 . scripts/lib/window-manager.sh
