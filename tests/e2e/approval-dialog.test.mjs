@@ -1,9 +1,10 @@
-// The approval dialog in the real app under Xvfb with a window manager (openbox), answered
+// The approval dialog in the real app under Xvfb with a window manager (openbox, started by
+// tests/e2e/with-driver.sh: a new window gets the focus unless it declines it), answered
 // with real input (xdotool): the window's approval panel works while the dialog is up;
 // Return typed into a cell as the dialog appears approves nothing; each of the dialog's
 // choices (allow once, for this session, always, reject) has its effect and its audit entry.
 // Run by tests/e2e/run.sh.
-import { test, before, after, afterEach } from 'node:test';
+import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
@@ -12,15 +13,6 @@ import { App, ARMING_MS, Keys, ROOT, SHOTS, answerDialog, auditLog, fixtureWorks
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
-
-// A window manager, as a person has one: focus, stacking and transient windows behave as on
-// a desktop (openbox gives a new window the focus unless it declines it).
-let wm;
-before(() => {
-  wm = spawn('openbox', ['--sm-disable'], { stdio: 'ignore' });
-  spawnSync('sleep', ['0.5']);
-});
-after(() => wm?.kill());
 
 async function open(dir) {
   const app = await App.launch(['open', join(dir, 'test.ipynb')]);

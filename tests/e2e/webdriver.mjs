@@ -198,7 +198,14 @@ export class App {
           ).catch(() => 'unknown');
           throw new Error(`${e.message} (covered by ${over})`);
         }
-        if (/element not interactable|stale element reference/.test(String(e?.message))) throw e;
+        // An element with only its edge in view (a form's buttons at the foot of a panel a
+        // window manager's smaller window cuts) counts as in view, so WebDriver does not
+        // scroll to it, yet its centre is not: scrolled to, it takes the next try.
+        if (/element not interactable/.test(String(e?.message))) {
+          await this.execute("arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' }); return true;", { [ELEMENT]: el }).catch(() => undefined);
+          throw e;
+        }
+        if (/stale element reference/.test(String(e?.message))) throw e;
         failure = e;
         return true;
       }
