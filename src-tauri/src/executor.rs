@@ -354,3 +354,46 @@ impl CodeExecutor {
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The handle and the actor's mailbox, without a kernel: what a caller gets before
+    //! `start()`, and that the handle's own state answers without the actor.
+    use super::*;
+
+    #[tokio::test]
+    async fn before_start_nothing_runs_and_every_request_is_answered_at_once() {
+        let executor = CodeExecutor::builder().build();
+        assert!(!executor.is_running().await);
+        let run = tokio::time::timeout(Duration::from_secs(5), executor.execute("print(1)", None))
+            .await
+            .expect("answered without a kernel");
+        assert!(
+            matches!(run, Err(Error::NotRunning)),
+            "an execution before start() is refused: {run:?}"
+        );
+        tokio::time::timeout(Duration::from_secs(5), executor.interrupt())
+            .await
+            .expect("answered without a kernel")
+            .expect("interrupting nothing is not an error");
+        tokio::time::timeout(Duration::from_secs(5), executor.stop())
+            .await
+            .expect("answered without a kernel")
+            .expect("stopping what never started is not an error");
+        assert!(!executor.is_running().await);
+        assert_eq!(executor.gateway_pid().await, None);
+    }
+
+    #[tokio::test]
+    async fn approvals_and_questions_are_the_handles_own_state() {
+        let executor = CodeExecutor::builder().build();
+        assert!(executor.pending_approvals().is_empty());
+        assert!(executor.waiting_questions().is_empty());
+        assert!(
+            !executor.decide(7, Decision::Accept),
+            "no request 7 waits, so nothing is decided"
+        );
+        executor.set_approval_timeout(Duration::from_secs(42));
+        assert_eq!(executor.approval_timeout(), Duration::from_secs(42));
+    }
+}
