@@ -370,7 +370,10 @@ if (!only || only === 'endpoint') {
   const app = await App.launch(['open', join(dir, 'test.ipynb')], { env });
   await app.ready();
   await app.until('the kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
+  // Serving agents is confirmed natively, as a person would: answered while the call waits.
+  const confirmed = answerDialogSoon('Serve agents on this workspace?', 'Return', 30);
   const state = await app.execute('return window.__TAURI_INTERNALS__.invoke("set_mcp_endpoint", { enabled: true, newToken: false });');
+  await confirmed;
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(state.url), { requestInit: { headers: { Authorization: `Bearer ${state.token}` } } }));
   const fromClient = [];
