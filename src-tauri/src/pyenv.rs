@@ -276,6 +276,32 @@ pub fn check_requirement(spec: &str, sandboxed: bool) -> Result<()> {
     Ok(())
 }
 
+/// The command that installs into `python`'s environment, packages to be added: `uv pip
+/// install --python` with `uv`, else that interpreter's own pip, isolated (`-I`) and quiet.
+pub(crate) fn installer(python: &Path, uv: Option<PathBuf>) -> Command {
+    match uv {
+        Some(uv) => {
+            let mut cmd = host_command(uv);
+            cmd.args(["pip", "install", "--python"]).arg(python);
+            cmd
+        }
+        None => {
+            let mut cmd = host_command(python);
+            cmd.args([
+                "-I",
+                "-m",
+                "pip",
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+                "--progress-bar",
+                "off",
+            ]);
+            cmd
+        }
+    }
+}
+
 /// `pip install spec` into `python`'s environment, run isolated from the workspace (`-I`,
 /// in the neutral directory); `uv pip install` for an environment without pip (uv makes
 /// them so) when uv is there. With `wheels_only`, no package is built (a build script
@@ -291,27 +317,7 @@ pub async fn pip_install(
     let uv = (python.exists() && !kernel::has_package(python, "pip"))
         .then(|| which("uv"))
         .flatten();
-    let mut cmd = match uv {
-        Some(uv) => {
-            let mut cmd = tokio::process::Command::from(host_command(uv));
-            cmd.args(["pip", "install", "--python"]).arg(python);
-            cmd
-        }
-        None => {
-            let mut cmd = tokio::process::Command::from(host_command(python));
-            cmd.args([
-                "-I",
-                "-m",
-                "pip",
-                "install",
-                "--no-input",
-                "--disable-pip-version-check",
-                "--progress-bar",
-                "off",
-            ]);
-            cmd
-        }
-    };
+    let mut cmd = tokio::process::Command::from(installer(python, uv));
     if wheels_only {
         cmd.args(["--only-binary", ":all:"]);
     }

@@ -17,28 +17,8 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// Install `ipykernel` into `python`'s environment: `uv pip install` when uv is on `PATH`
 /// (a uv environment has no pip), else `python -I -m pip install`. The installer's output.
 pub async fn install_ipykernel(python: &Path) -> Result<String> {
-    let mut cmd = match super::which("uv") {
-        Some(uv) => {
-            let mut cmd = host_command(uv);
-            cmd.args(["pip", "install", "--python"])
-                .arg(python)
-                .arg("ipykernel");
-            cmd
-        }
-        None => {
-            let mut cmd = host_command(python);
-            cmd.args([
-                "-I",
-                "-m",
-                "pip",
-                "install",
-                "--no-input",
-                "--disable-pip-version-check",
-                "ipykernel",
-            ]);
-            cmd
-        }
-    };
+    let mut cmd = super::installer(python, super::which("uv"));
+    cmd.arg("ipykernel");
     run("installing ipykernel", &mut cmd).await
 }
 
