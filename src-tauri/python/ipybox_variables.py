@@ -571,9 +571,9 @@ def page(request):
         return _Json({"error": f"{type(e).__name__}: {_one_line(str(e), 300)}"})
 
 
-# ---- a frame shown as a cell's result names the variable it came from
+# ---- a frame shown (a cell's result, or display()) names the variable it came from
 
-# The key of an execute_result's metadata where ipybox says which variable holds the frame
+# The key of an output's metadata where ipybox says which variable holds the frame
 # shown: the notebook offers "Open in grid" on it. The window checks the name again (a
 # notebook file can say anything here) and asks `page` for it, which only looks it up.
 _OUTPUT_KEY = "ipybox"
@@ -593,24 +593,26 @@ def _frame_variable(result):
 
 
 def _tag_frame_results():
+    # Every rich output is formatted by the shell's display formatter: a cell's result (the
+    # display hook) and `display(df)` alike, so the name is added there, once.
     shell = sys.modules["IPython"].get_ipython()
-    hook = getattr(shell, "displayhook", None)
-    original = getattr(hook, "compute_format_data", None)
+    formatter = getattr(shell, "display_formatter", None)
+    original = getattr(formatter, "format", None)
     if original is None or getattr(original, "_ipybox", False):
         return
 
-    def compute_format_data(result):
-        format_dict, md_dict = original(result)
+    def format(obj, *args, **kwargs):
+        format_dict, md_dict = original(obj, *args, **kwargs)
         try:
-            name = _frame_variable(result)
+            name = _frame_variable(obj)
         except Exception:
             name = None
         if name is not None and format_dict:
             md_dict = {**(md_dict or {}), _OUTPUT_KEY: {"frame": name}}
         return format_dict, md_dict
 
-    compute_format_data._ipybox = True
-    hook.compute_format_data = compute_format_data
+    format._ipybox = True
+    formatter.format = format
 
 
 try:

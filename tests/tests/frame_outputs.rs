@@ -17,8 +17,17 @@ async fn with_pandas(e: &CodeExecutor) {
     }
 }
 
-/// The metadata of the cell's execute_result (`None`: the cell showed no result).
+/// The metadata of the cell's last execute_result (`None`: the cell showed no result).
 async fn result_metadata(e: &CodeExecutor, code: &str) -> Option<Value> {
+    outputs_metadata(e, code, false).await
+}
+
+/// The metadata of the cell's last display_data.
+async fn display_metadata(e: &CodeExecutor, code: &str) -> Option<Value> {
+    outputs_metadata(e, code, true).await
+}
+
+async fn outputs_metadata(e: &CodeExecutor, code: &str, displayed: bool) -> Option<Value> {
     let options = StreamOptions {
         outputs: true,
         ..Default::default()
@@ -26,8 +35,14 @@ async fn result_metadata(e: &CodeExecutor, code: &str) -> Option<Value> {
     let mut s = e.stream(code, options);
     let mut metadata = None;
     while let Some(event) = s.next().await {
-        if let Event::Output(Output::ExecuteResult { metadata: m, .. }) = event.unwrap() {
-            metadata = Some(m);
+        match event.unwrap() {
+            Event::Output(Output::ExecuteResult { metadata: m, .. }) if !displayed => {
+                metadata = Some(m);
+            }
+            Event::Output(Output::DisplayData { metadata: m, .. }) if displayed => {
+                metadata = Some(m);
+            }
+            _ => {}
         }
     }
     metadata
@@ -80,6 +95,18 @@ async fn a_frame_shown_as_a_result_names_the_variable_that_holds_it() {
         None,
         "a series is no frame the grid opens: {series}"
     );
+    let displayed = display_metadata(&e, "display(sales)\nprint('after')")
+        .await
+        .expect("a display");
+    assert_eq!(
+        frame_of(&displayed),
+        Some("sales"),
+        "display(df) names the variable too: {displayed}"
+    );
+    let displayed_copy = display_metadata(&e, "display(sales.tail())")
+        .await
+        .expect("a display");
+    assert_eq!(frame_of(&displayed_copy), None, "{displayed_copy}");
 }
 
 #[tokio::test]

@@ -12,15 +12,17 @@ const result = (metadata: ExecuteResultOutput['metadata']): Output => ({
   raw: null,
 });
 
-describe('the variable a frame shown as a result came from', () => {
-  it('is taken from the ipybox key of an execute_result', () => {
+describe('the variable a frame shown as a result (or displayed) came from', () => {
+  it('is taken from the ipybox key of an execute_result or a display_data', () => {
     expect(frameOfOutput(result({ ipybox: { frame: 'sales' } }))).toBe('sales');
     expect(frameOfOutput(result({ ipybox: { frame: 'données_2026' } }))).toBe('données_2026');
     expect(frameOfOutput(result({}))).toBeNull();
     expect(frameOfOutput(result({ ipybox: 'sales' }))).toBeNull();
     expect(frameOfOutput(result({ ipybox: { frame: 3 } }))).toBeNull();
     const display: Output = { kind: 'display_data', data: {}, metadata: { ipybox: { frame: 'sales' } }, fromFile: false, displayId: null, extra: {}, raw: null };
-    expect(frameOfOutput(display)).toBeNull();
+    expect(frameOfOutput(display), 'display(df) names it too').toBe('sales');
+    const stream: Output = { kind: 'unknown', outputType: 'stream', raw: { metadata: { ipybox: { frame: 'sales' } } } } as unknown as Output;
+    expect(frameOfOutput(stream)).toBeNull();
   });
 
   it('is never code, an attribute, a hidden name or a name made of invisible characters (a notebook file can say anything)', () => {
