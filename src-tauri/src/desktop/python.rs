@@ -43,9 +43,18 @@ fn describe(choice: PythonChoice, workspace: &Path) -> KernelPython {
 }
 
 /// What `target`'s notebook runs: its choice as kept, named for the status bar (one file
-/// read for the version; nothing runs).
-pub fn of_notebook(state: Option<&WorkspaceState>, target: &Target) -> KernelPython {
-    describe(choice_of(state, &target.notebook), &target.workspace)
+/// read for the version; nothing runs). A kernel on a server runs the server's Python, and
+/// the status bar says so rather than name a local one it does not run.
+pub fn of_notebook(state: Option<&WorkspaceState>, target: &Target, place: &Place) -> KernelPython {
+    let choice = choice_of(state, &target.notebook);
+    match &place.remote {
+        Some(server) => KernelPython {
+            label: "Python on the kernel server".into(),
+            path: server.url.clone(),
+            choice,
+        },
+        None => describe(choice, &target.workspace),
+    }
 }
 
 /// Point the session's kernels at `python` (a kernel on a server runs the server's Python).
@@ -72,4 +81,32 @@ pub fn apply(
         })
     });
     (builder.kernel_python(interpreter), problem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::RemoteGateway;
+
+    #[test]
+    fn a_kernel_on_a_server_is_said_to_run_the_servers_python() {
+        let target = Target {
+            workspace: PathBuf::from("/w"),
+            notebook: PathBuf::from("/w/a.ipynb"),
+        };
+        let here = of_notebook(None, &target, &Place::default());
+        assert!(here.label.starts_with("Python"), "{}", here.label);
+        assert!(!here.label.contains("server"), "{}", here.label);
+        let remote = Place {
+            sandbox: None,
+            remote: Some(RemoteGateway {
+                url: "https://kernels.example.org".into(),
+                token: None,
+                headers: vec![],
+            }),
+        };
+        let there = of_notebook(None, &target, &remote);
+        assert_eq!(there.label, "Python on the kernel server");
+        assert_eq!(there.path, "https://kernels.example.org");
+    }
 }

@@ -249,7 +249,7 @@ impl Desktop {
             agents,
             problem,
         } = places(&self.launch, &target.workspace, state.as_ref());
-        let python = super::python::of_notebook(state.as_ref(), &target);
+        let python = super::python::of_notebook(state.as_ref(), &target, &notebook);
         let mut builder = CodeExecutor::builder()
             .working_dir(&target.workspace)
             .sandbox_options(notebook.sandbox.clone())
