@@ -435,7 +435,7 @@ export class App {
     void this.endpointDialog.refresh();
     this.pathEl.title = state.notebookPath;
     this.setKernelBase(state.kernel);
-    this.pythonPicker.show(state.python);
+    this.pythonPicker.show(state.python, state.remote);
     if (state.provisioning) routeSessionEvent({ type: 'provisioning', ...state.provisioning }, this.sessionTargets);
     if (state.startupError) routeSessionEvent({ type: 'startup_failed', ...state.startupError }, this.sessionTargets);
     this.toolbar.recentMenu.setItems(

@@ -7,6 +7,7 @@
  */
 import * as ipc from '../ipc';
 import type { AppState, KernelPython, PythonCheck, PythonChoice, PythonOptions } from '../ipc';
+import { serverLabel } from '../model/remote';
 import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 
@@ -42,6 +43,9 @@ export class PythonPicker {
   private readonly log: HTMLPreElement;
   private readonly switchButton: HTMLButtonElement;
   private readonly sandboxNote: HTMLElement;
+  private readonly remoteNote: HTMLElement;
+  /** The server the kernel runs on, if it runs on one. */
+  private remote: string | null = null;
   private options: PythonOptions | null = null;
   private checked: { choice: PythonChoice; check: PythonCheck } | null = null;
   private seq = 0;
@@ -81,6 +85,7 @@ export class PythonPicker {
     this.install.addEventListener('click', () => void this.installKernel());
     this.log = h('pre', { id: 'python-log', class: 'python-log', hidden: true });
     this.sandboxNote = h('p', { class: 'field-help', hidden: true, text: 'Sandboxed kernels read this environment but cannot change it.' });
+    this.remoteNote = h('p', { id: 'python-remote-note', class: 'field-help field-warning', hidden: true });
     this.switchButton = h('button', { id: 'python-switch', class: 'button', type: 'button', text: 'Switch: restart the kernel', disabled: true });
     this.switchButton.addEventListener('click', () => void this.switchTo());
     const cancel = h('button', { id: 'python-cancel', class: 'button button-secondary', type: 'button', text: 'Cancel' });
@@ -99,13 +104,16 @@ export class PythonPicker {
         this.log,
         h('p', { class: 'field-help', text: 'Switching restarts the kernel: its variables are lost. The choice is kept for this notebook in ipybox’s data directory, never in the notebook.' }),
         this.sandboxNote,
+        this.remoteNote,
         h('div', { class: 'button-row settings-actions' }, cancel, this.switchButton),
       ),
     );
   }
 
-  /** The status bar names the Python the notebook runs. */
-  show(python: KernelPython): void {
+  /** The status bar names the Python the notebook runs (a kernel on `remote`, a server, runs
+   *  the server's). */
+  show(python: KernelPython, remote: string | null = null): void {
+    this.remote = remote;
     const [label, path] = [escapeUntrusted(python.label), escapeUntrusted(python.path)];
     this.statusItem.textContent = label;
     this.statusItem.title = path;
@@ -119,6 +127,8 @@ export class PythonPicker {
 
   async open(): Promise<void> {
     if (!this.element.open) this.element.showModal();
+    this.remoteNote.hidden = this.remote === null;
+    this.remoteNote.textContent = this.remote === null ? '' : `This notebook’s kernel runs on the server ${escapeUntrusted(serverLabel(this.remote))}, in that server’s Python: a choice made here applies when the kernel runs on this computer again.`;
     this.checked = null;
     this.switchButton.disabled = true;
     this.install.hidden = true;
@@ -250,7 +260,7 @@ export class PythonPicker {
     this.checkLine.textContent = 'Restarting the kernel…';
     try {
       const state = await this.backend.set(checked.choice);
-      this.show(state.python);
+      this.show(state.python, state.remote);
       this.close();
       this.onSwitched(state);
     } catch (err) {

@@ -79,4 +79,26 @@ describe('the Python picker', () => {
     assert.deepEqual(errors, []);
     await close();
   });
+
+  it('a kernel on a server: the picker says a choice here applies when the kernel runs on this computer', async () => {
+    const { page, errors, close } = await app({ stateRemote: 'https://kernels.example.org' });
+    await page.click('#python-status');
+    await page.waitForSelector('#python-dialog[open]');
+    assert.equal(
+      await page.locator('#python-remote-note').textContent(),
+      'This notebook’s kernel runs on the server kernels.example.org, in that server’s Python: a choice made here applies when the kernel runs on this computer again.',
+    );
+    assert.equal(await page.isVisible('#python-remote-note'), true);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  it('a kernel on this computer: no word of a server', async () => {
+    const { page, errors, close } = await app();
+    await page.click('#python-status');
+    await page.waitForSelector('#python-dialog[open]');
+    assert.equal(await page.isVisible('#python-remote-note'), false);
+    assert.deepEqual(errors, []);
+    await close();
+  });
 });

@@ -75,6 +75,8 @@ interface MockConfig {
   variables?: VariablesMockConfig;
   /** Each notebook's Python. */
   python?: PythonMockConfig;
+  /** The server the notebook's kernel runs on, as the app state says (default: none). */
+  stateRemote?: string;
 }
 
 interface Call {
@@ -583,7 +585,7 @@ mockIPC(
           notebook: config.notebook === undefined ? null : config.notebook,
           recent: config.recent ?? [workspace, '/home/ana/projects/sandbox-trials', '/home/ana/notes'],
           sandbox: config.sandbox ?? true,
-          remote: null,
+          remote: config.stateRemote ?? null,
           kernel: config.kernel ?? 'idle',
           provisioning: null,
           startupError: null,
@@ -638,7 +640,7 @@ mockIPC(
           notebook: config.notebook === undefined ? null : config.notebook,
           recent: [workspace],
           sandbox: config.sandbox ?? true,
-          remote: null,
+          remote: config.stateRemote ?? null,
           kernel: 'starting',
           provisioning: null,
           startupError: null,
