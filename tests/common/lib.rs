@@ -27,6 +27,15 @@ pub async fn started(dir: &Path) -> CodeExecutor {
     e
 }
 
+/// What `code` printed on `e`, which must succeed (the code and the error in the panic).
+pub async fn output_of(e: &CodeExecutor, code: &str) -> String {
+    e.execute(code, None)
+        .await
+        .unwrap_or_else(|err| panic!("{code}\nfailed: {err}"))
+        .text
+        .unwrap_or_default()
+}
+
 /// Is a process alive (and not a zombie)?
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

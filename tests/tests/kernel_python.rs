@@ -7,8 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ipybox::CodeExecutor;
-use ipybox_tests::{builder, workspace};
+use ipybox_tests::{builder, output_of as run, workspace};
 
 /// `ws/.venv` made with uv, with ipykernel and a module no other environment has.
 fn project_venv(ws: &Path) -> PathBuf {
@@ -40,14 +39,6 @@ fn project_venv(ws: &Path) -> PathBuf {
     )
     .unwrap();
     python
-}
-
-async fn run(e: &CodeExecutor, code: &str) -> String {
-    e.execute(code, None)
-        .await
-        .unwrap_or_else(|err| panic!("{code}\nfailed: {err}"))
-        .text
-        .unwrap_or_default()
 }
 
 const IMPORT: &str = "import sys, only_in_project\nprint(only_in_project.MARK, sys.prefix)";

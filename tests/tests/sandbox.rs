@@ -12,7 +12,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ipybox::{CodeExecutor, Error, ErrorCode, ServerParams};
-use ipybox_tests::{alive, ipybox_bin, run_with, spawn_host, tree, wait_for, workspace};
+use ipybox_tests::{
+    alive, ipybox_bin, output_of as run, run_with, spawn_host, tree, wait_for, workspace,
+};
 
 async fn sandboxed(ws: &Path, policy: Option<&Path>) -> CodeExecutor {
     let mut b = CodeExecutor::builder().working_dir(ws).sandbox(true);
@@ -22,14 +24,6 @@ async fn sandboxed(ws: &Path, policy: Option<&Path>) -> CodeExecutor {
     let e = b.build();
     e.start().await.expect("the sandboxed executor starts");
     e
-}
-
-async fn run(e: &CodeExecutor, code: &str) -> String {
-    e.execute(code, None)
-        .await
-        .unwrap_or_else(|err| panic!("{code}\nfailed: {err}"))
-        .text
-        .unwrap_or_default()
 }
 
 /// A Python helper printing `name: OK value` or `name: BLOCKED ExceptionType: message`.
