@@ -7,7 +7,7 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Keys, workspace, notebook, cell, settled, quitAll, invoke } from './webdriver.mjs';
+import { App, cell, invoke, Keys, notebook, quitAll, renameNotebook, settled, workspace } from './webdriver.mjs';
 
 const Tab = '\uE004';
 const End = '\uE010';
@@ -69,13 +69,7 @@ test('a renamed open notebook keeps its kernel: a variable survives the rename',
   const { app, dir } = await open({ 'test.ipynb': notebook('survivor = 4242', 'print(survivor)') });
   await app.press(Keys.Shift, Keys.Enter);
   assert.equal((await settled(app, 0)).state, 'done');
-  await app.click('#file-menu');
-  await app.until('the file menu', () => app.execute('return !!document.querySelector("#file-rename");'));
-  await app.execute('document.querySelector("#file-rename").click(); return true;');
-  await app.until('the name dialog', () => app.execute('return document.querySelector("#notebook-name-dialog").open;'));
-  await app.execute('const i = document.querySelector("#notebook-name"); i.value = "renamed"; return true;');
-  await app.click('#notebook-name-ok');
-  await app.until('the new title', () => app.execute('return document.title === "ipybox — renamed.ipynb";'));
+  await renameNotebook(app, 'renamed');
   assert.ok(existsSync(join(dir, 'renamed.ipynb')), 'the file has its new name');
   assert.ok(!existsSync(join(dir, 'test.ipynb')), 'and not the old one');
   await app.execute('document.querySelectorAll(".cell")[1].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');

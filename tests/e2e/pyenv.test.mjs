@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { App, Keys, workspace, notebook, settled, quitAll } from './webdriver.mjs';
+import { App, Keys, notebook, quitAll, renameNotebook, settled, workspace } from './webdriver.mjs';
 
 const apps = [];
 afterEach((t) => quitAll(apps, t));
@@ -122,13 +122,7 @@ test('a renamed notebook keeps its Python and its kernel', async () => {
   await app.until('the kernel idle', async () => (await app.kernelStatus()) === 'idle', 60000);
   await switchToProject(app);
   assert.equal((await runFirstCell(app)).state, 'done');
-  await app.click('#file-menu');
-  await app.until('the file menu', () => app.execute('return !!document.querySelector("#file-rename");'));
-  await app.execute('document.querySelector("#file-rename").click(); return true;');
-  await app.until('the name dialog', () => app.execute('return document.querySelector("#notebook-name-dialog").open;'));
-  await app.execute('const i = document.querySelector("#notebook-name"); i.value = "renamed"; return true;');
-  await app.click('#notebook-name-ok');
-  await app.until('the new title', () => app.execute('return document.title === "ipybox — renamed.ipynb";'));
+  await renameNotebook(app, 'renamed');
   assert.match((await app.text('#python-status')) ?? '', /· \.venv$/, 'the renamed notebook runs the .venv');
   await app.execute('document.querySelectorAll(".cell")[1].dispatchEvent(new MouseEvent("mousedown", {bubbles: true})); return true;');
   await app.press(Keys.Escape);

@@ -326,6 +326,17 @@ export async function cell(app, i) {
 }
 
 /** Wait until cell `i` ran (done or failed); its state. */
+/** File → Rename…, as a person does it: the open notebook becomes `name`.ipynb (its title says so). */
+export async function renameNotebook(app, name) {
+  await app.click('#file-menu');
+  await app.until('the file menu', () => app.execute('return !!document.querySelector("#file-rename");'));
+  await app.execute('document.querySelector("#file-rename").click(); return true;');
+  await app.until('the name dialog', () => app.execute('return document.querySelector("#notebook-name-dialog").open;'));
+  await app.execute('document.querySelector("#notebook-name").value = arguments[0]; return true;', name);
+  await app.click('#notebook-name-ok');
+  await app.until('the new title', () => app.execute('return document.title === arguments[0];', `ipybox — ${name}.ipynb`));
+}
+
 export async function settled(app, i, what = `cell ${i} to finish`) {
   return app.until(what, async () => {
     const c = await cell(app, i);
