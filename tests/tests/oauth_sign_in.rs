@@ -102,6 +102,19 @@ fn greet_cell() -> &'static str {
     "from mcptools.greet.greet import Params, run\nprint(run(Params(name='cell')))"
 }
 
+/// A new `ipybox exec` process runs [`greet_cell`] on `ws`, approving its call, with no
+/// display (no browser to open) and nothing to read.
+fn exec_greet_cell(ws: &std::path::Path) -> std::process::Output {
+    Command::new(ipybox_bin())
+        .args(["exec", "--approval", "auto", "--workspace"])
+        .arg(ws)
+        .arg(greet_cell())
+        .env_remove("DISPLAY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn register_signs_in_and_a_new_process_calls_with_the_kept_token() {
     let fixture = Fixture::start(3600);
@@ -184,14 +197,7 @@ async fn register_signs_in_and_a_new_process_calls_with_the_kept_token() {
     }
 
     // A new ipybox process: the cell's call goes out with the kept token, no sign-in.
-    let out = Command::new(ipybox_bin())
-        .args(["exec", "--approval", "auto", "--workspace"])
-        .arg(ws.path())
-        .arg(greet_cell())
-        .env_remove("DISPLAY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = exec_greet_cell(ws.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}{stderr}");
@@ -645,14 +651,7 @@ async fn the_command_line_uses_a_sign_in_the_app_kept_in_the_keyring() {
         }
     }
     assert!(register.wait().unwrap().success(), "register: {said}");
-    let out = Command::new(ipybox_bin())
-        .args(["exec", "--approval", "auto", "--workspace"])
-        .arg(ws.path())
-        .arg(greet_cell())
-        .env_remove("DISPLAY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = exec_greet_cell(ws.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}{stderr}");
