@@ -313,7 +313,7 @@ impl Approvals {
             reason: Some(ENDED),
         };
         self.events.send(SessionEvent::ApprovalRequested {
-            request: request.snapshot(),
+            request: Box::new(request.snapshot()),
         });
         if listener
             .send(ToolEvent::Requested(request.clone()))
@@ -444,7 +444,7 @@ impl Approvals {
                 p.insert(id, Arc::downgrade(&request.0));
             }
             self.events.send(SessionEvent::ApprovalRequested {
-                request: request.snapshot(),
+                request: Box::new(request.snapshot()),
             });
             if let Some(handler) = handler {
                 tokio::spawn(handler.handle(request.clone()));
@@ -474,7 +474,7 @@ impl Approvals {
         duration_ms: u64,
     ) {
         self.events.send(SessionEvent::ToolCall {
-            request: approved.request.snapshot(),
+            request: Box::new(approved.request.snapshot()),
             decision: CallDecision::Approved,
             decided_by: approved.by,
             reason: None,
@@ -530,7 +530,7 @@ impl Approvals {
             ),
         };
         self.events.send(SessionEvent::ToolCall {
-            request: request.snapshot(),
+            request: Box::new(request.snapshot()),
             decision,
             decided_by: by,
             reason: Some(reason),

@@ -199,7 +199,7 @@ impl Elicitations {
             ),
             Elicitation::By(elicitor) => {
                 self.events.send(SessionEvent::ElicitationRequested {
-                    question: question.clone(),
+                    question: Box::new(question.clone()),
                 });
                 let answer = elicitor.elicit(server, request).await;
                 self.settle(question, answer)
@@ -299,7 +299,7 @@ impl Elicitations {
             question: Some(question.clone()),
         };
         self.events.send(SessionEvent::ElicitationRequested {
-            question: question.clone(),
+            question: Box::new(question.clone()),
         });
         let answer = if question.call.is_some() {
             rx.await.ok()
@@ -405,7 +405,7 @@ impl Elicitations {
         reason: Option<String>,
     ) {
         self.events.send(SessionEvent::ElicitationEnded {
-            answered: Answered {
+            answered: Box::new(Answered {
                 id: question.id,
                 server: question.server,
                 message: question.message,
@@ -414,7 +414,7 @@ impl Elicitations {
                 values,
                 withheld,
                 reason,
-            },
+            }),
         });
     }
 }
@@ -509,7 +509,7 @@ mod tests {
     fn ended(events: &mut tokio::sync::broadcast::Receiver<SessionEvent>) -> Answered {
         loop {
             match events.try_recv().expect("an event") {
-                SessionEvent::ElicitationEnded { answered } => return answered,
+                SessionEvent::ElicitationEnded { answered } => return *answered,
                 _ => continue,
             }
         }
@@ -654,14 +654,14 @@ mod shape {
             "age": {"type": "integer", "minimum": 0, "default": 3}}, "required": ["age"]}))
         .expect("a form");
         let event = SessionEvent::ElicitationRequested {
-            question: Question {
+            question: Box::new(Question {
                 id: 2,
                 server: "asker".into(),
                 message: "How old?".into(),
                 form,
                 call: Some(CallRef::new(7, Some("x1".into()), "asker", "ask")),
                 asked_at: 5,
-            },
+            }),
         };
         assert_eq!(
             serde_json::to_value(&event).expect("json"),
@@ -673,7 +673,7 @@ mod shape {
                 "call": {"id": 7, "execution_id": "x1", "tool": "ask"}, "asked_at": 5}})
         );
         let ended = SessionEvent::ElicitationEnded {
-            answered: Answered {
+            answered: Box::new(Answered {
                 id: 2,
                 server: "asker".into(),
                 message: "How old?".into(),
@@ -682,7 +682,7 @@ mod shape {
                 values: None,
                 withheld: Vec::new(),
                 reason: Some("why".into()),
-            },
+            }),
         };
         assert_eq!(
             serde_json::to_value(&ended).expect("json"),

@@ -155,7 +155,7 @@ pub enum SessionEvent {
     /// [`CodeExecutor::decide`](crate::CodeExecutor::decide)).
     ApprovalRequested {
         /// The request, as data.
-        request: RequestSnapshot,
+        request: Box<RequestSnapshot>,
     },
     /// A request was decided.
     ApprovalDecided {
@@ -179,7 +179,7 @@ pub enum SessionEvent {
     ToolCall {
         /// The request, as data.
         #[serde(flatten)]
-        request: RequestSnapshot,
+        request: Box<RequestSnapshot>,
         /// `approved`, `rejected` or `timed_out`.
         decision: CallDecision,
         /// Who or what decided.
@@ -198,7 +198,7 @@ pub enum SessionEvent {
         /// The execution whose cell was blocked.
         execution_id: String,
         /// What was blocked, by which rule, and what to allow.
-        block: SandboxBlock,
+        block: Box<SandboxBlock>,
     },
     /// An MCP server process or connection was started.
     McpServerStarted {
@@ -250,14 +250,14 @@ pub enum SessionEvent {
     /// session's listeners answer questions.
     ElicitationRequested {
         /// The question, its form and the call it came during.
-        question: crate::question::Question,
+        question: Box<crate::question::Question>,
     },
     /// A question was answered, declined or cancelled (by the person, or without one: nobody
     /// to ask, its call ended). The audit log records these; secrets' values are left out.
     ElicitationEnded {
         /// What was asked and what went back.
         #[serde(flatten)]
-        answered: crate::question::Answered,
+        answered: Box<crate::question::Answered>,
     },
     /// An MCP server sent a log message
     /// ([MCP logging](https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging)).
@@ -385,6 +385,15 @@ impl From<Decision> for CallDecision {
 mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
+
+    /// Every listener's queue holds 1,024 events whatever they are, so an event is kept small:
+    /// the large payloads are boxed. At 872 bytes an event (a request's tool definition inline),
+    /// the app's queue alone took 900 KiB; the largest event left is a progress report.
+    #[test]
+    fn an_event_is_small() {
+        let size = std::mem::size_of::<SessionEvent>();
+        assert!(size <= 128, "an event takes {size} bytes");
+    }
 
     #[test]
     fn a_server_exit_says_how_its_process_ended() {

@@ -52,7 +52,7 @@ async fn run(
         } = event
             && execution_id == id
         {
-            return Some((error_at.elapsed(), block));
+            return Some((error_at.elapsed(), *block));
         }
     }
     None

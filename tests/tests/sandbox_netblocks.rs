@@ -93,7 +93,7 @@ async fn run(
             } = event
                 && execution_id == id
             {
-                blocks.push((error_at.map(|t: Instant| t.elapsed()), block));
+                blocks.push((error_at.map(|t: Instant| t.elapsed()), *block));
             }
         }
     };

@@ -95,7 +95,7 @@ impl Calls {
         {
             events.send(SessionEvent::SandboxBlocked {
                 execution_id: id.clone(),
-                block,
+                block: Box::new(block),
             });
         }
         self.reply(header, &Answer::Noted.to_reply());

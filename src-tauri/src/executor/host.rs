@@ -154,7 +154,7 @@ impl NetBlocks {
                 told.push(block.path.clone());
                 events.send(SessionEvent::SandboxBlocked {
                     execution_id: id.clone(),
-                    block,
+                    block: Box::new(block),
                 });
             }
         });

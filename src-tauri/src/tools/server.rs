@@ -195,7 +195,7 @@ impl ToolServer {
             .call(req, &params, args, &approved.request.snapshot())
             .await;
         self.approvals.events().send(SessionEvent::ToolCall {
-            request: approved.request.snapshot(),
+            request: Box::new(approved.request.snapshot()),
             decision: CallDecision::Approved,
             decided_by: approved.by,
             reason: None,
@@ -301,7 +301,7 @@ impl ToolServer {
         {
             Ok(approved) => {
                 self.approvals.events().send(SessionEvent::ToolCall {
-                    request: approved.request.snapshot(),
+                    request: Box::new(approved.request.snapshot()),
                     decision: CallDecision::Approved,
                     decided_by: approved.by,
                     reason: None,
