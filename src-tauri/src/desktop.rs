@@ -79,6 +79,15 @@ pub fn prepare_environment() {
         // nothing reads the environment concurrently.
         unsafe { std::env::set_var(var, value) };
     }
+    // glibc gives each thread that finds the heap busy an arena of its own (up to eight per
+    // core) and keeps what was freed in each. The app's threads (Tokio's, GTK's, the asset
+    // server's, WebKit's IPC) left ≈ 2 MiB there after a notebook's Run all; two arenas
+    // serve them as fast.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: sets one of glibc's allocator settings; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
 }
 
 /// The variables [`prepare_environment`] sets, given whether a GPU render node exists and
