@@ -12,7 +12,7 @@
 //   a cell the sandbox blocked: its error to the offer to allow it painted (BENCH_ONLY=block).
 // Run: bash scripts/bench-desktop.sh
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { APP, App, ROOT, answerDialog, answerDialogSoon, fixtureWorkspace, notebook, workspace } from '../e2e/webdriver.mjs';
 
@@ -130,16 +130,31 @@ function children(pid) {
   return out;
 }
 
+/** The app's own process, opened on `dir`. */
+function appPid(dir) {
+  return spawnSync('pgrep', ['-f', `ipybox open ${dir}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number)[0];
+}
+
 function appMemory(dir) {
-  const found = spawnSync('pgrep', ['-f', `ipybox open ${dir}`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
-  const app = found[0];
+  const app = appPid(dir);
   const webkit = children(app).filter((p) => /WebKit(Web|Network)Process/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8')));
   return { app: pss(app), webkit: webkit.reduce((s, p) => s + pss(p), 0), anon: anon(app) + webkit.reduce((s, p) => s + anon(p), 0), appAnon: anon(app), processes: 1 + webkit.length };
 }
 
+/** Each process's whole memory map, for finding which mappings grew between two builds. */
+function keepSmaps(dir, into) {
+  const app = appPid(dir);
+  mkdirSync(into, { recursive: true });
+  for (const pid of [app, ...children(app)]) {
+    const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    try { writeFileSync(join(into, `${name}-${pid}.smaps`), readFileSync(`/proc/${pid}/smaps`, 'utf8')); } catch { /* gone */ }
+  }
+}
+
 const results = {};
 const launches = [];
-// BENCH_ONLY=memory (or stream, launch, dialog, endpoint, block) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env.
+// BENCH_ONLY=memory (or stream, launch, dialog, endpoint, block) runs one part; BENCH_ENV='{"K":"V"}' sets the app's env;
+// BENCH_SMAPS_DIR=DIR keeps each app process's memory map after Run all (to compare two builds' mappings).
 const only = process.env.BENCH_ONLY;
 const env = JSON.parse(process.env.BENCH_ENV ?? '{}');
 for (let i = 0; i < (only && only !== 'launch' ? 0 : 5); i++) {
@@ -236,6 +251,7 @@ if (!only || only === 'memory') {
   await app.until('all 50 cells', () => app.execute(`return [...document.querySelectorAll('.cell')].filter((c) => c.dataset.state === 'done').length >= 50;`), 120000);
   await new Promise((r) => setTimeout(r, 1000));
   const m = appMemory(dir);
+  if (process.env.BENCH_SMAPS_DIR) keepSmaps(dir, process.env.BENCH_SMAPS_DIR);
   results.memory_50_cells_10_plots_mib = { total: round(m.app + m.webkit), ipybox: round(m.app), webkit: round(m.webkit), anon: round(m.anon), ipybox_anon: round(m.appAnon), processes: m.processes };
   await app.quit();
 }

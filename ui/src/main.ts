@@ -1,4 +1,3 @@
-import 'katex/dist/katex.min.css';
 import './styles/app.css';
 import { drawHandedNotebook } from './boot';
 

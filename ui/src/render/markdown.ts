@@ -1,24 +1,14 @@
 /**
  * Markdown (cells and text/markdown outputs) with markdown-it, and TeX math with KaTeX:
  * `$…$`, `\(…\)` inline; `$$…$$`, `\[…\]` and `\begin{env}…\end{env}` displayed — what
- * JupyterLab's MathJax accepts in Markdown. The HTML is then sanitized like any output.
+ * JupyterLab's MathJax accepts in Markdown (KaTeX itself loads the first time it is needed:
+ * `math.ts`). The HTML is then sanitized like any output.
  */
-import katex from 'katex';
 import MarkdownIt, { type MarkdownIt as Md, type StateBlock, type StateInline } from 'markdown-it';
 import { isJsonObject, type JsonObject } from '../util/json';
 import { joinMultiline } from '../model/text';
+import { renderTex } from './math';
 import { sanitizeHtml } from './sanitize';
-
-export function renderTex(tex: string, displayMode: boolean): string {
-  return katex.renderToString(tex, {
-    displayMode,
-    throwOnError: false,
-    strict: 'ignore',
-    trust: false,
-    output: 'htmlAndMathml',
-    maxExpand: 1000,
-  });
-}
 
 function isWhitespace(ch: string | undefined): boolean {
   return ch === undefined || /\s/.test(ch);

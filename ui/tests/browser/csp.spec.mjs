@@ -36,7 +36,9 @@ describe('the built UI under the app’s Content-Security-Policy', () => {
     await app.waitForFunction(() => document.querySelectorAll('.cell').length > 3);
     // Rendered: math (KaTeX), an HTML table, plots (data: images) that decoded.
     await app.waitForFunction(() => [...document.querySelectorAll('img')].some((i) => i.complete && i.naturalWidth > 0));
-    assert.ok(await app.locator('.katex').count() > 0, 'math rendered');
+    // KaTeX is a chunk of its own, loaded under the same policy when the first formula shows.
+    await app.locator('.katex').first().waitFor();
+    assert.equal(await app.locator('.math-pending').count(), 0, 'every formula typeset');
     assert.ok(await app.locator('.outputs table').count() > 0, 'HTML output rendered');
     // The editor's styles (CodeMirror injects a style element) applied: a highlighted token has a colour.
     // A cell gets its editor when the pointer comes over it.

@@ -31,7 +31,9 @@ describe('opening', () => {
     assert.equal(await page.locator('.output[data-mime="text/html"] table.dataframe').count(), 1);
     assert.equal(await page.locator('img.output-image').count() >= 2, true);
     assert.equal(await page.locator('.output[data-output-type="error"] .ansi-fg-1').count() > 0, true);
-    assert.equal(await page.locator('.markdown-rendered .katex').count() > 0, true);
+    // Math is typeset once KaTeX's chunk has loaded (the first formula asks for it).
+    await page.locator('.markdown-rendered .katex').first().waitFor();
+    assert.equal(await page.locator('.math-pending').count(), 0);
     assert.deepEqual(await page.locator('.cell .prompt').first().textContent(), '');
     assert.equal(await page.locator('.cell[data-cell-type="code"] .prompt').first().textContent(), '[1]');
     assert.deepEqual(errors, []);
@@ -43,6 +45,21 @@ describe('opening', () => {
     assert.equal(await page.locator('.cell').count(), 1);
     assert.equal(await page.locator('.cell .prompt').textContent(), '[ ]');
     assert.equal(await page.locator('.cell').getAttribute('data-state'), 'idle');
+    await close();
+  });
+
+  it('a notebook without math never loads KaTeX; the first formula does', async () => {
+    const { page, close } = await app({ notebook: null, notebookPath: '/w/Untitled.ipynb' });
+    const katexLoaded = () =>
+      page.evaluate(() => performance.getEntriesByType('resource').some((r) => /\/katex-[^/]*\.js$/.test(r.name)));
+    await page.waitForTimeout(300);
+    assert.equal(await katexLoaded(), false, 'no formula, no KaTeX');
+    await page.keyboard.press('m');
+    await page.keyboard.press('Enter');
+    await page.keyboard.insertText('Energy $E = mc^2$');
+    await page.keyboard.press('Shift+Enter');
+    await cell(page, 0).locator('.katex').first().waitFor();
+    assert.equal(await katexLoaded(), true);
     await close();
   });
 });
@@ -251,6 +268,7 @@ describe('keyboard', () => {
     await page.keyboard.insertText('# Title with $x^2$');
     await page.keyboard.press('Shift+Enter');
     assert.equal(await cell(page, 1).locator('.markdown-rendered h1').count(), 1);
+    await cell(page, 1).locator('.katex').first().waitFor();
     assert.equal(await cell(page, 1).locator('.katex').count(), 1);
     await page.keyboard.press('k');
     await page.keyboard.press('y');

@@ -1,8 +1,32 @@
 // @vitest-environment jsdom
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { latexToHtml, markdownToHtml, renderMarkdown } from '../../src/render/markdown';
+import { loadMath } from '../../src/render/math';
+
+// Runs first: KaTeX is not loaded until something shows math.
+describe('math before KaTeX has loaded', () => {
+  it('shows a formula as its escaped source, then typesets it in the document once KaTeX is in', async () => {
+    const div = document.createElement('div');
+    document.body.appendChild(div);
+    div.appendChild(renderMarkdown('Inline $<img src=x onerror="window.__hit=1">$ and\n\n$$\\frac{a}{b}$$'));
+    const pending = div.querySelectorAll('.math-pending');
+    expect(pending.length).toBe(2);
+    expect(div.querySelector('img')).toBeNull();
+    expect(pending[0]?.textContent).toBe('<img src=x onerror="window.__hit=1">');
+    expect(div.querySelector('.math-display .math-pending-display')?.textContent).toBe('\\frac{a}{b}');
+    expect(div.querySelector('.katex')).toBeNull();
+    await loadMath();
+    expect(div.querySelector('.math-pending')).toBeNull();
+    expect(div.querySelectorAll('.katex, .katex-error').length).toBe(2);
+    expect(div.querySelector('.katex-display')).not.toBeNull();
+    expect(div.querySelector('img')).toBeNull();
+    div.remove();
+  });
+});
 
 describe('Markdown with math', () => {
+  beforeAll(() => loadMath());
+
   it('renders inline $…$ and \\(…\\) with KaTeX', () => {
     const out = markdownToHtml('Energy $E = mc^2$ and \\(a_1 * b_2\\).');
     expect(out.match(/class="katex"/g)?.length).toBe(2);

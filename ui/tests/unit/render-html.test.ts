@@ -1,8 +1,11 @@
 // @vitest-environment jsdom
 // HTML, Markdown and LaTeX outputs go through DOMPurify, which needs jsdom (it cannot run in happy-dom).
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DisplayDataOutput } from '../../src/model/outputs';
+import { loadMath } from '../../src/render/math';
 import { createOutputView } from '../../src/render/outputs';
+
+beforeAll(() => loadMath());
 
 function display(data: DisplayDataOutput['data']): DisplayDataOutput {
   return { kind: 'display_data', data, metadata: {}, displayId: null, extra: {}, raw: null, fromFile: false };
