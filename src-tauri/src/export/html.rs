@@ -12,7 +12,7 @@ use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
 
 use super::notebook::{Cell, MimeBundle, Notebook, Output, bundle_text};
-use super::{ansi, base64_payload, highlight, html_escape, markdown, sanitize, svg_uri};
+use super::{ansi, base64_payload, highlight, html_escape, markdown, math, sanitize, svg_uri};
 
 /// MIME types shown, richest first: the app's order (`ui/src/render/outputs.ts`).
 const MIME_PRIORITY: &[&str] = &[
@@ -168,8 +168,8 @@ fn render_bundle(data: &MimeBundle) -> String {
                 markdown::to_html(&t, &Default::default())
             )),
             ("text/latex", Some(t)) => Some(format!(
-                "<div class=\"math math-display\">{}</div>",
-                html_escape(&t)
+                "<div class=\"math-display\">{}</div>",
+                sanitize::clean(&math::latex_output(&t))
             )),
             ("application/json", _) => serde_json::to_string_pretty(value)
                 .ok()
@@ -311,6 +311,27 @@ mod tests {
         assert!(
             page.contains("&lt;/pre&gt;&lt;script&gt;"),
             "stream text is text"
+        );
+    }
+
+    #[test]
+    fn latex_outputs_are_mathml_and_a_broken_one_is_its_source() {
+        let page = to_html(
+            &notebook(
+                r#"{"cell_type": "code", "source": "x", "execution_count": 1, "outputs": [
+                    {"output_type": "execute_result", "execution_count": 1, "data": {"text/latex": "$$\\frac{1}{2}$$", "text/plain": "1/2"}},
+                    {"output_type": "display_data", "data": {"text/latex": "$\\frac{1}{<script>$", "text/plain": "x"}}
+                ]}"#,
+            ),
+            "t",
+        );
+        assert!(
+            page.contains("<div class=\"math-display\"><math display=\"block\"><mfrac>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<code class=\"math-source\">$\\frac{1}{&lt;script&gt;$</code>"),
+            "{page}"
         );
     }
 
