@@ -1,6 +1,8 @@
 //! HTML from a notebook (outputs, Markdown) made inert for a page that leaves ipybox, with
 //! ammonia's allow-list: no script in any form (elements, event handlers, `javascript:`,
-//! SVG or MathML markup), no `style` (neither elements nor attributes, so no CSS fetches or
+//! SVG markup), MathML only as MathML Core's presentation elements and attributes (so
+//! formulas show, and nothing in them links, fetches or carries HTML in an annotation), no
+//! `style` (neither elements nor attributes, so no CSS fetches or
 //! covers anything), no frames, forms or embedded objects, no ids that could clobber the
 //! page; images only as `data:` URIs, so nothing loads from anywhere; links keep `http`,
 //! `https` and `mailto` addresses (a reader's click opens them in a new context, as in
