@@ -14,7 +14,8 @@ use sha2::{Digest as _, Sha256};
 use super::notebook::{Cell, MimeBundle, Notebook, Output, bundle_text};
 use super::{ansi, base64_payload, highlight, html_escape, markdown, math, sanitize, svg_uri};
 
-/// MIME types shown, richest first: the app's order (`ui/src/render/outputs.ts`).
+/// MIME types shown, richest first — the app's order: both are tested against
+/// `tests/fixtures/render-lists/lists.json`.
 const MIME_PRIORITY: &[&str] = &[
     "text/html",
     "image/svg+xml",
@@ -332,6 +333,27 @@ mod tests {
         assert!(
             page.contains("<code class=\"math-source\">$\\frac{1}{&lt;script&gt;$</code>"),
             "{page}"
+        );
+    }
+
+    #[test]
+    fn the_mime_order_is_the_shared_lists() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/render-lists/lists.json"
+        );
+        let lists: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("the shared lists"))
+                .expect("json");
+        let order: Vec<&str> = lists["mime_order"]
+            .as_array()
+            .expect("mime_order")
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        assert_eq!(
+            MIME_PRIORITY, order,
+            "the page picks an output's entry as the app does"
         );
     }
 

@@ -12,24 +12,42 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-/// Images and media a `src` may hold: the app's list (`ui/src/render/sanitize.ts`).
+/// The media types a `data:` URI in a `src` may hold: images only, since the page keeps no
+/// audio or video element. An entry `kind/*` would take any subtype. The app's list and this
+/// one are both tested against `tests/fixtures/render-lists/lists.json`.
+const DATA_MEDIA_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/jpg",
+    "image/gif",
+    "image/webp",
+    "image/bmp",
+    "image/svg+xml",
+    "image/avif",
+];
+
+/// Whether `value` is a `data:` URI of one of [`DATA_MEDIA_TYPES`].
 fn is_data_media(value: &str) -> bool {
     let lower = value.trim_start().to_ascii_lowercase();
     let Some(rest) = lower.strip_prefix("data:") else {
         return false;
     };
-    let mime = rest.split([';', ',']).next().unwrap_or("");
-    matches!(
-        mime,
-        "image/png"
-            | "image/jpeg"
-            | "image/jpg"
-            | "image/gif"
-            | "image/webp"
-            | "image/bmp"
-            | "image/svg+xml"
-            | "image/avif"
-    )
+    // The type ends where its parameters or the data begin; without either it is no URI.
+    let Some(end) = rest.find([';', ',']) else {
+        return false;
+    };
+    let mime = &rest[..end];
+    DATA_MEDIA_TYPES
+        .iter()
+        .any(|allowed| match allowed.strip_suffix("*") {
+            Some(kind) => mime.strip_prefix(kind).is_some_and(|subtype| {
+                !subtype.is_empty()
+                    && subtype
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b".+-".contains(&b))
+            }),
+            None => mime == *allowed,
+        })
 }
 
 /// [MathML Core]'s presentation elements, each with the presentational attributes it may
@@ -317,6 +335,47 @@ mod tests {
     fn mathml_a_reader_needs_stays() {
         let math = "<math display=\"block\"><mtable class=\"menv-alignlike menv-align\"><mtr><mtd><mfrac linethickness=\"0em\"><mrow><mi mathvariant=\"normal\">Γ</mi></mrow><mn>2</mn></mfrac></mtd><mtd><mo stretchy=\"false\">(</mo><mspace width=\"0.1667em\"></mspace><mtext>if</mtext></mtd></mtr></mtable></math>";
         assert_eq!(clean(math), math, "nothing of it is lost");
+    }
+
+    #[test]
+    fn data_media_are_the_shared_lists_export_entry() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/render-lists/lists.json"
+        );
+        let lists: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("the shared lists"))
+                .expect("json");
+        let export: Vec<&str> = lists["data_media"]["export"]
+            .as_array()
+            .expect("data_media.export")
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        assert_eq!(
+            DATA_MEDIA_TYPES, export,
+            "the export's data: media types are the ones the shared file lists for it"
+        );
+        let app = lists["data_media"]["app"]
+            .as_array()
+            .expect("data_media.app");
+        for mime in &export {
+            assert!(
+                app.iter().any(|a| a == mime),
+                "{mime}: the page shows nothing the app would refuse"
+            );
+        }
+        assert!(is_data_media("data:image/svg+xml;base64,PHN2Zz4="));
+        assert!(is_data_media(" DATA:image/PNG,x"), "as browsers read it");
+        for refused in [
+            "data:audio/wav;base64,UklGRg==",
+            "data:video/mp4;base64,AAAA",
+            "data:image/png",
+            "data:image/pngx;base64,AAAA",
+            "data:text/html,<script>",
+        ] {
+            assert!(!is_data_media(refused), "{refused}");
+        }
     }
 
     #[test]
