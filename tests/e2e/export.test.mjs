@@ -1,8 +1,9 @@
 // Export, as a reader without ipybox meets it: the HTML page in headless Chromium (its plot
 // shows, no script runs, nothing is fetched — with the page's CSP and without it, so the
 // sanitizer is checked on its own), and `ipybox export --to pdf` printed by WebKitGTK on the
-// display this run provides, its first page rasterized by pdftoppm and read pixel by pixel;
-// and File → Export as PDF in the real window, through the native save dialog.
+// display this run provides, its first page rasterized by pdftoppm and read pixel by pixel,
+// its math read back as text; and File → Export as PDF in the real window, through the
+// native save dialog.
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -150,6 +151,21 @@ function assertPlotPrinted(pdf) {
   assert.match(text, /Sales/, 'the Markdown heading is text in the PDF');
   assert.match(text, /import matplotlib\.pyplot as plt/, 'the code is text in the PDF');
 }
+
+test('ipybox export --to pdf prints math as math, not as its TeX', () => {
+  const pdf = exportTo('math.ipynb', 'pdf', join(dir, 'math.pdf'));
+  const text = spawnSync('pdftotext', ['-f', '1', '-l', '1', pdf, '-'], { encoding: 'utf8' }).stdout;
+  for (const [sign, what] of [
+    // A variable is set in math italic (U+1D45B), as MathML lays out a single-letter <mi>.
+    ['𝑛(𝑛 + 1)', 'a variable'],
+    ['ℝ', 'a double-struck letter'],
+    ['√', 'a root'],
+    ['otherwise', 'text in a cases environment'],
+  ])
+    assert.ok(text.includes(sign), `${what} is printed as math (${sign}): ${text}`);
+  assert.doesNotMatch(text, /\\(sum|mathbb|begin|sqrt)/, 'no formula that converts is printed as TeX');
+  assert.match(text, /\\frac\{a\}/, 'one the converter cannot read is printed as its source');
+});
 
 test('File → Export as PDF in the window writes the file the save dialog names and says so', async () => {
   const ws = workspace({ 'plot.ipynb': readFileSync(join(FIXTURES, 'plot.ipynb'), 'utf8') });
