@@ -1,9 +1,9 @@
 //! A notebook as one self-contained HTML page that reads like the app: prompts in a gutter,
-//! highlighted code, rendered Markdown, outputs chosen by the app's MIME order. Nothing in
-//! it runs or loads: untrusted HTML and Markdown are sanitized, images are `data:` URIs, SVG
-//! is shown as an image (where nothing in it runs), terminal text is escaped, and a
-//! Content-Security-Policy allows no script, no connection and no resource but `data:`
-//! images and the page's own stylesheet (by its hash — not even inline styles).
+//! highlighted code, rendered Markdown, math as MathML, outputs chosen by the app's MIME
+//! order. Nothing in it runs or loads: untrusted HTML and Markdown are sanitized, images are
+//! `data:` URIs, SVG is shown as an image (where nothing in it runs), terminal text is
+//! escaped, and a Content-Security-Policy allows no script, no connection and no resource
+//! but `data:` images and the page's own stylesheet (by its hash — not even inline styles).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -81,25 +81,20 @@ fn to_mathml(tex: &str, display: Display) -> Option<String> {
     Some(escape_stray_angles(&mathml))
 }
 
-/// The elements the converter writes. Any other `<` in its output is text.
+/// The elements pulldown-latex writes (it never writes `semantics` or `annotation` here: no
+/// annotation is asked for). Any other `<` in its output is text.
 const CONVERTER_ELEMENTS: &[&str] = &[
     "math",
     "merror",
     "mfrac",
     "mi",
-    "mmultiscripts",
     "mn",
     "mo",
     "mover",
-    "mpadded",
-    "mphantom",
-    "mprescripts",
     "mroot",
     "mrow",
-    "ms",
     "mspace",
     "msqrt",
-    "mstyle",
     "msub",
     "msubsup",
     "msup",
@@ -109,9 +104,6 @@ const CONVERTER_ELEMENTS: &[&str] = &[
     "mtr",
     "munder",
     "munderover",
-    "none",
-    "semantics",
-    "annotation",
 ];
 
 /// The converter writes some text unescaped — an operator `<` as `<mo><</mo>`, the name in

@@ -114,8 +114,9 @@ const MATHML_GLOBAL: &[&str] = &[
     "mathsize",
 ];
 
-/// The converter's classes for environments (`aligned`, `cases`, matrices, rules), which
-/// the page's stylesheet lays out; no other class reaches a MathML element.
+/// The converter's classes for environments (`aligned`, `cases`, matrices, rules), negated
+/// operators (`\not`) and small operators, which the page's stylesheet lays out; no other
+/// class reaches a MathML element.
 const MATH_CLASSES: &[(&str, &[&str])] = &[
     (
         "mtable",
@@ -131,6 +132,9 @@ const MATH_CLASSES: &[(&str, &[&str])] = &[
         ],
     ),
     ("mtr", &["menv-hline", "menv-hdashline"]),
+    ("mrow", &["mop-negated"]),
+    ("mo", &["small"]),
+    ("mi", &["small"]),
     (
         "mtd",
         &[
@@ -333,7 +337,7 @@ mod tests {
 
     #[test]
     fn mathml_a_reader_needs_stays() {
-        let math = "<math display=\"block\"><mtable class=\"menv-alignlike menv-align\"><mtr><mtd><mfrac linethickness=\"0em\"><mrow><mi mathvariant=\"normal\">Γ</mi></mrow><mn>2</mn></mfrac></mtd><mtd><mo stretchy=\"false\">(</mo><mspace width=\"0.1667em\"></mspace><mtext>if</mtext></mtd></mtr></mtable></math>";
+        let math = "<math display=\"block\"><mtable class=\"menv-alignlike menv-align\"><mtr><mtd><mfrac linethickness=\"0em\"><mrow><mi mathvariant=\"normal\">Γ</mi></mrow><mn>2</mn></mfrac></mtd><mtd><mo stretchy=\"false\">(</mo><mspace width=\"0.1667em\"></mspace><mtext>if</mtext><mrow class=\"mop-negated\"><mo class=\"small\">∼</mo></mrow></mtd></mtr></mtable></math>";
         assert_eq!(clean(math), math, "nothing of it is lost");
     }
 
