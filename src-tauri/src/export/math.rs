@@ -169,8 +169,9 @@ fn depth(tex: &str) -> usize {
 fn source(tex: &str, display: Display) -> String {
     match display {
         Display::Inline => format!("<code class=\"math-source\">${}$</code>", html_escape(tex)),
+        // A `code`, not a `pre`: displayed math sits inside a Markdown paragraph.
         Display::Block => format!(
-            "<pre class=\"math-source\"><code>$${}$$</code></pre>",
+            "<code class=\"math-source math-block\">$${}$$</code>",
             html_escape(tex)
         ),
     }
@@ -232,7 +233,7 @@ mod tests {
         );
         assert_eq!(
             to_html(r"\href{javascript:alert(1)}{x<y}", Display::Block),
-            "<pre class=\"math-source\"><code>$$\\href{javascript:alert(1)}{x&lt;y}$$</code></pre>",
+            "<code class=\"math-source math-block\">$$\\href{javascript:alert(1)}{x&lt;y}$$</code>",
             "a command the converter does not know, escaped"
         );
     }
@@ -261,7 +262,10 @@ mod tests {
                 "{what} took {:?}",
                 started.elapsed()
             );
-            assert!(html.starts_with("<pre class=\"math-source\">"), "{what}");
+            assert!(
+                html.starts_with("<code class=\"math-source math-block\">"),
+                "{what}"
+            );
         }
         let deep_enough = format!("{}x{}", "x^{".repeat(MAX_DEPTH), "}".repeat(MAX_DEPTH));
         assert!(

@@ -153,8 +153,7 @@ static CLEANER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
     b.url_schemes(["http", "https", "mailto", "data"].into_iter().collect())
         .url_relative(ammonia::UrlRelative::Deny)
         .add_clean_content_tags(["annotation", "annotation-xml"])
-        .add_allowed_classes("code", ["math-source"])
-        .add_allowed_classes("pre", ["math-source"])
+        .add_allowed_classes("code", ["math-source", "math-block"])
         .attribute_filter(|element, attribute, value| {
             let is_data = value
                 .trim_start()
