@@ -6,6 +6,7 @@ mod ansi;
 mod highlight;
 mod html;
 mod markdown;
+mod math;
 mod notebook;
 mod python;
 mod sanitize;

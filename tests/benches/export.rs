@@ -1,5 +1,5 @@
 //! Export benchmark: a 50-cell notebook with 10 plots (640 × 480 matplotlib PNGs), 10
-//! pandas-like tables, Markdown and printed text, exported to HTML in-process and to PDF by
+//! pandas-like tables, Markdown with inline and displayed math, and printed text, exported to HTML in-process and to PDF by
 //! `ipybox export --to pdf` (a whole run of the command: GTK, the WebKit web process, the
 //! layout and the print).
 //!
@@ -56,7 +56,7 @@ fn notebook() -> Value {
                 "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"image/png": png, "text/plain": "<Figure>"}}]}),
             1 => json!({"cell_type": "code", "execution_count": i, "metadata": {}, "source": "df.head(20)",
                 "outputs": [{"output_type": "execute_result", "execution_count": i, "metadata": {}, "data": {"text/html": table, "text/plain": "df"}}]}),
-            2 => json!({"cell_type": "markdown", "metadata": {}, "source": format!("## Step {i}\n\nWe compute $\\sigma^2$ and **compare** it with [the paper](https://example.org).\n\n- one\n- two")}),
+            2 => json!({"cell_type": "markdown", "metadata": {}, "source": format!("## Step {i}\n\nWe compute $\\sigma^2$ and **compare** it with [the paper](https://example.org):\n\n$$\\hat\\sigma^2 = \\frac{{1}}{{n-1}} \\sum_{{i=1}}^{{n}} (x_i - \\bar{{x}})^2$$\n\n- one\n- two")}),
             _ => json!({"cell_type": "code", "execution_count": i, "metadata": {}, "source": format!("for k in range(20):\n    print(f'row {{k}}: {{k * {i}}}')  # comment"),
                 "outputs": [{"output_type": "stream", "name": "stdout", "text": (0..20).map(|k| format!("row {k}: {}\n", k * i)).collect::<String>()}]}),
         })

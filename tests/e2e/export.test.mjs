@@ -1,8 +1,9 @@
 // Export, as a reader without ipybox meets it: the HTML page in headless Chromium (its plot
 // shows, no script runs, nothing is fetched — with the page's CSP and without it, so the
 // sanitizer is checked on its own), and `ipybox export --to pdf` printed by WebKitGTK on the
-// display this run provides, its first page rasterized by pdftoppm and read pixel by pixel;
-// and File → Export as PDF in the real window, through the native save dialog.
+// display this run provides, its first page rasterized by pdftoppm and read pixel by pixel,
+// its math read back as text; and File → Export as PDF in the real window, through the
+// native save dialog.
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -67,6 +68,21 @@ async function openInChromium(file, { bypassCSP }) {
       pwned: window.__pwned,
       images: [...document.querySelectorAll('img.output-image')].map((i) => ({ complete: i.complete, width: i.naturalWidth })),
       bold: document.querySelector('.user-content b')?.textContent ?? null,
+      math: [...document.querySelectorAll('math')].map((m) => {
+        const box = m.getBoundingClientRect();
+        // A fraction laid out as MathML has its numerator above its denominator.
+        const frac = m.querySelector('mfrac');
+        const [num, den] = frac ? [...frac.children].map((c) => c.getBoundingClientRect()) : [];
+        return {
+          mathml: m.namespaceURI === 'http://www.w3.org/1998/Math/MathML',
+          display: m.getAttribute('display'),
+          width: box.width,
+          height: box.height,
+          stacked: frac ? num.bottom <= den.top + 1 : null,
+          text: m.textContent,
+        };
+      }),
+      mathSource: [...document.querySelectorAll('.math-source')].map((e) => e.textContent),
     }));
     return { requests, scripts: seenScripts, ...facts };
   } finally {
@@ -86,8 +102,20 @@ test('an exported page opens in Chromium with its images, runs no script and fet
     assert.equal(seen.images.length, 2, 'the SVG and the plot are shown as images');
     for (const image of seen.images) assert.ok(image.complete && image.width > 0, `every image loads from the file itself: ${JSON.stringify(seen.images)}`);
     assert.equal(seen.bold, 'bold survives', 'harmless markup still renders');
+    assertMathRenders(seen);
   }
 });
+
+/** TeX in Markdown and text/latex is laid out as MathML; what cannot be converted is its source. */
+function assertMathRenders(seen) {
+  const shown = JSON.stringify(seen.math);
+  assert.ok(seen.math.length >= 5, `the formulas are MathML elements: ${shown}`);
+  for (const m of seen.math) assert.ok(m.mathml && m.width > 0 && m.height > 0, `every formula is laid out with a size: ${shown}`);
+  const fractions = seen.math.filter((m) => m.stacked !== null);
+  assert.ok(fractions.length >= 2 && fractions.every((m) => m.stacked), `fractions are stacked, inline and displayed: ${shown}`);
+  assert.equal(seen.math.filter((m) => m.display === 'block').length, 2, `$$…$$ and the text/latex output are blocks: ${shown}`);
+  assert.ok(seen.mathSource.includes('$\\frac{a}$'), `a formula the converter cannot read is its source: ${JSON.stringify(seen.mathSource)}`);
+}
 
 /** The first page of a PDF as RGB pixels (pdftoppm, 50 dpi). */
 function firstPage(pdf) {
@@ -123,6 +151,21 @@ function assertPlotPrinted(pdf) {
   assert.match(text, /Sales/, 'the Markdown heading is text in the PDF');
   assert.match(text, /import matplotlib\.pyplot as plt/, 'the code is text in the PDF');
 }
+
+test('ipybox export --to pdf prints math as math, not as its TeX', () => {
+  const pdf = exportTo('math.ipynb', 'pdf', join(dir, 'math.pdf'));
+  const text = spawnSync('pdftotext', ['-f', '1', '-l', '1', pdf, '-'], { encoding: 'utf8' }).stdout;
+  for (const [sign, what] of [
+    // A variable is set in math italic (U+1D45B), as MathML lays out a single-letter <mi>.
+    ['𝑛(𝑛 + 1)', 'a variable'],
+    ['ℝ', 'a double-struck letter'],
+    ['√', 'a root'],
+    ['otherwise', 'text in a cases environment'],
+  ])
+    assert.ok(text.includes(sign), `${what} is printed as math (${sign}): ${text}`);
+  assert.doesNotMatch(text, /\\(sum|mathbb|begin|sqrt)/, 'no formula that converts is printed as TeX');
+  assert.match(text, /\\frac\{a\}/, 'one the converter cannot read is printed as its source');
+});
 
 test('File → Export as PDF in the window writes the file the save dialog names and says so', async () => {
   const ws = workspace({ 'plot.ipynb': readFileSync(join(FIXTURES, 'plot.ipynb'), 'utf8') });

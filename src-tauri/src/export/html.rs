@@ -1,9 +1,9 @@
 //! A notebook as one self-contained HTML page that reads like the app: prompts in a gutter,
-//! highlighted code, rendered Markdown, outputs chosen by the app's MIME order. Nothing in
-//! it runs or loads: untrusted HTML and Markdown are sanitized, images are `data:` URIs, SVG
-//! is shown as an image (where nothing in it runs), terminal text is escaped, and a
-//! Content-Security-Policy allows no script, no connection and no resource but `data:`
-//! images and the page's own stylesheet (by its hash — not even inline styles).
+//! highlighted code, rendered Markdown, math as MathML, outputs chosen by the app's MIME
+//! order. Nothing in it runs or loads: untrusted HTML and Markdown are sanitized, images are
+//! `data:` URIs, SVG is shown as an image (where nothing in it runs), terminal text is
+//! escaped, and a Content-Security-Policy allows no script, no connection and no resource
+//! but `data:` images and the page's own stylesheet (by its hash — not even inline styles).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -12,9 +12,10 @@ use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
 
 use super::notebook::{Cell, MimeBundle, Notebook, Output, bundle_text};
-use super::{ansi, base64_payload, highlight, html_escape, markdown, sanitize, svg_uri};
+use super::{ansi, base64_payload, highlight, html_escape, markdown, math, sanitize, svg_uri};
 
-/// MIME types shown, richest first: the app's order (`ui/src/render/outputs.ts`).
+/// MIME types shown, richest first — the app's order: both are tested against
+/// `tests/fixtures/render-lists/lists.json`.
 const MIME_PRIORITY: &[&str] = &[
     "text/html",
     "image/svg+xml",
@@ -168,8 +169,8 @@ fn render_bundle(data: &MimeBundle) -> String {
                 markdown::to_html(&t, &Default::default())
             )),
             ("text/latex", Some(t)) => Some(format!(
-                "<div class=\"math math-display\">{}</div>",
-                html_escape(&t)
+                "<div class=\"math-display\">{}</div>",
+                sanitize::clean(&math::latex_output(&t))
             )),
             ("application/json", _) => serde_json::to_string_pretty(value)
                 .ok()
@@ -311,6 +312,48 @@ mod tests {
         assert!(
             page.contains("&lt;/pre&gt;&lt;script&gt;"),
             "stream text is text"
+        );
+    }
+
+    #[test]
+    fn latex_outputs_are_mathml_and_a_broken_one_is_its_source() {
+        let page = to_html(
+            &notebook(
+                r#"{"cell_type": "code", "source": "x", "execution_count": 1, "outputs": [
+                    {"output_type": "execute_result", "execution_count": 1, "data": {"text/latex": "$$\\frac{1}{2}$$", "text/plain": "1/2"}},
+                    {"output_type": "display_data", "data": {"text/latex": "$\\frac{1}{<script>$", "text/plain": "x"}}
+                ]}"#,
+            ),
+            "t",
+        );
+        assert!(
+            page.contains("<div class=\"math-display\"><math display=\"block\"><mfrac>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<code class=\"math-source\">$\\frac{1}{&lt;script&gt;$</code>"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn the_mime_order_is_the_shared_lists() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/render-lists/lists.json"
+        );
+        let lists: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("the shared lists"))
+                .expect("json");
+        let order: Vec<&str> = lists["mime_order"]
+            .as_array()
+            .expect("mime_order")
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        assert_eq!(
+            MIME_PRIORITY, order,
+            "the page picks an output's entry as the app does"
         );
     }
 

@@ -1,12 +1,12 @@
 //! Markdown cells and outputs as HTML: CommonMark with GitHub's tables, strikethrough and
-//! task lists, `$…$` / `$$…$$` math kept as its TeX source (readable, and no script is
-//! needed to show it), images pasted into a cell (`attachment:name`) as `data:` URIs, and
+//! task lists, `$…$` / `$$…$$` math as MathML (see `math`), images pasted into a cell (`attachment:name`) as `data:` URIs, and
 //! the result sanitized like any other HTML from a notebook.
 
 use std::collections::BTreeMap;
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 
+use super::math::{self, Display};
 use super::notebook::{MimeBundle, bundle_text};
 use super::sanitize;
 
@@ -34,6 +34,8 @@ pub fn to_html(source: &str, attachments: &BTreeMap<String, MimeBundle>) -> Stri
                 id,
             })
         }
+        Event::InlineMath(tex) => Event::InlineHtml(math::to_html(&tex, Display::Inline).into()),
+        Event::DisplayMath(tex) => Event::InlineHtml(math::to_html(&tex, Display::Block).into()),
         other => other,
     });
     let mut html = String::with_capacity(source.len() * 2);
@@ -60,7 +62,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markdown_renders_with_math_as_text() {
+    fn markdown_renders_with_math_as_mathml() {
         let html = to_html(
             "# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEnergy $E = mc^2$ and\n\n$$\\int_0^1 x\\,dx < 1$$",
             &BTreeMap::new(),
@@ -68,13 +70,41 @@ mod tests {
         assert!(html.contains("<h1>Title</h1>"), "{html}");
         assert!(html.contains("<td>1</td>"), "{html}");
         assert!(
-            html.contains("<span class=\"math math-inline\">E = mc^2</span>"),
-            "{html}"
+            html.contains("Energy <math display=\"inline\"><mi>E</mi><mo>=</mo>"),
+            "inline math: {html}"
         );
         assert!(
-            html.contains("<span class=\"math math-display\">\\int_0^1 x\\,dx &lt; 1</span>"),
-            "{html}"
+            html.contains("<math display=\"block\"><msubsup>"),
+            "displayed math: {html}"
         );
+        assert!(
+            html.contains("<mo>&lt;</mo>"),
+            "the operator is text: {html}"
+        );
+    }
+
+    #[test]
+    fn an_attackers_tex_is_inert() {
+        let mut kept = Vec::new();
+        for (tex, must_not) in [
+            (r"$\href{javascript:alert(1)}{x}$", "<a"),
+            (
+                r"$\style{background:url(https://evil.example/x)}{x}$",
+                "style=",
+            ),
+            (r"$\class{notebook}{x}$", "class=\"notebook"),
+            (r"$\url{https://evil.example}$", "href"),
+            (r"$\htmlId{ipybox-root}{x}$", "id="),
+            (r"$\text{<script>alert(1)</script>}$", "<script"),
+            (r"$$\color{red}{x}$$", "style="),
+            (r"$\operatorname{<img src=x onerror=alert(1)>}$", "<img"),
+        ] {
+            let html = to_html(tex, &BTreeMap::new());
+            if html.contains(must_not) {
+                kept.push(format!("{tex} → {html}"));
+            }
+        }
+        assert!(kept.is_empty(), "{}", kept.join("\n"));
     }
 
     #[test]

@@ -87,7 +87,30 @@ const MAY_POSITION = /position|anchor|inset-area|\\/i;
 /** Anchor positioning ties a box to another element's place, whatever its containing block. */
 const ANCHOR_PROPERTY = /^(anchor-|position-|inset-area)/;
 
-const DATA_MEDIA = /^data:(?:image\/(?:png|jpe?g|gif|webp|bmp|svg\+xml|avif)|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+)[;,]/i;
+/**
+ * The media types a `data:` URI in a `src` may hold (`kind/*`: any subtype). An exported page
+ * lists the images only; both lists are tested against `tests/fixtures/render-lists/lists.json`.
+ */
+export const DATA_MEDIA_TYPES = [
+  'image/png',
+  'image/jpeg',
+  'image/jpg',
+  'image/gif',
+  'image/webp',
+  'image/bmp',
+  'image/svg+xml',
+  'image/avif',
+  'audio/*',
+  'video/*',
+] as const;
+
+/** A media type as a pattern: `kind/*` takes any subtype, anything else is literal. */
+function mediaPattern(type: string): string {
+  const escape = (text: string): string => text.replace(/[.+/]/g, '\\$&');
+  return type.endsWith('/*') ? `${escape(type.slice(0, -1))}[a-z0-9.+-]+` : escape(type);
+}
+
+const DATA_MEDIA = new RegExp(`^data:(?:${DATA_MEDIA_TYPES.map(mediaPattern).join('|')})[;,]`, 'i');
 const DANGEROUS_STYLE = /url\s*\(|@import|expression\s*\(|-moz-binding|behavior\s*:|image-set\s*\(/i;
 
 const CONFIG: Config = {
