@@ -52,3 +52,14 @@ fn svg_uri(svg: &str) -> String {
         base64::engine::general_purpose::STANDARD.encode(svg)
     )
 }
+
+/// The lists the app and the export each keep (the MIME order, the `data:` media types), from
+/// the fixture both are tested against.
+#[cfg(test)]
+fn shared_render_lists() -> serde_json::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/render-lists/lists.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the shared lists")).expect("json")
+}

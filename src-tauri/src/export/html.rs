@@ -338,13 +338,7 @@ mod tests {
 
     #[test]
     fn the_mime_order_is_the_shared_lists() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/render-lists/lists.json"
-        );
-        let lists: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).expect("the shared lists"))
-                .expect("json");
+        let lists = crate::export::shared_render_lists();
         let order: Vec<&str> = lists["mime_order"]
             .as_array()
             .expect("mime_order")

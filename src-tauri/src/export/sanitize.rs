@@ -342,13 +342,7 @@ mod tests {
 
     #[test]
     fn data_media_are_the_shared_lists_export_entry() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/render-lists/lists.json"
-        );
-        let lists: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).expect("the shared lists"))
-                .expect("json");
+        let lists = crate::export::shared_render_lists();
         let export: Vec<&str> = lists["data_media"]["export"]
             .as_array()
             .expect("data_media.export")
