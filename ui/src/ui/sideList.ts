@@ -39,7 +39,7 @@ export class SideList {
     refresh.addEventListener('click', () => host.refreshNotebooks());
     const newNb = h('button', { id: 'new-notebook', class: 'tool tool-small', type: 'button', 'aria-label': 'New notebook', title: 'New notebook' }, icon('newFile'));
     newNb.addEventListener('click', () => host.newNotebook());
-    this.packageInput = h('input', { id: 'package-spec', class: 'text-input', type: 'text', placeholder: 'e.g. pandas or numpy==2.1', 'aria-label': 'Package to install with pip', autocomplete: 'off', spellcheck: 'false' });
+    this.packageInput = h('input', { id: 'package-spec', class: 'text-input', type: 'text', placeholder: 'pandas or numpy==2.1', 'aria-label': 'Package to install with pip', autocomplete: 'off', spellcheck: 'false' });
     this.installButton = h('button', { id: 'install-package', class: 'button', type: 'submit', 'aria-label': 'Install the package', text: 'Install' });
     this.installStatus = h('div', { class: 'install-status', role: 'status', 'aria-live': 'polite' });
     this.installOutput = h('pre', { id: 'install-output', class: 'install-output', hidden: true, tabindex: 0, 'aria-label': 'pip output' });
@@ -110,7 +110,7 @@ export class SideList {
   pipLine(line: string): void {
     if (!this.installing) return;
     this.installOutput.hidden = false;
-    this.installOutput.textContent += `${line}\n`;
+    this.installOutput.append(logLine(line));
     this.installOutput.scrollTop = this.installOutput.scrollHeight;
   }
 
@@ -142,18 +142,25 @@ export class SideList {
       const out = await ipc.installPackage(spec);
       this.installStatus.dataset.state = 'done';
       this.installStatus.textContent = `Installed ${spec}. If it was imported before, restart the kernel to use the new version.`;
-      this.installOutput.textContent = out;
+      this.installOutput.replaceChildren(...out.replace(/\n$/, '').split('\n').map(logLine));
       this.installOutput.hidden = !out.trim();
       this.packageInput.value = '';
     } catch (err) {
       const e = ipc.toBackendError(err);
       this.installStatus.dataset.state = 'error';
       this.installStatus.textContent = `Could not install ${spec}.`;
-      this.installOutput.textContent = e.message;
+      this.installOutput.replaceChildren(...e.message.split('\n').map(logLine));
       this.installOutput.hidden = false;
     } finally {
       this.installing = false;
       this.installButton.disabled = false;
     }
   }
+}
+
+/** A line of pip's log (untrusted: a package's metadata is in it), its own block: a long line
+ *  wraps under itself, indented, so that each line still reads as one in the panel's narrow
+ *  width. */
+function logLine(line: string): HTMLElement {
+  return h('div', { class: 'install-line', text: escapeUntrusted(line) });
 }

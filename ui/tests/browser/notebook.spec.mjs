@@ -513,4 +513,22 @@ describe('side list and packages', () => {
     assert.match(await page.locator('#install-output').textContent(), /No matching distribution/);
     await close();
   });
+
+  it("the package field's example is read whole, and pip's log keeps its lines in the panel's width", async () => {
+    const { page, close } = await app({ notebook: null });
+    const fits = await page.locator('#package-spec').evaluate((input) => {
+      const style = getComputedStyle(input, '::placeholder');
+      const context = document.createElement('canvas').getContext('2d');
+      context.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      const room = input.clientWidth - parseFloat(getComputedStyle(input).paddingLeft) - parseFloat(getComputedStyle(input).paddingRight);
+      return { text: context.measureText(input.placeholder).width, room };
+    });
+    assert.ok(fits.text <= fits.room, `the example takes ${fits.text} px of ${fits.room}`);
+    await page.fill('#package-spec', 'polars');
+    await page.click('#install-package');
+    await page.waitForSelector('#install-output:not([hidden])');
+    const log = await page.locator('#install-output').evaluate((pre) => ({ scroll: pre.scrollWidth, client: pre.clientWidth }));
+    assert.ok(log.scroll <= log.client, "pip's lines wrap inside the panel");
+    await close();
+  });
 });
