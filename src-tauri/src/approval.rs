@@ -21,10 +21,14 @@ use crate::definition::{CallDetails, Client};
 use crate::events::{CallDecision, DecidedBy, Events, SessionEvent};
 
 mod handler;
+mod program;
 mod request;
 
 pub use crate::events::Decision;
 pub use handler::{ApprovalHandler, AutoApprove, RejectAll, auto_approve};
+#[cfg(feature = "desktop")]
+pub use program::risks;
+pub use program::{ProgramRequest, ProgramVerdict, RULE_SERVER, RULE_TOOL};
 pub use request::ApprovalRequest;
 use request::{Inner, KEYS, Verdict};
 

@@ -22,6 +22,7 @@ pub mod pdf;
 mod place;
 mod policy;
 mod policy_commands;
+mod program;
 mod python;
 mod python_commands;
 mod remote;

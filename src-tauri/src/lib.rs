@@ -151,6 +151,7 @@ pub mod oauth {
 }
 
 // Approving tool calls, and the audit log.
+pub use approval::{ProgramRequest, ProgramVerdict};
 pub use audit::{AuditEntry, AuditLog, ElicitationEntry, WorkspaceState};
 pub use tools::{
     ApprovalHandler, ApprovalRequest, ArgMatcher, AutoApprove, CallFacts, Decision, RejectAll,

@@ -73,6 +73,15 @@ impl Relay {
 }
 
 impl ApprovalHandler for Relay {
+    /// The window's session decides: its rules, then its person, natively.
+    fn start_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> BoxFuture<'static, crate::approval::ProgramVerdict> {
+        let to = self.0.to.clone();
+        Box::pin(async move { to.decide_program(request).await })
+    }
+
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         let relay = self.clone();
         let inner = self.0.clone();

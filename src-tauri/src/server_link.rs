@@ -80,6 +80,13 @@ pub enum LinkError {
         "the link's config mixes a program (command, args, env, cwd) with a remote server (url, headers); a link carries one or the other"
     )]
     Mixed,
+    /// The configuration names the workspace or a place relative to it (a `cwd`, a
+    /// `${WORKSPACE}`, a relative program): kernel code writes there, and a program started
+    /// there may run what it put (`python -m` imports from its folder).
+    #[error(
+        "the link's config names {0}, and a link cannot name the workspace or a place relative to it (code in the kernel writes there). Register such a server from the MCP servers panel or with `ipybox register`"
+    )]
+    Workspace(String),
     /// The name or the parameters are not what `ipybox register` accepts.
     #[error("{0}")]
     Invalid(#[source] crate::error::Error),
@@ -138,6 +145,7 @@ impl ServerLink {
         if program && remote {
             return Err(LinkError::Mixed);
         }
+        refuse_workspace(&params)?;
         Ok(ServerLink { name, params })
     }
 
@@ -175,9 +183,13 @@ impl ServerLink {
                         out.push(format!("  {}. {}", i + 1, quoted(arg)));
                     }
                 }
-                if let Some(cwd) = &p.cwd {
-                    out.push(format!("In folder: {}", quoted(cwd)));
-                }
+                out.push(match &p.cwd {
+                    Some(cwd) => format!("In folder: {}", quoted(cwd)),
+                    None => format!(
+                        "In folder: {} (an empty folder of ipybox's)",
+                        quoted(&crate::process::neutral_dir().display().to_string())
+                    ),
+                });
             }
             (None, Some(url)) => out.push(format!("Address:  {}", quoted(url))),
             (None, None) => {}
@@ -244,6 +256,43 @@ impl ServerLink {
     pub fn runs_a_program(&self) -> bool {
         self.params.command.is_some()
     }
+}
+
+/// Refuse a configuration that names the workspace: a folder relative to it (every `cwd`
+/// is resolved against the workspace, so only an absolute one names another place), a
+/// `${WORKSPACE…}` placeholder anywhere, or a program given as a relative path.
+fn refuse_workspace(params: &ServerParams) -> Result<(), LinkError> {
+    if let Some(cwd) = &params.cwd
+        && !std::path::Path::new(cwd).is_absolute()
+    {
+        return Err(LinkError::Workspace(format!(
+            "the folder “{}”, relative to the workspace",
+            escape(&shortened(cwd))
+        )));
+    }
+    let texts = params
+        .command
+        .iter()
+        .chain(&params.args)
+        .chain(params.env.values())
+        .chain(&params.cwd)
+        .chain(&params.url)
+        .chain(params.headers.values());
+    for text in texts {
+        if text.to_ascii_uppercase().contains("${WORKSPACE") {
+            return Err(LinkError::Workspace("${WORKSPACE}".into()));
+        }
+    }
+    if let Some(command) = &params.command
+        && command.contains('/')
+        && !std::path::Path::new(command).is_absolute()
+    {
+        return Err(LinkError::Workspace(format!(
+            "the program “{}”, a path relative to the folder it runs in",
+            escape(&shortened(command))
+        )));
+    }
+    Ok(())
 }
 
 /// An environment or header value as a person may see it: a secret's never (its length
@@ -415,6 +464,45 @@ mod tests {
             (
                 link("a", &serde_json::json!({"command": "x", "approve": true})),
                 "invalid MCP server parameters",
+            ),
+            // Finding 3 of the red team: `python3 -m mcp_server_time` in ".", the workspace,
+            // imported what the sandboxed kernel had planted there.
+            (
+                link(
+                    "a",
+                    &serde_json::json!({"command": "python3", "args": ["-m", "mcp_server_time"], "cwd": "."}),
+                ),
+                "cannot name the workspace",
+            ),
+            (
+                link("a", &serde_json::json!({"command": "x", "cwd": "sub/dir"})),
+                "relative to the workspace",
+            ),
+            (
+                link("a", &serde_json::json!({"command": "x", "cwd": ""})),
+                "cannot name the workspace",
+            ),
+            (
+                link(
+                    "a",
+                    &serde_json::json!({"command": "x", "args": ["${WORKSPACE}/s.py"]}),
+                ),
+                "${WORKSPACE}",
+            ),
+            (
+                link(
+                    "a",
+                    &serde_json::json!({"command": "x", "env": {"P": "${workspace_dir}"}}),
+                ),
+                "${WORKSPACE}",
+            ),
+            (
+                link("a", &serde_json::json!({"command": "./server"})),
+                "relative to the folder it runs in",
+            ),
+            (
+                link("a", &serde_json::json!({"command": "bin/server"})),
+                "relative to the folder it runs in",
             ),
             (
                 link("ipybox", &serde_json::json!({"command": "x"})),

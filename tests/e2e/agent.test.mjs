@@ -5,9 +5,11 @@
 // rejected with a message saying so. Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { App, APP, ROOT, answerDialog, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
+import { App, APP, ARMING_MS, ROOT, SHOTS, answerDialog, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
 
 // The SDK tests/servers/install.sh installs (with the reference servers).
 const sdk = join(ROOT, 'tests', 'servers', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
@@ -53,6 +55,17 @@ class Agent {
     const written = new Promise((resolve) => this.sent.push(resolve));
     const result = this.client
       .callTool({ name: 'execute_ipython_cell', arguments: { code } }, undefined, { timeout: 120000 })
+      .then((answer) => ({ text: answer.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n'), error: answer.isError === true }))
+      .catch((e) => { throw new Error(`${e.message}; stderr:\n${this.stderr}`); });
+    await written;
+    return { result };
+  }
+
+  /** Start register_mcp_server for `name` with `params`, as `start` does. */
+  async register(name, params) {
+    const written = new Promise((resolve) => this.sent.push(resolve));
+    const result = this.client
+      .callTool({ name: 'register_mcp_server', arguments: { server_name: name, server_params: params } }, undefined, { timeout: 120000 })
       .then((answer) => ({ text: answer.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n'), error: answer.isError === true }))
       .catch((e) => { throw new Error(`${e.message}; stderr:\n${this.stderr}`); });
     await written;
@@ -107,4 +120,61 @@ test("an agent's tool calls raise the app's dialog: approved, rejected, and reje
   const last = auditLog(ws).at(-1);
   assert.deepEqual([last.arguments.text, last.decision, last.decided_by], ['nobody to ask', 'rejected', 'nobody']);
   console.log(`# from the agent's call to its dialog answered: ${seen} ms (includes the kernel's first tool call)`);
+});
+
+const PROGRAM = 'Let an agent start a program?';
+
+/** The window id of the dialog titled `title`, once it is on screen. */
+function dialogId(title, timeoutSec = 60) {
+  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${escaped}$`], { encoding: 'utf8' });
+  const id = found.stdout.trim().split('\n')[0];
+  if (!id) throw new Error(`no dialog titled ${title} appeared`);
+  return id;
+}
+
+// Finding 1 of the red team: an agent's register_mcp_server started any program on the host
+// with no question. Now the app asks natively, with the whole command and what is risky
+// about it; no key a person types by chance says yes, and the agent's other calls go on.
+test("an agent's new server starts a program only after the person's deliberate yes", async () => {
+  const ws = fixtureWorkspace('1 + 1');
+  const app = await App.launch(['open', join(ws, 'test.ipynb')]);
+  apps.push(app);
+  await app.ready();
+  await app.until('the kernel to be ready', async () => (await app.kernelStatus()) === 'idle', 60000);
+  const agent = await Agent.connect(ws, 'desktop');
+  agents.push(agent);
+
+  const proof = join(ws, '..', `${ws.split('/').pop()}-ran-on-the-host`);
+  const refused = await agent.register('helper', { command: 'sh', args: ['-c', 'touch "$0"', proof] });
+  const id = dialogId(PROGRAM);
+  // Keys a person typing elsewhere might press: at once (Alt+A too, before the buttons take
+  // input) and once they do. None decides.
+  spawnSync('xdotool', ['windowactivate', '--sync', id, 'key', 'Return', 'space', 'alt+a', 'KP_Enter'], { timeout: 3000 });
+  await new Promise((r) => setTimeout(r, ARMING_MS));
+  spawnSync('xdotool', ['windowactivate', '--sync', id, 'key', 'Return', 'space', 'KP_Enter'], { timeout: 3000 });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(windowOpen(PROGRAM), 'no key but the yes button\'s mnemonic says yes');
+  assert.ok(!existsSync(proof), 'nothing ran while the person reads');
+  spawnSync('import', ['-window', 'root', join(SHOTS, 'agent-program-question.png')]);
+
+  // The agent's other calls are not held up by the question.
+  const other = await (await agent.start('print(6 * 7)')).result;
+  assert.equal(other.error, false, other.text);
+  assert.match(other.text, /42/);
+
+  answerDialog(PROGRAM, 'Escape', 10);
+  const r = await refused.result;
+  assert.equal(r.error, true, r.text);
+  assert.match(r.text, /did not let "helper" start a program/);
+  assert.ok(!existsSync(proof), 'a refused program never runs');
+
+  // Yes, with the button's mnemonic once it takes input: the server is added and works.
+  const fixture = join(ROOT, 'target', 'debug', 'ipybox-fixture-mcp');
+  const asked = Date.now();
+  const accepted = await agent.register('fx2', { command: fixture, args: ['stdio'] });
+  answerDialog(PROGRAM, 'alt+a', 30);
+  const r2 = await accepted.result;
+  assert.equal(r2.error, false, r2.text);
+  console.log(`# an agent's registration with the person's yes: ${Date.now() - asked} ms (the dialog armed for ${ARMING_MS} ms of it)`);
 });

@@ -86,7 +86,7 @@ test('the panel works while the dialog is up: its Reject, then its "Always allow
   await app.until('the dialog of the second request', () => windowOpen(TITLE));
   await panelClick(app, `.approval-request[data-request-id="${second.id}"] .always-allow`);
   // The click asks; a native confirmation, which the page cannot answer, makes the rule.
-  answerDialog('Always allow?', 'Return');
+  answerDialog('Always allow?', 'alt+a');
   const c = await settled(app, 0);
   assert.match(c.output, /rejected:.*rejected/);
   assert.match(c.output, /^two$/m);

@@ -101,7 +101,7 @@ test('fifty pending calls: one dialog, approved all at once, fifty audit entries
   // The panel's "Approve all 50 pending calls to fx.echo".
   await app.click('.approve-group[data-server="fx"][data-tool="echo"]');
   // A batch approval is confirmed natively, naming the calls.
-  answerDialog('Approve 50 tool calls?', 'Return', 30);
+  answerDialog('Approve 50 tool calls?', 'alt+a', 30);
   const c = await settled(app, 0);
   assert.match(c.output, /50 calls ran/);
   await app.until('the open dialog to close itself', async () => !windowOpen(title), 10000);
@@ -129,7 +129,7 @@ test('an "always allow" rule stops the dialogs; its file is out of the workspace
   assert.equal(await invoke(app, 'set_approval_rules', { rules: { version: 1, rules: [allowEcho] } }), false, 'cancelled: not saved');
   await asked;
   assert.deepEqual((await invoke(app, 'approval_rules')).rules, [], 'no rule without a person');
-  asked = answerDialogSoon('Always allow?', 'Return');
+  asked = answerDialogSoon('Always allow?', 'alt+a');
   assert.equal(await invoke(app, 'add_approval_rule', { rule: allowEcho, decideId: null }), true, 'confirmed: added');
   await asked;
   const rules = await invoke(app, 'approval_rules');
@@ -241,7 +241,7 @@ test('"Always allow this command" allows `echo one` only; the cells say how each
     return true;
   }, 10000);
   // The rule is made once the person confirms it natively.
-  answerDialog('Always allow?', 'Return');
+  answerDialog('Always allow?', 'alt+a');
   await app.until('its dialog to close itself', async () => !windowOpen(title), 10000);
   assert.match((await settled(app, 0)).output, /^one$/m);
   assert.deepEqual((await invoke(app, 'approval_rules')).rules, [
@@ -353,7 +353,7 @@ test('a tool whose description changed since it was registered is held: the pane
 test('a long call’s progress bar moves under its cell and the server’s log shows on its card', async () => {
   const ws = fixtureWorkspace('from mcptools.fx.sleep import Params, run\nprint(run(Params(seconds=4)))');
   const app = await open(ws);
-  const asked = answerDialogSoon('Always allow?', 'Return');
+  const asked = answerDialogSoon('Always allow?', 'alt+a');
   assert.equal(await invoke(app, 'add_approval_rule', { rule: { server: 'fx', tool: 'sleep', decision: 'allow' }, decideId: null }), true);
   await asked;
   await app.press(Keys.Shift, Keys.Enter);

@@ -41,7 +41,7 @@ async function serve(app) {
   await app.click('#open-agents');
   await app.click('#mcp-endpoint-toggle');
   // Serving agents is confirmed natively (the window's switch only asks).
-  answerDialog('Serve agents on this workspace?', 'Return', 30);
+  answerDialog('Serve agents on this workspace?', 'alt+s', 30);
   await app.until('the endpoint to serve', () => app.execute('const d = document.querySelector("#mcp-endpoint-details"); return d && !d.hidden;'), 30000);
   await app.click('#show-mcp-token');
   const url = await app.execute('return document.querySelector("#mcp-endpoint-url").value;');

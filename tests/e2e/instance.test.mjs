@@ -6,7 +6,7 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { App, APP, ARMING_MS, ROOT, SHOTS, workspace, notebook, invoke, answerDialog, quitAll, fixtureWorkspace } from './webdriver.mjs';
+import { App, APP, ARMING_MS, ROOT, SHOTS, workspace, notebook, invoke, answerDialog, quitAll, fixtureWorkspace, windowOpen } from './webdriver.mjs';
 
 const apps = [];
 afterEach(async (t) => quitAll(apps, t));
@@ -104,9 +104,16 @@ test('an ipybox link registers its server only after the native confirmation', a
   // button is the default, so nothing is registered.
   assert.equal(openAgain(url).status, 0);
   shown(CONFIRM);
+  // Return and Space, early and once the buttons take input: the question stays, nothing
+  // registered; then Escape.
   answerDialog(CONFIRM, 'Return', 10);
-  await new Promise((r) => setTimeout(r, 1500));
+  answerDialog(CONFIRM, 'space', 10);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.ok(windowOpen(CONFIRM), 'Return and Space decide nothing: the question is still open');
   assert.deepEqual(await servers(app), [], 'Return registers nothing');
+  answerDialog(CONFIRM, 'Escape', 10);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.ok(!windowOpen(CONFIRM), 'Escape closes it');
 
   // Confirmed with its button once it takes input: registered and shown in the servers panel.
   assert.equal(openAgain(url).status, 0);

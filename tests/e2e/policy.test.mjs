@@ -60,7 +60,7 @@ const ACCEPT = 'Use this sandbox policy?';
 async function apply(app, { accept = false } = {}) {
   const t0 = Date.now();
   await app.click('#apply-sandbox');
-  if (accept) answerDialog(ACCEPT, 'Return', 30);
+  if (accept) answerDialog(ACCEPT, 'alt+u', 30);
   const outcome = await app.until('Apply to finish', () => app.execute(
     `const err = document.querySelector('#apply-error');
      if (err && !err.hidden) return 'error: ' + err.textContent;
@@ -226,7 +226,7 @@ test('a workspace policy nobody accepted is asked about natively; declined, noth
      return err && !err.hidden ? err.textContent : null;`), 30000);
   assert.match(kept, /kept the sandbox on/, kept);
   await app.click('#apply-sandbox');
-  answerDialog('Turn the sandbox off?', 'Return', 30);
+  answerDialog('Turn the sandbox off?', 'alt+t', 30);
   await app.until('the kernel unsandboxed', async () => (await badge(app)) === 'Not sandboxed' && (await app.kernelStatus()) === 'idle', 60000);
 });
 
@@ -276,7 +276,7 @@ test('a cell blocked writing a folder offers to allow it; confirmed natively, th
   spawnSync('timeout', ['30', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`]);
   await new Promise((r) => setTimeout(r, 300));
   spawnSync('import', ['-window', 'root', join(SHOTS, 'sandbox-block-dialog.png')]);
-  answerDialog(title, 'Return', 30);
+  answerDialog(title, 'alt+a', 30);
   await app.until('allowed', () => app.execute('return (document.querySelector(".cell .sandbox-block-status")?.textContent ?? "").startsWith("Allowed; the kernel restarted.");'), 60000);
   await app.until('the new kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
   assert.deepEqual(
@@ -337,7 +337,7 @@ test('a cell refused a domain offers to allow exactly that host; confirmed nativ
     spawnSync('timeout', ['30', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`]);
     await new Promise((r) => setTimeout(r, 300));
     spawnSync('import', ['-window', 'root', join(SHOTS, 'sandbox-netblock-dialog.png')]);
-    answerDialog(title, 'Return', 30);
+    answerDialog(title, 'alt+a', 30);
     await app.until('allowed', () => app.execute('return (document.querySelector(".cell .sandbox-block-status")?.textContent ?? "").startsWith("Allowed; the kernel restarted.");'), 60000);
     await app.until('the new kernel', async () => (await app.kernelStatus()) === 'idle', 60000);
     assert.deepEqual(

@@ -121,7 +121,7 @@ test('Settings moves the kernel to a Jupyter server with no route back: cells ru
   const t0 = Date.now();
   await app.click('#apply-remote');
   // Moving the kernel to a server is confirmed natively.
-  answerDialog('Run the kernel on a server?', 'Return', 60);
+  answerDialog('Run the kernel on a server?', 'alt+r', 60);
   const applied = await app.until('Apply', () => app.execute(`
     const e = document.querySelector('#remote-error');
     if (e && !e.hidden) return 'error: ' + e.textContent;

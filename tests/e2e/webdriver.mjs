@@ -261,7 +261,9 @@ export function python(code, ...args) {
  *  window id, or throws when no such dialog appears. */
 /** The approval dialog ("Approve tool call — …") has no default button and takes no key in
  *  its first 0.7 s: there a test's Return stands for "Allow once", pressed as a person
- *  would, with its mnemonic (Alt+A) once the buttons take input. */
+ *  would, with its mnemonic (Alt+A) once the buttons take input. Every other security
+ *  question is answered yes only by its yes button's mnemonic (alt+<letter>), given by the
+ *  test: Return and Space decide nothing there. */
 export function dialogKey(title, key) {
   return title.startsWith('Approve tool call — ') && key === 'Return' ? 'alt+a' : key;
 }
@@ -275,7 +277,8 @@ export function answerDialog(title, key = 'Return', timeoutSec = 15) {
   const found = spawnSync('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${escaped}$`], { encoding: 'utf8' });
   const id = found.stdout.trim().split('\n')[0];
   if (!id) throw new Error(`no dialog titled ${title} appeared`);
-  if (title.startsWith('Approve tool call — ')) spawnSync('sleep', [String(ARMING_MS / 1000)]);
+  // A yes button takes no input in its first 0.7 s on screen (Escape needs no wait).
+  if (key !== 'Escape') spawnSync('sleep', [String(ARMING_MS / 1000)]);
   // A window just mapped may not take the focus yet (BadMatch): a moment later it does.
   let answered;
   for (let i = 0; i < 10; i++) {
@@ -298,7 +301,7 @@ function answerDialogSoon(title, key = 'Return', timeoutSec = 60) {
     execFile('timeout', [String(timeoutSec), 'xdotool', 'search', '--sync', '--onlyvisible', '--name', `^${escaped}$`], (err, stdout) => {
       const id = stdout.trim().split('\n')[0];
       if (!id) return reject(new Error(`no dialog titled ${title} appeared${err ? `: ${err.message}` : ''}`));
-      const armed = title.startsWith('Approve tool call — ') ? ARMING_MS : 0;
+      const armed = key === 'Escape' ? 0 : ARMING_MS;
       setTimeout(() => execFile('xdotool', ['windowfocus', '--sync', id, 'key', dialogKey(title, key)], (e) => {
         if (e) return reject(e);
         execFile('timeout', ['2', 'xdotool', 'search', '--sync', '--onlyvisible', '--name', '^ipybox — ', 'windowfocus', '--sync'], () => resolve(id));

@@ -163,9 +163,13 @@ async fn an_agent_registering_again_accepts_no_changed_tool_and_changes_no_confi
     change_echo(ws.path());
     // An agent (perhaps told to by the changed description) registers the server again:
     // the package is generated anew, but `echo` stays held for a person.
-    e.register_mcp_server_for_agent("fx", &fixture(&ws.path().join("descriptions.json")))
-        .await
-        .unwrap();
+    e.register_mcp_server_for_agent(
+        "fx",
+        &fixture(&ws.path().join("descriptions.json")),
+        "an agent",
+    )
+    .await
+    .unwrap();
     e.start().await.unwrap();
     let err = e.execute(CALL, None).await.expect_err("still held");
     assert!(err.to_string().contains("ipybox register fx"), "{err}");
@@ -175,7 +179,7 @@ async fn an_agent_registering_again_accepts_no_changed_tool_and_changes_no_confi
     }))
     .unwrap();
     let refused = e
-        .register_mcp_server_for_agent("fx", &other)
+        .register_mcp_server_for_agent("fx", &other, "an agent")
         .await
         .expect_err("refused");
     assert!(
@@ -183,7 +187,7 @@ async fn an_agent_registering_again_accepts_no_changed_tool_and_changes_no_confi
         "{refused}"
     );
     // A new server is the agent's to add.
-    e.register_mcp_server_for_agent("fx2", &fixture(&ws.path().join("none.json")))
+    e.register_mcp_server_for_agent("fx2", &fixture(&ws.path().join("none.json")), "an agent")
         .await
         .unwrap();
     // The person registering it again accepts the tool as it is now.

@@ -32,7 +32,29 @@ impl ApprovalHandler for Person {
             }
         })
     }
+
+    /// Says yes to the fixture server only, and keeps what it was asked.
+    fn start_program(
+        &self,
+        request: ipybox::ProgramRequest,
+    ) -> BoxFuture<'static, ipybox::ProgramVerdict> {
+        PROGRAMS_ASKED.lock().unwrap().push(request.clone());
+        let fixture = request
+            .params
+            .command
+            .as_deref()
+            .is_some_and(|c| c.ends_with("ipybox-fixture-mcp"));
+        Box::pin(std::future::ready(if fixture {
+            Ok(ipybox::DecidedBy::Person)
+        } else {
+            Err("the person said no".into())
+        }))
+    }
 }
+
+/// What the app's person was asked about programs, in this test process.
+static PROGRAMS_ASKED: std::sync::Mutex<Vec<ipybox::ProgramRequest>> =
+    std::sync::Mutex::new(Vec::new());
 
 fn fixture() -> ServerParams {
     ServerParams::from_json(&serde_json::json!({
@@ -554,12 +576,41 @@ async fn ipybox_mcp_with_desktop_approval_driven_by_an_rmcp_client() {
         "command": env!("CARGO_BIN_EXE_ipybox-fixture-mcp"),
         "args": ["stdio"],
     });
+    // An agent's new stdio server starts only once the app's person said yes to it.
     call_ok(
         &c,
         "register_mcp_server",
         serde_json::json!({"server_name": "fx", "server_params": fixture}),
     )
     .await;
+    let asked = PROGRAMS_ASKED
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|r| r.name == "fx")
+        .cloned()
+        .expect("the app was asked before the fixture server started");
+    assert!(
+        asked.agent.contains("via ipybox mcp"),
+        "the app names the agent as it proved itself: {}",
+        asked.agent
+    );
+    let r = call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "helper", "server_params": {"command": "sh", "args": ["-c", "touch \"$0\"", agent_ws.path().join("ran").to_str().unwrap()]}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        text(&r).contains("the person said no"),
+        "the agent hears why: {}",
+        text(&r)
+    );
+    assert!(
+        !agent_ws.path().join("ran").exists(),
+        "the refused program never ran"
+    );
     let mut seen = app.subscribe();
     let cell = serde_json::json!({ "code": CALL });
 

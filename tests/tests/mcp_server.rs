@@ -788,6 +788,7 @@ async fn rules_allow_and_reject_including_an_argument_pattern() {
     std::fs::write(
         &rules,
         serde_json::json!({"version": 1, "rules": [
+            {"server": "ipybox", "tool": "start_server", "args": {"command": {"equals": "node"}, "name": {"equals": "everything"}}, "decision": "allow"},
             {"server": "everything", "tool": "echo", "args": {"message": {"equals": "allowed"}}, "decision": "allow"},
             {"server": "everything", "tool": "get-sum", "decision": "reject", "reason": "no arithmetic today"}
         ]})
@@ -836,6 +837,91 @@ async fn rules_allow_and_reject_including_an_argument_pattern() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/rules.json"));
+}
+
+/// An agent registers a server that would start `sh -c 'touch PROOF'` on the host; whether
+/// it ran.
+async fn agent_starts_a_program(approval: &[&str]) -> (bool, String) {
+    let ws = workspace();
+    let proof = ws.path().join("ran-on-the-host");
+    let c = stdio_client(ws.path(), &[], approval).await;
+    let r = call(
+        &c,
+        "register_mcp_server",
+        serde_json::json!({"server_name": "helper", "server_params": {
+            "command": "sh", "args": ["-c", "touch \"$0\"", proof.to_str().unwrap()]
+        }}),
+    )
+    .await;
+    // Registered or not, the registry says the same.
+    let listed = text(&call(&c, "list_tools", serde_json::json!({})).await);
+    c.cancel().await.unwrap();
+    assert_eq!(
+        listed.contains("MCP server helper"),
+        r.is_error != Some(true) && proof.exists(),
+        "a refused server is not registered: {listed}"
+    );
+    (proof.exists(), text(&r))
+}
+
+/// Finding 1 of the red team: an agent started any program on the host through
+/// `register_mcp_server`. With rules or reject, a new stdio server starts only when a rule
+/// written for exactly that allows its command; a rule allowing every tool call does not.
+#[tokio::test]
+async fn an_agent_starts_no_program_unless_a_rule_for_it_says_so() {
+    let (ran, said) = agent_starts_a_program(&["--approval", "reject"]).await;
+    assert!(!ran, "--approval reject: the program did not run ({said})");
+    assert!(said.contains("agents cannot start programs here"), "{said}");
+
+    let rules_dir = workspace();
+    let rules = |json: serde_json::Value, name: &str| {
+        let path = rules_dir.path().join(name);
+        std::fs::write(&path, json.to_string()).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let everything = rules(
+        serde_json::json!({"version": 1, "rules": [
+            {"server": "*", "tool": "*", "decision": "allow"}
+        ]}),
+        "everything.json",
+    );
+    let (ran, said) = agent_starts_a_program(&["--approval", "rules", &everything]).await;
+    assert!(
+        !ran,
+        "a rule that allows every call does not start programs ({said})"
+    );
+    assert!(
+        said.contains("\"start_server\""),
+        "the agent is told which rule would allow it: {said}"
+    );
+
+    let other = rules(
+        serde_json::json!({"version": 1, "rules": [
+            {"server": "ipybox", "tool": "start_server", "args": {"command": {"equals": "uvx"}}, "decision": "allow"}
+        ]}),
+        "other.json",
+    );
+    let (ran, said) = agent_starts_a_program(&["--approval", "rules", &other]).await;
+    assert!(
+        !ran,
+        "a rule for another command does not start this one ({said})"
+    );
+
+    let sh = rules(
+        serde_json::json!({"version": 1, "rules": [
+            {"server": "ipybox", "tool": "start_server", "args": {"command": {"equals": "sh"}}, "decision": "allow"}
+        ]}),
+        "sh.json",
+    );
+    let (ran, said) = agent_starts_a_program(&["--approval", "rules", &sh]).await;
+    assert!(
+        ran,
+        "a rule written for this command lets the agent start it: {said}"
+    );
+
+    // The Python ipybox's behaviour, kept for `--approval auto` (the default).
+    let (ran, said) = agent_starts_a_program(&["--approval", "auto"]).await;
+    assert!(ran, "--approval auto trusts the agent: {said}");
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 
 use futures_util::future::BoxFuture;
 
+use super::program::{ProgramRequest, ProgramVerdict};
 use super::request::ApprovalRequest;
 use crate::events::{DecidedBy, Decision};
 
@@ -24,6 +25,18 @@ pub trait ApprovalHandler: Send + Sync + std::fmt::Debug {
     fn decide_now(&self, _request: &ApprovalRequest) -> bool {
         false
     }
+
+    /// Decide whether an agent may register a server that starts a program on this
+    /// computer ([`ProgramRequest`]): only a person, natively, or a rule written for exactly
+    /// that says yes. The default refuses: a handler that cannot ask a person never lets an
+    /// agent start a program.
+    fn start_program(&self, request: ProgramRequest) -> BoxFuture<'static, ProgramVerdict> {
+        Box::pin(std::future::ready(Err(format!(
+            "starting the program of \"{}\" on this computer needs a person's yes, and nobody can be asked here: \
+             register it yourself with `ipybox register`, or in the ipybox app's MCP servers panel",
+            request.name
+        ))))
+    }
 }
 
 /// Rejects every call (`--approval reject`).
@@ -34,6 +47,13 @@ impl ApprovalHandler for RejectAll {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         self.decide_now(&request);
         Box::pin(std::future::ready(()))
+    }
+
+    fn start_program(&self, request: ProgramRequest) -> BoxFuture<'static, ProgramVerdict> {
+        Box::pin(std::future::ready(Err(format!(
+            "agents cannot start programs here (--approval reject): a person registers \"{}\" with `ipybox register`",
+            request.name
+        ))))
     }
 
     fn decide_now(&self, request: &ApprovalRequest) -> bool {
@@ -54,6 +74,12 @@ impl ApprovalHandler for AutoApprove {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         auto_approve(&request);
         Box::pin(std::future::ready(()))
+    }
+
+    /// `--approval auto` approves everything the agent does, as the Python ipybox's server
+    /// does: the person who chose it trusts the agent with this computer.
+    fn start_program(&self, _request: ProgramRequest) -> BoxFuture<'static, ProgramVerdict> {
+        Box::pin(std::future::ready(Ok(DecidedBy::Policy)))
     }
 
     fn decide_now(&self, request: &ApprovalRequest) -> bool {

@@ -110,7 +110,7 @@ impl Agents {
         Question {
             title: "Serve agents on this workspace?".into(),
             message: format!(
-                "Any program on this computer that has the token shown in the window (an agent such as Claude Code) can then run code on {} and call this workspace's MCP tools. Each tool call still asks you, as the notebook's calls do.\n\n{}",
+                "Any program on this computer that has the token shown in the window (an agent such as Claude Code) can then run code on {} and call this workspace's MCP tools. Each tool call still asks you, as the notebook's calls do.\n\nAgents may also ask to add MCP servers. A server that runs a program on this computer is added only if you say yes to it, in a dialog like this one, each time.\n\n{}",
                 self.workspace.display(),
                 if place.remote.is_some() {
                     "The agents' code runs on the kernel server this workspace uses, not on this computer."
@@ -121,6 +121,7 @@ impl Agents {
                 }
             ),
             detail: String::new(),
+            warnings: Vec::new(),
             yes: "Serve agents".into(),
             no: "Cancel".into(),
         }

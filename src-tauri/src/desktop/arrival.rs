@@ -135,6 +135,18 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
         .await;
         return;
     };
+    // A folder given absolutely may still be the workspace, which kernel code writes.
+    if let Some(cwd) = &link.params.cwd
+        && std::path::Path::new(cwd).starts_with(&workspace)
+    {
+        tell(
+            app,
+            REFUSED,
+            "The server it proposes runs in this workspace's folder, where code in the kernel writes; a link cannot name the workspace. Register such a server from the MCP servers panel or with `ipybox register`.\n\nNothing was changed.",
+        )
+        .await;
+        return;
+    }
     let detail = link.describe();
     if !fits(&detail) {
         tell(
@@ -166,10 +178,15 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
             escape(&old.params.summary())
         ));
     }
+    let folder = match &link.params.cwd {
+        Some(cwd) => std::path::PathBuf::from(cwd),
+        None => crate::process::neutral_dir().to_path_buf(),
+    };
     let question = Question {
         title: "Add an MCP server from a link?".into(),
         message,
         detail,
+        warnings: crate::approval::risks(&link.params, &workspace, &folder),
         yes: if existing.is_some() {
             "Replace server".into()
         } else {

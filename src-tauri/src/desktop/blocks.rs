@@ -137,6 +137,7 @@ pub async fn allow<R: Runtime>(
             super::confirm::plain(&file.display().to_string()),
         ),
         detail: shown_diff(&home, &workspace, &base, &text),
+        warnings: Vec::new(),
         yes: match access {
             Access::Connect => "Allow connecting".into(),
             _ => format!("Allow {verb}"),

@@ -205,6 +205,7 @@ pub async fn trust_notebook<R: Runtime>(
             crate::display::escape(&file.display().to_string())
         ),
         detail: String::new(),
+        warnings: Vec::new(),
         yes: "Trust notebook".into(),
         no: "Cancel".into(),
     };
@@ -509,6 +510,7 @@ fn batch_question(calls: &[ApprovalRequest]) -> super::confirm::Question {
         title: format!("Approve {n} tool call{}?", if n == 1 { "" } else { "s" }),
         message: "Each of these calls runs as soon as you approve, with the arguments shown in the Approvals panel:".into(),
         detail: list.join("\n"),
+        warnings: Vec::new(),
         yes: format!("Approve {n}"),
         no: "Cancel".into(),
     }
@@ -551,6 +553,7 @@ pub async fn set_approval_rules<R: Runtime>(
                 }
             ),
             detail: widened.join("\n"),
+            warnings: Vec::new(),
             yes: "Save rules".into(),
             no: "Cancel".into(),
         };
@@ -600,6 +603,7 @@ pub async fn add_approval_rule<R: Runtime>(
                 }
             ),
             detail: rule.in_words(state.rules()?.default_scope()),
+            warnings: Vec::new(),
             yes: "Always allow".into(),
             no: "Cancel".into(),
         };

@@ -294,6 +294,7 @@ pub async fn ask_to_accept<R: Runtime>(
             super::confirm::plain(&file.display().to_string())
         ),
         detail: shown,
+        warnings: Vec::new(),
         yes: "Use this policy".into(),
         no: "Don't use it".into(),
     };

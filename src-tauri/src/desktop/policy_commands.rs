@@ -47,6 +47,7 @@ pub async fn apply<R: Runtime>(
                 workspace.display()
             ),
             detail: String::new(),
+            warnings: Vec::new(),
             yes: "Turn the sandbox off".into(),
             no: "Keep the sandbox".into(),
         };

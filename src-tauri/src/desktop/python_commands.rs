@@ -157,6 +157,7 @@ async fn ask_to_run_on_host<R: Runtime>(app: &AppHandle<R>, python: &Path, yes: 
             title: "Run the environment's code outside the sandbox?".into(),
             message: "Installing runs this environment's Python, and the project's build steps, on this computer outside the sandbox. Sandboxed kernel code can write the workspace: go on only if you trust what is in it.".into(),
             detail: python.display().to_string(),
+            warnings: Vec::new(),
             yes: yes.into(),
             no: "Cancel".into(),
         },

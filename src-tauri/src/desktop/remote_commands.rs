@@ -72,6 +72,7 @@ pub async fn apply_remote<R: Runtime>(
                     crate::display::escape(&gateway.url)
                 ),
                 detail: String::new(),
+                warnings: Vec::new(),
                 yes: "Run on the server".into(),
                 no: "Cancel".into(),
             };

@@ -36,6 +36,15 @@ pub struct SkippedTool {
     pub reason: String,
 }
 
+/// Why an agent cannot register `name` again with another configuration.
+fn agent_cannot_change(name: &str) -> Error {
+    Error::config(format!(
+        "\"{name}\" is registered in this workspace already, with another configuration; \
+         an agent cannot change it. Register it under another name, or ask the person to \
+         change it in the ipybox app's MCP servers panel or with `ipybox register {name}`"
+    ))
+}
+
 /// A `${NAME}` of server parameters, and where its value would come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -120,12 +129,63 @@ impl CodeExecutor {
     /// mcp`'s `register_mcp_server` tool): it may add a server, or generate one again with
     /// the configuration it has, but not change the configuration of one registered here,
     /// and the tools a person accepted stay pinned — a changed tool stays held for a person.
+    ///
+    /// A server that starts a program on this computer (stdio) and is not registered here
+    /// with these very parameters starts only once the session's approval handler says yes
+    /// ([`ApprovalHandler::start_program`]: a person natively, or a rule written for it);
+    /// `agent` names who asks. The wait holds up nothing else of the session.
+    ///
+    /// [`ApprovalHandler::start_program`]: crate::approval::ApprovalHandler::start_program
     pub async fn register_mcp_server_for_agent(
         &self,
         name: &str,
         params: &ServerParams,
+        agent: &str,
     ) -> Result<Generated> {
+        let registry = self.registry()?;
+        let known = registry.servers.get(name) == Some(params)
+            || registry.params_to_regenerate(name).as_ref() == Some(params);
+        if !known && registry.servers.contains_key(name) {
+            // Refused before anyone is asked: a yes could not change it.
+            return Err(agent_cannot_change(name));
+        }
+        if params.command.is_some() && !known {
+            let request = crate::approval::ProgramRequest {
+                agent: agent.to_owned(),
+                name: name.to_owned(),
+                params: params.clone(),
+                workspace: registry.workspace.clone(),
+            };
+            if let Err(why) = self.decide_program(request).await {
+                return Err(Error::config(format!(
+                    "\"{name}\" was not registered: {why}"
+                )));
+            }
+        }
         self.register(name, params, Registrant::Agent).await
+    }
+
+    /// Whether an agent may start the program `request` names: this session's approval
+    /// handler decides (none: nobody can be asked, so no).
+    pub async fn decide_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> crate::approval::ProgramVerdict {
+        let handler = self.shared.config.approval_handler.clone();
+        let (name, agent) = (request.name.clone(), request.agent.clone());
+        let verdict = match handler {
+            Some(handler) => handler.start_program(request).await,
+            None => Err("no approval handler can be asked in this session".into()),
+        };
+        match &verdict {
+            Ok(by) => {
+                tracing::info!(server = %name, %agent, ?by, "an agent may start a server's program")
+            }
+            Err(why) => {
+                tracing::info!(server = %name, %agent, %why, "an agent may not start a server's program")
+            }
+        }
+        verdict
     }
 
     async fn register(
@@ -141,11 +201,7 @@ impl CodeExecutor {
             && registered != params
             && registry.params_to_regenerate(name).as_ref() != Some(params)
         {
-            return Err(Error::config(format!(
-                "\"{name}\" is registered in this workspace already, with another configuration; \
-                 an agent cannot change it. Register it under another name, or ask the person to \
-                 change it in the ipybox app's MCP servers panel or with `ipybox register {name}`"
-            )));
+            return Err(agent_cannot_change(name));
         }
         let working_dir = registry.workspace.clone();
         // Registered again with its own pinned copy: the policy it was first given stays its

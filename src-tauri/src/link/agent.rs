@@ -241,10 +241,49 @@ enum AskEnd {
     LinkClosed,
 }
 
+impl DesktopApproval {
+    /// Ask the app whether the program of `request` may start; no app, no yes.
+    async fn ask_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> crate::approval::ProgramVerdict {
+        let connection = self.connection().await?;
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut w) = connection.waiting.lock() {
+            w.insert(id, tx);
+        }
+        let asked = Message::AskProgram {
+            id,
+            request: Box::new(request),
+        };
+        if connection.to_app.send(asked).is_err() {
+            return Err("the ipybox app closed before it was asked".into());
+        }
+        match rx.await {
+            Ok(Message::ProgramDecided { allowed: true, .. }) => Ok(DecidedBy::Person),
+            Ok(Message::ProgramDecided { reason, .. }) => {
+                Err(reason.unwrap_or_else(|| "the ipybox app said no".into()))
+            }
+            _ => Err("the ipybox app closed before it decided".into()),
+        }
+    }
+}
+
 impl ApprovalHandler for DesktopApproval {
     fn handle(&self, request: ApprovalRequest) -> BoxFuture<'static, ()> {
         let this = self.clone();
         Box::pin(async move { this.ask(request).await })
+    }
+
+    /// The app open on the workspace decides, as for a call: its rules, then its person in
+    /// a native dialog.
+    fn start_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> BoxFuture<'static, crate::approval::ProgramVerdict> {
+        let this = self.clone();
+        Box::pin(async move { this.ask_program(request).await })
     }
 }
 
@@ -299,7 +338,8 @@ fn start_connection(wire: Wire) -> Connection {
     tokio::spawn(async move {
         let started = Instant::now();
         while let Ok(Some(line)) = lines.next_line().await {
-            if let Ok(message @ Message::Decided { id, .. }) = serde_json::from_str(&line)
+            if let Ok(message @ (Message::Decided { id, .. } | Message::ProgramDecided { id, .. })) =
+                serde_json::from_str(&line)
                 && let Some(tx) = reader_waiting.lock().ok().and_then(|mut w| w.remove(&id))
             {
                 let _ = tx.send(message);

@@ -270,6 +270,23 @@ async fn serve_agent(stream: UnixStream, secret: &[u8], executor: CodeExecutor) 
                     (id, outcome.ok())
                 });
             }
+            Ok(Message::AskProgram { id, mut request }) => {
+                // The app's side names the agent as it proved itself, before its own words.
+                request.agent = format!("{} (via {agent})", request.agent);
+                let (executor, to_agent) = (executor.clone(), to_agent.clone());
+                // Asked beside the calls: a person reading the question holds up nothing else.
+                tokio::spawn(async move {
+                    let verdict = executor.decide_program(*request).await;
+                    let _ = to_agent.send((
+                        id,
+                        Message::ProgramDecided {
+                            id,
+                            allowed: verdict.is_ok(),
+                            reason: verdict.err(),
+                        },
+                    ));
+                });
+            }
             Ok(Message::Withdraw { id }) => {
                 if let Some(request) = asked.0.remove(&id) {
                     request.decide_as(

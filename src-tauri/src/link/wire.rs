@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::events::{CallOutcome, DecidedBy};
 
 /// The protocol's version; a peer with another one is refused with a message saying so.
-pub(super) const VERSION: u32 = 1;
+pub(super) const VERSION: u32 = 2;
 /// How long a connection may take to prove itself.
 pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest line either side accepts.
@@ -59,6 +59,18 @@ pub(super) enum Message {
     },
     /// Agent → app: nobody waits for `id` any more (its execution ended).
     Withdraw { id: u64 },
+    /// Agent → app: the agent asks to register a server that starts a program on this
+    /// computer; the app's person (or a rule written for it) decides.
+    AskProgram {
+        id: u64,
+        request: Box<crate::approval::ProgramRequest>,
+    },
+    /// App → agent: whether the program of `id` may start, and if not, why.
+    ProgramDecided {
+        id: u64,
+        allowed: bool,
+        reason: Option<String>,
+    },
     /// Agent → app: how the approved call `id` ended.
     Called {
         id: u64,

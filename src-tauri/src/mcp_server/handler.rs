@@ -308,7 +308,7 @@ impl IpyboxMcpServer {
         };
         match session
             .executor
-            .register_mcp_server_for_agent(&p.server_name, &params)
+            .register_mcp_server_for_agent(&p.server_name, &params, &session.who())
             .await
         {
             Ok(generated) => {

@@ -232,6 +232,21 @@ impl Session {
         }
     }
 
+    /// Who this session is, for a person: the agent's client as it names itself, and the
+    /// session ("The agent “claude-code 2.1” (agent session 4f2a9c1e)"). Untrusted text.
+    pub(super) fn who(&self) -> String {
+        let client = self.client.lock().ok().and_then(|c| c.clone());
+        match client {
+            Some(c) => format!(
+                "The agent “{}{}” ({})",
+                c.name,
+                c.version.map(|v| format!(" {v}")).unwrap_or_default(),
+                self.origin()
+            ),
+            None => format!("An agent ({})", self.origin()),
+        }
+    }
+
     /// The client connected (`initialize`) or learned its session id: approval requests and
     /// the audit log name it ("claude-code 2.1, session 4f2a9c1e, connected at …").
     pub(super) fn set_client(&self, info: Option<&rmcp::model::Implementation>) {

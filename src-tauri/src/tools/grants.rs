@@ -233,6 +233,14 @@ impl ApprovalHandler for GrantsHandler {
         }
         self.next.handle(request)
     }
+
+    /// No grant covers a program: the person decides.
+    fn start_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> BoxFuture<'static, crate::approval::ProgramVerdict> {
+        self.next.start_program(request)
+    }
 }
 
 #[cfg(test)]

@@ -102,6 +102,15 @@ impl<R: Runtime> ApprovalHandler for Asker<R> {
         refresh(&self.inner);
         Box::pin(std::future::ready(()))
     }
+
+    /// The person, in the native dialog every security question uses.
+    fn start_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> BoxFuture<'static, crate::approval::ProgramVerdict> {
+        let app = self.inner.app.clone();
+        Box::pin(async move { super::program::ask(&app, request).await })
+    }
 }
 
 impl<R: Runtime> Shared<R> {

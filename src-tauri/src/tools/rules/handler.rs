@@ -97,7 +97,58 @@ impl RulesHandler {
     }
 }
 
+impl RulesHandler {
+    /// Whether the rules let an agent start the program of `request`: only a rule written
+    /// for exactly that (`ipybox` / `start_server`, no wildcard in either) allows it — a
+    /// rule that allows every tool call never does. `None`: no such rule decides.
+    fn decide_program(
+        &self,
+        request: &crate::approval::ProgramRequest,
+    ) -> Option<crate::approval::ProgramVerdict> {
+        use crate::approval::{RULE_SERVER, RULE_TOOL};
+        // Only agents ask to start programs: a rule for it without a scope means them.
+        let rules = self
+            .rules()
+            .naming_exactly(RULE_SERVER, RULE_TOOL)
+            .with_default_scope(super::format::Scope::Any);
+        let facts = CallFacts {
+            caller: super::format::Scope::Agents,
+            hints: None,
+            now_ms: super::format::now_ms(),
+        };
+        let outcome = rules.decide_with(RULE_SERVER, RULE_TOOL, &request.rule_args(), &facts);
+        let rule = outcome.rule.and_then(|i| rules.rules().get(i));
+        match (rule, outcome.decision) {
+            (Some(rule), Decision::Reject) => {
+                tracing::info!(rule = %rule.text(), "{}", outcome.message);
+                Some(Err(outcome.message))
+            }
+            (Some(rule), Decision::Accept) => {
+                tracing::info!(rule = %rule.text(), "{}", outcome.message);
+                Some(Ok(DecidedBy::Rule))
+            }
+            _ if self.fallback.is_some() => None,
+            _ => Some(Err(format!(
+                "no rule lets an agent start the program of \"{}\" on this computer; a person may add one \
+                 (server \"{RULE_SERVER}\", tool \"{RULE_TOOL}\", matching its command), or register it with `ipybox register`",
+                request.name
+            ))),
+        }
+    }
+}
+
 impl ApprovalHandler for RulesHandler {
+    fn start_program(
+        &self,
+        request: crate::approval::ProgramRequest,
+    ) -> BoxFuture<'static, crate::approval::ProgramVerdict> {
+        match (self.decide_program(&request), &self.fallback) {
+            (Some(verdict), _) => Box::pin(std::future::ready(verdict)),
+            (None, Some(fallback)) => fallback.start_program(request),
+            (None, None) => Box::pin(std::future::ready(Err("no rule allows it".into()))),
+        }
+    }
+
     fn decide_now(&self, request: &ApprovalRequest) -> bool {
         // Whatever a rule (or the lack of one) decides is decided now; only a call handed
         // on to a person waits. The rules are tried once.
@@ -152,6 +203,87 @@ mod tests {
     use super::super::testing::{agent, rules};
     use super::*;
     use crate::approval::{Approvals, Refusal, ToolEvent};
+
+    fn program(command: &str) -> crate::approval::ProgramRequest {
+        crate::approval::ProgramRequest {
+            agent: "an agent".into(),
+            name: "helper".into(),
+            params: crate::mcp::ServerParams::from_json(
+                &json!({"command": command, "args": ["-c", "x"]}),
+            )
+            .expect("parameters"),
+            workspace: "/home/ann/work".into(),
+        }
+    }
+
+    /// Decides every program as a person would: yes.
+    #[derive(Debug)]
+    struct Yes;
+
+    impl ApprovalHandler for Yes {
+        fn handle(&self, _request: ApprovalRequest) -> BoxFuture<'static, ()> {
+            Box::pin(std::future::ready(()))
+        }
+
+        fn start_program(
+            &self,
+            _request: crate::approval::ProgramRequest,
+        ) -> BoxFuture<'static, crate::approval::ProgramVerdict> {
+            Box::pin(std::future::ready(Ok(DecidedBy::Person)))
+        }
+    }
+
+    #[tokio::test]
+    async fn only_a_rule_written_for_starting_programs_lets_an_agent_start_one() {
+        let start = |json: Value| RulesHandler::new(rules(json));
+        let wide = start(json!([
+            {"server": "*", "tool": "*", "decision": "allow"},
+            {"server": "ipybox", "tool": "*", "decision": "allow"},
+            {"server": "*", "tool": "start_server", "decision": "allow"}
+        ]));
+        let refused = wide.start_program(program("sh")).await;
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|why| why.contains("\"start_server\"")),
+            "a rule with a wildcard never starts a program, and the agent hears which rule would: {refused:?}"
+        );
+        let exact = start(json!([
+            {"server": "*", "tool": "*", "decision": "reject"},
+            {"server": "ipybox", "tool": "start_server", "args": {"command": {"equals": "uvx"}}, "decision": "allow"}
+        ]));
+        assert_eq!(
+            exact.start_program(program("uvx")).await,
+            Ok(DecidedBy::Rule)
+        );
+        assert!(
+            exact.start_program(program("sh")).await.is_err(),
+            "another command is not allowed"
+        );
+        let no = start(json!([
+            {"server": "ipybox", "tool": "start_server", "decision": "reject", "reason": "not here"}
+        ]))
+        .then(Arc::new(Yes));
+        assert!(
+            no.start_program(program("uvx"))
+                .await
+                .is_err_and(|why| why.contains("not here")),
+            "a rule that rejects decides before the person"
+        );
+        let ask = start(json!([])).then(Arc::new(Yes));
+        assert_eq!(
+            ask.start_program(program("sh")).await,
+            Ok(DecidedBy::Person),
+            "no rule: the person behind the rules decides"
+        );
+        let wide_then_person =
+            start(json!([{"server": "*", "tool": "*", "decision": "allow"}])).then(Arc::new(Yes));
+        assert_eq!(
+            wide_then_person.start_program(program("sh")).await,
+            Ok(DecidedBy::Person),
+            "a wildcard rule hands the program to the person, never says yes itself"
+        );
+    }
 
     /// Ask `handler` through a real [`Approvals`], as the tool server does.
     async fn through(

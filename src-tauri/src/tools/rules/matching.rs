@@ -201,6 +201,23 @@ impl Rules {
     }
 }
 
+impl Rules {
+    /// The rules that name `server` and `tool` literally (no wildcard in either), in their
+    /// order: the only ones that may make a decision no broad rule should (letting an agent
+    /// start a program). Decide with [`decide_with`](Self::decide_with) on them.
+    pub fn naming_exactly(&self, server: &str, tool: &str) -> Rules {
+        Rules {
+            rules: self
+                .rules
+                .iter()
+                .filter(|r| r.server == server && r.tool == tool)
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Which of `entries` (the last audited calls, say the last 100) `rule` would have matched,
 /// by their index: what a panel shows beside a rule being written. Its arguments, scope
 /// (an entry naming a client is an agent's call; `default_scope` for a rule without one)
