@@ -165,6 +165,12 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
             break;
         }
     }
+    if command.contains("${") {
+        out.push(format!(
+            "Its program is named by a placeholder, “{}”, filled from your environment or the workspace's .env when it starts: what runs is not shown here.",
+            escape(command)
+        ));
+    }
     let command_path = Path::new(command);
     if command.contains('/') && command_path.is_relative() {
         out.push(format!(
@@ -326,6 +332,10 @@ mod tests {
             (
                 json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}),
                 "npm registry",
+            ),
+            (
+                json!({"command": "${SHELL}", "args": ["-c", "id"]}),
+                "named by a placeholder",
             ),
         ];
         for (params, expected) in cases {

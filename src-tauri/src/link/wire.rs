@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 use crate::events::{CallOutcome, DecidedBy};
 
 /// The protocol's version; a peer with another one is refused with a message saying so.
-pub(super) const VERSION: u32 = 2;
+/// `ask_program` / `program_decided` came later within version 1: an older app closes the
+/// link on them, and the agent's side then refuses to start the program (it fails safe).
+pub(super) const VERSION: u32 = 1;
 /// How long a connection may take to prove itself.
 pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest line either side accepts.
