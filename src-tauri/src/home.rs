@@ -7,7 +7,7 @@
 //!
 //! A person may use several data directories (the default one, and each `IPYBOX_HOME` they
 //! set). A sandbox hides them all, not only the one its session uses, so ipybox records each
-//! one it uses ([`KnownHomes`]) in the user's state directory, which sandboxes hide too.
+//! one it uses ([`known`]) in the user's state directory, which sandboxes hide too.
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +15,12 @@ use crate::error::{Error, Result};
 
 mod known;
 
-pub use known::{KnownHomes, hidden_homes};
+#[cfg(test)]
+pub(crate) use known::KnownHomes;
+pub use known::hidden_homes;
 
 /// ipybox's data directory: `$IPYBOX_HOME`, else `<XDG data dir>/ipybox`. Recorded among
-/// the [`KnownHomes`] the first time a process uses it.
+/// the person's data directories ([`known`]) the first time a process uses it.
 pub fn ipybox_home() -> Result<PathBuf> {
     let home = match std::env::var_os("IPYBOX_HOME").filter(|h| !h.is_empty()) {
         Some(home) => PathBuf::from(home),
