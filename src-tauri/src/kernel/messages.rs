@@ -875,11 +875,10 @@ mod tests {
         ];
         for (i, content) in broken.iter().enumerate() {
             for read in channel_message(content) {
-                let answered = match (&read, i) {
-                    (Some(Message::Request(_)), 5) => true,
-                    (Some(Message::Malformed(_)), 0..=4) => true,
-                    _ => false,
-                };
+                let answered = matches!(
+                    (&read, i),
+                    (Some(Message::Request(_)), 5) | (Some(Message::Malformed(_)), 0..=4)
+                );
                 assert!(answered, "{}: {read:?}", String::from_utf8_lossy(content));
             }
         }
