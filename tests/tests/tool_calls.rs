@@ -247,23 +247,24 @@ def nested(depth):
     for _ in range(depth - 1):
         x = [x]
     return x
-def timed(name, req):
+def timed(name, req, why):
     t0 = time.monotonic()
-    error = raw(req).get("error")
-    print(name, error, time.monotonic() - t0 < 2)
+    answer = raw(req)
+    print(name, answer.get("error"), why in answer.get("message", ""), time.monotonic() - t0 < 2)
 call = {"v": 1, "server": "fx", "tool": "echo"}
-timed("126", dict(call, id=uuid.uuid4().hex, server="nope", args=nested(126)))
+# Arguments nested `depth` deep: the request is one deeper.
+timed("126", dict(call, id=uuid.uuid4().hex, server="nope", args={"x": nested(125)}), "nope")
 for depth in (127, 200, 10_000):
-    timed(str(depth), dict(call, id=uuid.uuid4().hex, args=nested(depth)))
-timed("utf8", dict(call, id=uuid.uuid4().hex + "\udcff", args={"text": "x"}))
+    timed(str(depth), dict(call, id=uuid.uuid4().hex, args={"x": nested(depth - 1)}), "recursion limit")
+timed("utf8", dict(call, id=uuid.uuid4().hex + "\udcff", args={"text": "x"}), "UTF-8")
 "#;
     let (r, seen) = run_with(&e, &code, Some(Duration::from_secs(30)), |_| Some(true)).await;
     assert_eq!(
         r.expect("answered, not timed out").text.as_deref(),
         Some(
-            "126 unknown_server True\n127 bad_request True\n200 bad_request True\n10000 bad_request True\nutf8 bad_request True"
+            "126 unknown_server True True\n127 bad_request True True\n200 bad_request True True\n10000 bad_request True True\nutf8 bad_request True True"
         ),
-        "each request answered within two seconds: read when it can be, refused when not"
+        "each request answered within two seconds, for its reason: read when it can be, refused when not"
     );
     assert!(seen.is_empty(), "nothing reached approval: {seen:?}");
     e.stop().await.unwrap();
