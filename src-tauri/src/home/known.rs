@@ -283,6 +283,32 @@ mod tests {
     }
 
     #[test]
+    fn a_long_record_drops_the_homes_that_are_gone() {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let known = KnownHomes::in_dir(root.path().join("state"));
+        let kept = root.path().join("kept");
+        std::fs::create_dir_all(&kept).expect("a directory");
+        known.record(&kept).expect("recorded");
+        for i in 1..COMPACT_AFTER {
+            known
+                .record(&root.path().join(format!("gone-{i}")))
+                .expect("recorded");
+        }
+        assert_eq!(
+            known.list().len(),
+            COMPACT_AFTER,
+            "short of the limit, all are kept"
+        );
+        let new = root.path().join("new");
+        known.record(&new).expect("recorded");
+        assert_eq!(
+            known.list(),
+            [kept, new],
+            "the homes that exist, and the new one"
+        );
+    }
+
+    #[test]
     fn the_record_is_never_written_through_a_link() {
         let root = tempfile::tempdir().expect("a temporary directory");
         let known = KnownHomes::in_dir(root.path().join("state"));
