@@ -40,14 +40,28 @@ pub enum Message {
     Malformed(String),
 }
 
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        Ok(match Request::read(value) {
-            Ok(request) => Message::Request(Box::new(request)),
-            Err(why) => Message::Malformed(why),
-        })
+impl Message {
+    /// What `text`, the JSON of a request, holds. Any text is a message: one ipybox cannot
+    /// read for whatever reason (not JSON, nested deeper than serde_json reads, not UTF-8 on
+    /// the wire, the wrong shape) is [`Message::Malformed`], answered at once.
+    pub fn read(text: &str) -> Message {
+        match serde_json::from_str(text) {
+            Ok(value) => match Request::read(value) {
+                Ok(request) => Message::Request(Box::new(request)),
+                Err(why) => Message::Malformed(why),
+            },
+            Err(e) => Message::unreadable(e),
+        }
     }
+
+    /// The malformed message whose text could not be read, because of `why`.
+    pub fn unreadable(why: impl std::fmt::Display) -> Message {
+        Message::Malformed(unreadable(why))
+    }
+}
+
+fn unreadable(why: impl std::fmt::Display) -> String {
+    format!("ipybox could not read this request from the kernel: {why}")
 }
 
 /// A request from kernel code; every one carries an `id` chosen by the kernel (a request
@@ -142,9 +156,6 @@ struct Fields {
 impl Request {
     /// The request `value` holds, or why it is none, in words.
     fn read(value: Value) -> Result<Request, String> {
-        let unreadable = |e: serde_json::Error| {
-            format!("ipybox could not read this request from the kernel: {e}")
-        };
         let fields: Fields = serde_json::from_value(value).map_err(unreadable)?;
         if let Some(v) = fields.v.filter(|v| *v != VERSION) {
             return Err(format!(
@@ -347,7 +358,7 @@ mod tests {
     }
 
     fn read(example: &Value) -> Message {
-        serde_json::from_value(example["request"].clone()).expect("any JSON is a message")
+        Message::read(&example["request"].to_string())
     }
 
     #[test]
@@ -475,7 +486,7 @@ mod tests {
 
     #[test]
     fn other_versions_and_bad_fields_are_refused_in_words() {
-        let bad = |v: Value| match serde_json::from_value::<Message>(v).expect("a message") {
+        let bad = |v: Value| match Message::read(&v.to_string()) {
             Message::Malformed(why) => why,
             other => panic!("read as {other:?}"),
         };
@@ -486,5 +497,35 @@ mod tests {
             bad(json!({"id": "a", "block": {"errno": 30, "path": "/x", "op": "delete"}}))
                 .contains("could not read")
         );
+    }
+
+    #[test]
+    fn any_text_is_a_message_however_deep_or_broken() {
+        let call = |depth: usize| {
+            format!(
+                r#"{{"v":1,"id":"c1","server":"fx","tool":"echo","args":{}{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        assert!(
+            matches!(Message::read(&call(126)), Message::Request(_)),
+            "126 lists deep (127 with the request) is as deep as serde_json reads"
+        );
+        for depth in [127, 200, 10_000, 1_000_000] {
+            let Message::Malformed(why) = Message::read(&call(depth)) else {
+                panic!("{depth} deep is refused");
+            };
+            assert!(
+                why.contains("could not read") && why.contains("recursion limit"),
+                "{depth}: {why}"
+            );
+        }
+        for text in ["", "{", "nul", r#"{"id":"\ud800"}"#, "[]", "7"] {
+            assert!(
+                matches!(Message::read(text), Message::Malformed(_)),
+                "{text:?} is refused"
+            );
+        }
     }
 }

@@ -1,21 +1,39 @@
-//! ipybox's data directory, and the directory it keeps for each workspace there.
+//! ipybox's data directory, the directory it keeps for each workspace there, and the record
+//! of every data directory ipybox has used.
 //!
 //! Everything ipybox keeps about a workspace (its MCP registry, approval rules, audit log,
 //! write guards) lives here, never in the workspace: kernel code can write the workspace,
 //! and the host never reads configuration from a place kernel code can write.
+//!
+//! A person may use several data directories (the default one, and each `IPYBOX_HOME` they
+//! set). A sandbox hides them all, not only the one its session uses, so ipybox records each
+//! one it uses ([`known`]) in the user's state directory, which sandboxes hide too.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// ipybox's data directory: `$IPYBOX_HOME`, else `<XDG data dir>/ipybox`.
+mod known;
+
+#[cfg(test)]
+pub(crate) use known::KnownHomes;
+pub use known::hidden_homes;
+
+/// ipybox's data directory: `$IPYBOX_HOME`, else `<XDG data dir>/ipybox`. Recorded among
+/// the person's data directories ([`known`]) the first time a process uses it.
 pub fn ipybox_home() -> Result<PathBuf> {
-    if let Some(home) = std::env::var_os("IPYBOX_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home));
-    }
-    dirs::data_dir()
-        .map(|d| d.join("ipybox"))
-        .ok_or_else(|| Error::python_env("cannot find a data directory: set IPYBOX_HOME"))
+    let home = match std::env::var_os("IPYBOX_HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home),
+        None => default_home()
+            .ok_or_else(|| Error::python_env("cannot find a data directory: set IPYBOX_HOME"))?,
+    };
+    known::remember(&home);
+    Ok(home)
+}
+
+/// The data directory when `IPYBOX_HOME` is not set: `<XDG data dir>/ipybox`.
+pub fn default_home() -> Option<PathBuf> {
+    dirs::data_dir().map(|d| d.join("ipybox"))
 }
 
 /// Where ipybox's sockets live: `$XDG_RUNTIME_DIR/ipybox` (the user's own, emptied at

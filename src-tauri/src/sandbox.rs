@@ -289,6 +289,12 @@ impl SessionPaths {
             deny_read: vec![home.to_path_buf()],
             allow_read,
         }
+        // Nor are the person's other data directories, and the record of them.
+        .hiding(
+            &crate::home::hidden_homes(),
+            working_dir,
+            dirs::home_dir().as_deref(),
+        )
     }
 
     /// Kernels run `python` (not the gateway's interpreter): its environment, and the
@@ -315,6 +321,47 @@ impl SessionPaths {
                 .any(|d| d.starts_with(&real) || real.starts_with(d));
             if !hidden && is_python_home(&real) && !self.allow_read.contains(&real) {
                 self.allow_read.push(real);
+            }
+        }
+        self
+    }
+
+    /// Hide `homes` too: the user's other data directories and the record of them
+    /// ([`crate::home::hidden_homes`], links resolved). One that holds what the session works
+    /// in (the workspace, the user's home, its own state) is left as the policy has it:
+    /// hiding it would hide them. The sandbox runtime installed in one stays readable: srt
+    /// runs its seccomp helper inside.
+    pub fn hiding(
+        mut self,
+        homes: &[PathBuf],
+        working_dir: &Path,
+        user_home: Option<&Path>,
+    ) -> SessionPaths {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let own: Vec<PathBuf> = self.allow_write.iter().map(|p| real(p)).collect();
+        let used: Vec<PathBuf> = [working_dir]
+            .into_iter()
+            .chain(user_home)
+            .map(real)
+            .collect();
+        for home in homes {
+            // The session's own data directory, which holds its state: hidden already.
+            if own.iter().any(|p| p.starts_with(home)) {
+                continue;
+            }
+            if used.iter().any(|p| p.starts_with(home)) {
+                tracing::warn!(
+                    dir = %home.display(),
+                    "this ipybox data directory holds the workspace or your home directory, so the sandbox cannot hide it"
+                );
+                continue;
+            }
+            if !self.deny_read.contains(home) {
+                self.deny_read.push(home.clone());
+            }
+            let srt = managed_srt_dir(home);
+            if srt.is_dir() && !self.allow_read.contains(&srt) {
+                self.allow_read.push(srt);
             }
         }
         self
@@ -550,6 +597,78 @@ async fn attach(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every data directory the user's ipybox has used is hidden from a session's kernels,
+    /// not only the session's own, and so is the record of them; the sandbox runtime
+    /// installed in one stays readable (the sandbox runs its seccomp helper), and one that
+    /// holds the workspace or the home is not hidden (that would hide them).
+    #[test]
+    fn every_recorded_home_is_hidden_from_kernels() {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let root = std::fs::canonicalize(root.path()).expect("exists");
+        let at = |p: &str| root.join(p);
+        let (data, ws, user, default, other) = (
+            at("data"),
+            at("projects/ws"),
+            at("users/u"),
+            at("xdg/ipybox"),
+            at("other"),
+        );
+        for dir in [&data, &ws, &user, &default, &other.join("srt")] {
+            std::fs::create_dir_all(dir).expect("a directory");
+        }
+        std::fs::create_dir_all(other.join("trust")).expect("a directory");
+        std::fs::write(other.join("trust/key"), "secret").expect("a file");
+        let known = crate::home::KnownHomes::in_dir(at("state/ipybox"));
+        for home in [&data, &other, &at("projects"), &at("users"), &default] {
+            known.record(home).expect("recorded");
+        }
+        let state = data.join("sessions/s1");
+        let options = SandboxOptions::default();
+        let paths = SessionPaths::new(&options, &data, &ws, &state, Path::new("/usr/bin/python3"))
+            .hiding(&known.hidden(Some(&default)), &ws, Some(&user));
+        for hidden in [&data, &default, &other, &at("state/ipybox")] {
+            assert!(
+                paths.deny_read.contains(hidden),
+                "{} is hidden: {:?}",
+                hidden.display(),
+                paths.deny_read
+            );
+        }
+        for kept in [at("projects"), at("users")] {
+            assert!(
+                !paths.deny_read.contains(&kept),
+                "{} holds the workspace or the home: {:?}",
+                kept.display(),
+                paths.deny_read
+            );
+        }
+        assert!(
+            paths.allow_read.contains(&other.join("srt")),
+            "srt installed in another data directory stays readable: {:?}",
+            paths.allow_read
+        );
+        let rendered = policy::render(
+            policy::load(None).expect("the default policy"),
+            &ws,
+            &user,
+            paths.additions(),
+        )
+        .expect("rendered");
+        let deny: Vec<&str> = rendered["filesystem"]["denyRead"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        for hidden in [&data, &default, &other, &at("state/ipybox")] {
+            assert!(
+                deny.contains(&hidden.to_str().expect("UTF-8")),
+                "srt is told to hide {}: {deny:?}",
+                hidden.display()
+            );
+        }
+    }
 
     #[test]
     fn workspaces_holding_home_or_the_data_dir_are_refused() {

@@ -159,7 +159,8 @@ fn a_script_goes_to_stdout_with_a_dash() {
 
 /// `magics.py` is what `jupyter nbconvert --to python` (nbconvert 7.17.2, IPython's
 /// `TransformerManager`) writes for `magics.ipynb`: line and cell magics, shell lines and
-/// their assignments, help, a raw cell.
+/// their assignments, help — but for the raw cell, which nbconvert leaves as code and ipybox
+/// writes as a comment (the app never runs a raw cell).
 #[test]
 fn a_script_is_what_nbconvert_writes() {
     let out = export(&[
@@ -173,6 +174,57 @@ fn a_script_is_what_nbconvert_writes() {
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         std::fs::read_to_string(fixture("magics.py")).unwrap(),
-        "byte for byte as nbconvert"
+        "byte for byte as nbconvert, the raw cell aside"
+    );
+}
+
+/// Markdown and raw cells are text a person reads, never code: whatever line end or control
+/// character their text holds, the script a real Python runs prints only what the code cell
+/// prints.
+#[test]
+fn markdown_and_raw_text_never_run_as_code() {
+    let ws = workspace();
+    let ends = [
+        "\r", "\r\n", "\n", "\u{c}", "\u{b}", "\u{85}", "\u{2028}", "\u{2029}", "\u{1c}", "\u{0}",
+    ];
+    let mut cells = Vec::new();
+    for end in ends {
+        let text = format!("# title{end}print('PWNED')");
+        cells.push(serde_json::json!({"cell_type": "markdown", "metadata": {}, "source": text}));
+        cells.push(serde_json::json!({"cell_type": "raw", "metadata": {}, "source": text}));
+        cells.push(serde_json::json!({
+            "cell_type": "raw",
+            "metadata": {"raw_mimetype": "text/x-python"},
+            "source": [format!("{end}print('PWNED'){end}")],
+        }));
+    }
+    cells.push(serde_json::json!({
+        "cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+        "source": "print('the code ran')",
+    }));
+    let nb = ws.path().join("untrusted.ipynb");
+    let doc =
+        serde_json::json!({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells});
+    std::fs::write(&nb, doc.to_string()).unwrap();
+    let script = ws.path().join("untrusted.py");
+    let out = export(&[
+        nb.as_os_str(),
+        "--to".as_ref(),
+        "py".as_ref(),
+        "-o".as_ref(),
+        script.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ran = Command::new("python3").arg(&script).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "the script runs: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "the code ran\n",
+        "only the code cell ran:\n{}",
+        std::fs::read_to_string(&script).unwrap()
     );
 }

@@ -231,6 +231,45 @@ print("fast", time.monotonic() - t0 < 5)
     e.stop().await.unwrap();
 }
 
+/// A request nested deeper than ipybox reads JSON (128 levels), or whose bytes are not UTF-8
+/// (the kernel packs lone surrogates with `surrogateescape`), is refused at once — before, it
+/// was dropped and the asking thread waited for the cell's timeout. One just shallow enough
+/// is read and answered as any other.
+#[tokio::test]
+async fn a_deep_or_undecodable_channel_request_is_answered_at_once() {
+    let ws = workspace();
+    let e = executor_with_fixture(ws.path()).await;
+    let code = RAW_REQUEST.to_owned()
+        + r#"import sys, time
+sys.setrecursionlimit(100_000)  # for json.dumps of 10,000 levels
+def nested(depth):
+    x = []
+    for _ in range(depth - 1):
+        x = [x]
+    return x
+def timed(name, req, why):
+    t0 = time.monotonic()
+    answer = raw(req)
+    print(name, answer.get("error"), why in answer.get("message", ""), time.monotonic() - t0 < 2)
+call = {"v": 1, "server": "fx", "tool": "echo"}
+# Arguments nested `depth` deep: the request is one deeper.
+timed("126", dict(call, id=uuid.uuid4().hex, server="nope", args={"x": nested(125)}), "nope")
+for depth in (127, 200, 10_000):
+    timed(str(depth), dict(call, id=uuid.uuid4().hex, args={"x": nested(depth - 1)}), "recursion limit")
+timed("utf8", dict(call, id=uuid.uuid4().hex + "\udcff", args={"text": "x"}), "UTF-8")
+"#;
+    let (r, seen) = run_with(&e, &code, Some(Duration::from_secs(30)), |_| Some(true)).await;
+    assert_eq!(
+        r.expect("answered, not timed out").text.as_deref(),
+        Some(
+            "126 unknown_server True True\n127 bad_request True True\n200 bad_request True True\n10000 bad_request True True\nutf8 bad_request True True"
+        ),
+        "each request answered within two seconds, for its reason: read when it can be, refused when not"
+    );
+    assert!(seen.is_empty(), "nothing reached approval: {seen:?}");
+    e.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn kernel_code_cannot_bypass_the_tool_server_rules() {
     let ws = workspace();

@@ -1,8 +1,9 @@
 //! A notebook as a Python script, laid out as nbconvert's `--to script` lays it out: the
 //! cells in order, each code cell under `# In[n]:`, Markdown as `# ` comments, raw cells
-//! as they are, and IPython's syntax (`%magic`, `%%cell_magic`, `!shell`, `x = !cmd`,
-//! `obj?`) rewritten into the `get_ipython()` calls IPython itself makes of it
-//! (`IPython.core.inputtransformer2`), so the script runs under `ipython script.py`.
+//! meant for Python as comments too (nbconvert leaves them as code), and IPython's syntax
+//! (`%magic`, `%%cell_magic`, `!shell`, `x = !cmd`, `obj?`) rewritten into the
+//! `get_ipython()` calls IPython itself makes of it (`IPython.core.inputtransformer2`), so
+//! the script runs under `ipython script.py`.
 
 use super::notebook::{Cell, Notebook};
 
@@ -23,26 +24,73 @@ pub fn to_python(notebook: &Notebook) -> String {
             }
             Cell::Markdown { source, .. } => {
                 out.push('\n');
-                for line in source.0.lines() {
-                    out.push_str("# ");
-                    out.push_str(line);
-                    out.push('\n');
-                }
+                push_comment(&mut out, &source.0);
             }
             Cell::Raw { source, metadata } => {
-                // nbconvert keeps raw cells meant for any format or for Python.
+                // nbconvert keeps raw cells meant for any format or for Python, as code. Here
+                // they are comments: the app shows a raw cell as text and never runs it, so
+                // the script does not either.
                 let mime = metadata
                     .get("raw_mimetype")
                     .and_then(|m| m.as_str())
                     .unwrap_or("");
                 if mime.is_empty() || mime.eq_ignore_ascii_case("text/x-python") {
-                    out.push_str(&source.0);
+                    out.push('\n');
+                    push_comment(&mut out, &source.0);
                 }
             }
             Cell::Unknown => {}
         }
     }
     out
+}
+
+/// `text` (a notebook's, untrusted) as `# ` comment lines: one per line as Python or an
+/// editor sees one ([`lines`]), each escaped as a person reads untrusted text
+/// ([`crate::display::escape_lines`]), so that no character ends a comment early and lets
+/// the rest of its line run, stops the script (NUL), or hides what a line says.
+fn push_comment(out: &mut String, text: &str) {
+    for line in lines(text) {
+        out.push_str("# ");
+        out.push_str(&crate::display::escape_lines(line));
+        out.push('\n');
+    }
+}
+
+/// The lines of `text`, split at every line end of Python's tokenizer (`\r\n`, `\r`, `\n`)
+/// and of `str.splitlines` (`\v`, `\f`, `\x1c`–`\x1e`, NEL, U+2028, U+2029), which editors
+/// may show as one; as `str.splitlines`, no empty line follows the last end.
+fn lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(is_line_end) {
+        out.push(&rest[..at]);
+        let end = if rest[at..].starts_with("\r\n") {
+            2
+        } else {
+            rest[at..].chars().next().map_or(1, char::len_utf8)
+        };
+        rest = &rest[at + end..];
+    }
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+fn is_line_end(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r'
+            | '\u{b}'
+            | '\u{c}'
+            | '\u{1c}'
+            | '\u{1d}'
+            | '\u{1e}'
+            | '\u{85}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
 }
 
 /// A cell's code with IPython's syntax as the calls IPython makes of it.
@@ -257,6 +305,58 @@ mod tests {
             transform_cell("%%bash -e\necho 'hi'\nls"),
             "get_ipython().run_cell_magic('bash', '-e', \"echo 'hi'\\nls\\n\")",
             "a cell magic takes the body as one string"
+        );
+    }
+
+    #[test]
+    fn lines_end_where_python_or_an_editor_ends_them() {
+        assert_eq!(
+            lines("a\r\nb\rc\nd\u{b}e\u{c}f\u{1c}g\u{1d}h\u{1e}i\u{85}j\u{2028}k\u{2029}l"),
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
+            "every line end of Python's tokenizer and of str.splitlines splits"
+        );
+        assert_eq!(
+            lines("a\n\nb\n"),
+            ["a", "", "b"],
+            "no empty line after the last end"
+        );
+        assert_eq!(lines("\r\r\n"), ["", ""], "\\r\\n is one end");
+        assert!(lines("").is_empty());
+    }
+
+    #[test]
+    fn markdown_and_raw_text_stay_comments_whatever_they_hold() {
+        for end in [
+            "\r", "\r\n", "\n", "\u{c}", "\u{b}", "\u{85}", "\u{2028}", "\u{2029}",
+        ] {
+            let text = format!("# title{end}print('PWNED')");
+            let nb = notebook(&format!(
+                r#"{{"cell_type": "markdown", "source": {md}}},
+                   {{"cell_type": "raw", "source": {md}, "metadata": {{}}}},
+                   {{"cell_type": "raw", "source": {md}, "metadata": {{"raw_mimetype": "text/x-python"}}}}"#,
+                md = serde_json::Value::String(text.clone())
+            ));
+            let script = to_python(&nb);
+            let body = script
+                .strip_prefix("#!/usr/bin/env python\n# coding: utf-8\n")
+                .expect("the header");
+            // As Python reads the script: every line is blank or a comment.
+            for line in body.split("\r\n").flat_map(|l| l.split(['\r', '\n'])) {
+                assert!(
+                    line.is_empty() || line.starts_with('#'),
+                    "{text:?} left code in the script: {line:?}\n{script:?}"
+                );
+            }
+            assert!(
+                !body.contains(['\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}']),
+                "no line end is left inside a comment, where an editor shows it as one: {script:?}"
+            );
+        }
+        let nb = notebook(r#"{"cell_type": "markdown", "source": "a\u0000b\u001b[2Jc\u202ed\te"}"#);
+        assert_eq!(
+            to_python(&nb),
+            "#!/usr/bin/env python\n# coding: utf-8\n\n# a\\u0000b\\u001b[2Jc\\u202ed\te\n",
+            "what a person could not see (NUL, escapes, bidi) is written as \\uXXXX; tabs stay"
         );
     }
 

@@ -12,6 +12,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::channel::Message;
+
 /// Protocol version ipybox speaks.
 pub const PROTOCOL_VERSION: &str = "5.3";
 
@@ -141,6 +143,10 @@ pub struct Incoming {
     pub parent_header: Option<Header>,
     /// The message content, parsed on demand.
     pub content: Box<RawValue>,
+    /// Why the content of a [`Wire::V1`] frame could not be taken as it came (not UTF-8,
+    /// not JSON): a channel request in it is then malformed.
+    #[serde(skip)]
+    damaged: Option<&'static str>,
 }
 
 impl Incoming {
@@ -155,11 +161,29 @@ impl Incoming {
             }
             _ => None,
         };
+        // A kernel packs text with `surrogateescape`, so its content may not be UTF-8; taken
+        // as Jupyter Server's JSON wire takes it (invalid bytes replaced), or as `null` when it
+        // is no JSON, so that the request it carries is still answered.
+        let (content, damaged) = match std::str::from_utf8(content) {
+            Ok(text) => (RawValue::from_string(text.to_owned()), None),
+            Err(_) => (
+                RawValue::from_string(String::from_utf8_lossy(content).into_owned()),
+                Some("it is not UTF-8"),
+            ),
+        };
+        let (content, damaged) = match content {
+            Ok(content) => (content, damaged),
+            Err(_) => (
+                RawValue::from_string("null".to_owned()).ok()?,
+                Some("it is not JSON"),
+            ),
+        };
         Some(Incoming {
             channel: serde_json::from_value(Value::String(channel.to_owned())).ok(),
             header: serde_json::from_slice(header).ok()?,
             parent_header,
-            content: serde_json::from_slice(content).ok()?,
+            content,
+            damaged,
         })
     }
 
@@ -170,7 +194,16 @@ impl Incoming {
 
     /// The typed content. Content that does not match its declared type is `Unknown`.
     pub fn content(&self) -> Content {
-        Content::parse(&self.header.msg_type, self.content.get())
+        match Content::parse(&self.header.msg_type, self.content.get()) {
+            // A plain `input()` keeps its prompt, invalid bytes replaced.
+            Content::InputRequest(mut request) if request.ipybox.is_some() => {
+                if let Some(why) = self.damaged {
+                    request.ipybox = Some(Message::unreadable(why));
+                }
+                Content::InputRequest(request)
+            }
+            content => content,
+        }
     }
 }
 
@@ -236,7 +269,7 @@ impl Content {
             "error" => p(raw, Content::Error),
             "execute_reply" => p(raw, Content::ExecuteReply),
             "kernel_info_reply" => p(raw, Content::KernelInfoReply),
-            "input_request" => p(raw, Content::InputRequest),
+            "input_request" => Content::InputRequest(InputRequest::parse(raw)),
             "execute_input" => p(raw, Content::ExecuteInput),
             "complete_reply" => p(raw, Content::CompleteReply),
             "inspect_reply" => p(raw, Content::InspectReply),
@@ -407,18 +440,58 @@ pub enum ReplyStatus {
 }
 
 /// `input_request`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputRequest {
     /// The prompt shown to the user.
-    #[serde(default)]
     pub prompt: String,
     /// Whether the input is a password.
-    #[serde(default)]
     pub password: bool,
     /// A request of ipybox's channel (`crate::channel`): an ipybox addition to the content,
     /// absent in ordinary `input()` requests.
-    #[serde(default)]
-    pub ipybox: Option<crate::channel::Message>,
+    pub ipybox: Option<Message>,
+}
+
+impl InputRequest {
+    /// The request of the content `raw`. Kernel code can send anything here, and a thread of
+    /// it waits for the answer: whatever cannot be read is a malformed channel request,
+    /// refused at once, never dropped. The `ipybox` field is read apart from the rest, so
+    /// that its own depth (not the content's) meets serde_json's limit, and a prompt that is
+    /// no string does not stop a call.
+    fn parse(raw: &str) -> InputRequest {
+        #[derive(Deserialize)]
+        struct Fields<'a> {
+            #[serde(default, borrow)]
+            prompt: Option<&'a RawValue>,
+            #[serde(default, borrow)]
+            password: Option<&'a RawValue>,
+            #[serde(default, borrow)]
+            ipybox: Option<&'a RawValue>,
+        }
+        // Only an object: a derived struct would read a list as well.
+        let fields = if raw.trim_start().starts_with('{') {
+            serde_json::from_str::<Fields<'_>>(raw).map_err(|e| e.to_string())
+        } else {
+            Err("the content is not an object".to_owned())
+        };
+        match fields {
+            Ok(fields) => InputRequest {
+                prompt: fields
+                    .prompt
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or_default(),
+                password: fields
+                    .password
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or_default(),
+                ipybox: fields.ipybox.map(|r| Message::read(r.get())),
+            },
+            Err(e) => InputRequest {
+                prompt: String::new(),
+                password: false,
+                ipybox: Some(Message::unreadable(e)),
+            },
+        }
+    }
 }
 
 /// The `input_reply` value for a plain `input()` nobody can answer: the kernel raises
@@ -710,6 +783,108 @@ mod tests {
             Content::Unknown,
             "unknown message types parse to Unknown"
         );
+    }
+
+    /// A server's v1 frame of a kernel's message on `channel` (the format's reference
+    /// encoder, by hand): offsets, channel, header, parent, metadata, content.
+    fn v1_frame(channel: &str, header: &[u8], parent: &[u8], content: &[u8]) -> Vec<u8> {
+        let parts: [&[u8]; 5] = [channel.as_bytes(), header, parent, b"{}", content];
+        let mut frame = 6u64.to_le_bytes().to_vec();
+        let mut at = 8 * 7;
+        frame.extend_from_slice(&(at as u64).to_le_bytes());
+        for p in parts {
+            at += p.len();
+            frame.extend_from_slice(&(at as u64).to_le_bytes());
+        }
+        for p in parts {
+            frame.extend_from_slice(p);
+        }
+        frame
+    }
+
+    /// The content of an `input_request` carrying a tool call whose arguments are nested
+    /// `depth` lists deep.
+    fn nested_call(depth: usize) -> String {
+        format!(
+            r#"{{"prompt":"ipybox: fx.echo","password":false,"ipybox":{{"v":1,"id":"c1","server":"fx","tool":"echo","args":{}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    }
+
+    /// How the `input_request` `content` reads, arriving whole on each wire: every request on
+    /// ipybox's channel is a request or a malformed one, never dropped (which would leave the
+    /// asking thread waiting until the cell's timeout).
+    fn channel_message(content: &[u8]) -> Vec<Option<crate::channel::Message>> {
+        let header = br#"{"msg_id":"r1","msg_type":"input_request","session":"k"}"#;
+        let parent = br#"{"msg_id":"x1","msg_type":"execute_request"}"#;
+        let mut on_wires = vec![Incoming::from_v1(&v1_frame(
+            "stdin", header, parent, content,
+        ))];
+        if let Ok(content) = std::str::from_utf8(content) {
+            let text = format!(
+                r#"{{"channel":"stdin","header":{},"parent_header":{},"content":{content}}}"#,
+                String::from_utf8_lossy(header),
+                String::from_utf8_lossy(parent)
+            );
+            on_wires.push(serde_json::from_str(&text).ok());
+        }
+        on_wires
+            .into_iter()
+            .map(|msg| {
+                let msg = msg.expect("the envelope is read");
+                assert_eq!(msg.parent_id(), Some("x1"));
+                match msg.content() {
+                    Content::InputRequest(r) => r.ipybox,
+                    other => panic!("an input_request read as {other:?}"),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_channel_request_is_never_dropped_however_deep_or_broken() {
+        use crate::channel::Message;
+        for depth in [100, 126] {
+            for read in channel_message(nested_call(depth).as_bytes()) {
+                assert!(
+                    matches!(read, Some(Message::Request(_))),
+                    "{depth} deep is a request: {read:?}"
+                );
+            }
+        }
+        // Deeper than serde_json reads (128): refused in words, and no stack overflow.
+        for depth in [127, 200, 10_000] {
+            for read in channel_message(nested_call(depth).as_bytes()) {
+                let Some(Message::Malformed(why)) = read else {
+                    panic!("{depth} deep is malformed: {read:?}");
+                };
+                assert!(why.contains("recursion limit"), "{depth}: {why}");
+            }
+        }
+        // Not UTF-8 (a kernel packs lone surrogates with `surrogateescape`), a lone surrogate
+        // escape, duplicate fields, a content that is no object, a request that is no
+        // object, a prompt that is no string.
+        let broken: [&[u8]; 6] = [
+            b"{\"prompt\":\"\",\"ipybox\":{\"v\":1,\"id\":\"c\xff\",\"server\":\"fx\",\"tool\":\"echo\"}}",
+            br#"{"prompt":"","ipybox":{"v":1,"id":"c\udc80","server":"fx","tool":"echo"}}"#,
+            br#"{"prompt":"","ipybox":{"v":1,"id":"c"},"ipybox":{"v":1,"id":"d"}}"#,
+            br#"[{"ipybox":{"v":1,"id":"c","server":"fx","tool":"echo"}}]"#,
+            br#"{"prompt":"","ipybox":[1,2]}"#,
+            br#"{"prompt":7,"password":"no","ipybox":{"v":1,"id":"c","server":"fx","tool":"echo"}}"#,
+        ];
+        for (i, content) in broken.iter().enumerate() {
+            for read in channel_message(content) {
+                let answered = matches!(
+                    (&read, i),
+                    (Some(Message::Request(_)), 5) | (Some(Message::Malformed(_)), 0..=4)
+                );
+                assert!(answered, "{}: {read:?}", String::from_utf8_lossy(content));
+            }
+        }
+        // A plain input() stays one, its prompt read as far as it can be.
+        let plain = channel_message(br#"{"prompt":"name? ","password":false}"#);
+        assert!(plain.iter().all(Option::is_none), "{plain:?}");
     }
 
     #[test]
