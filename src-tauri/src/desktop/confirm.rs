@@ -28,8 +28,8 @@ pub struct Question {
     /// What it is about, shown after the words: a policy, a list of calls. Untrusted text,
     /// escaped here; cut to a screenful.
     pub detail: String,
-    /// What deserves a second look, one line each, shown in bold red between the words and
-    /// the detail (escaped here).
+    /// What deserves a second look, one line each, shown in bold red under the detail, just
+    /// above the buttons (escaped here).
     pub warnings: Vec<String>,
     /// The button that says yes (`Turn the sandbox off`), never a bare "OK".
     pub yes: String,

@@ -272,7 +272,7 @@ async fn serve_agent(stream: UnixStream, secret: &[u8], executor: CodeExecutor) 
             }
             Ok(Message::AskProgram { id, mut request }) => {
                 // The app's side names the agent as it proved itself, before its own words.
-                request.agent = format!("{} (via {agent})", request.agent);
+                request.agent = format!("{}, via {agent},", request.agent);
                 let (executor, to_agent) = (executor.clone(), to_agent.clone());
                 // Asked beside the calls: a person reading the question holds up nothing else.
                 tokio::spawn(async move {

@@ -236,14 +236,18 @@ impl Session {
     /// session ("The agent “claude-code 2.1” (agent session 4f2a9c1e)"). Untrusted text.
     pub(super) fn who(&self) -> String {
         let client = self.client.lock().ok().and_then(|c| c.clone());
+        // Over stdio there is one session: nothing to tell it apart by.
+        let session = match self.mcp_id() {
+            Some(_) => format!(" ({})", self.origin()),
+            None => String::new(),
+        };
         match client {
             Some(c) => format!(
-                "The agent “{}{}” ({})",
+                "The agent “{}{}”{session}",
                 c.name,
                 c.version.map(|v| format!(" {v}")).unwrap_or_default(),
-                self.origin()
             ),
-            None => format!("An agent ({})", self.origin()),
+            None => format!("An agent{session}"),
         }
     }
 
