@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::SessionPaths;
+use super::danger::Places;
 use super::placeholders::{GUARDED_DIRS, GUARDED_FILES};
 use super::policy;
 use crate::error::{Error, Result};
@@ -72,6 +73,8 @@ pub struct Checker {
     disabled: bool,
     allow_git_config: bool,
     settings: Value,
+    /// What no grant may open ([`danger`](super::danger)).
+    places: Places,
 }
 
 const ADDED: [(&str, &str); 4] = [
@@ -146,6 +149,7 @@ impl Checker {
             disabled: fs["disabled"] == Value::Bool(true),
             allow_git_config: fs["allowGitConfig"] == Value::Bool(true),
             settings,
+            places: Places::new(home, &paths.ways_out),
         })
     }
 
@@ -166,6 +170,19 @@ impl Checker {
         }
         let path = self.absolute(query);
         vec![self.read(&path), self.write(&path)]
+    }
+
+    /// What no grant may open, on this computer and in this session ([`danger::way_out`]).
+    ///
+    /// [`danger::way_out`]: super::danger::way_out
+    pub fn places(&self) -> &Places {
+        &self.places
+    }
+
+    /// The entries of `policy` (a settings file's JSON, as written) that open a place no
+    /// grant may open, each against its field.
+    pub fn ways_out(&self, policy: &Value) -> Vec<super::PolicyProblem> {
+        super::danger::in_policy(policy, &self.places, |e| self.absolute(e))
     }
 
     /// `query` as the kernel opens it: `~` the home, relative to the workspace, links
@@ -449,7 +466,8 @@ fn glob_match(pattern: &[String], names: &[String]) -> bool {
     }
 }
 
-fn segment_match(p: &[u8], n: &[u8]) -> bool {
+/// One path segment against one glob segment (`*`, `?`, `[…]`).
+pub(super) fn segment_match(p: &[u8], n: &[u8]) -> bool {
     match p.split_first() {
         None => n.is_empty(),
         Some((b'*', rest)) => (0..=n.len()).any(|i| segment_match(rest, &n[i..])),
@@ -478,6 +496,15 @@ fn segment_match(p: &[u8], n: &[u8]) -> bool {
             hit != negate && segment_match(after, &n[1..])
         }
         Some((&c, rest)) => n.first() == Some(&c) && segment_match(rest, &n[1..]),
+    }
+}
+
+/// `path` as a policy spells it: `~/…` inside the home.
+pub(super) fn spell(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
     }
 }
 
@@ -636,6 +663,7 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
     let warnings = super::SandboxPolicy::from_json(&policy.to_string())
         .map(|p| p.validate())
         .unwrap_or_default();
+    let written = policy.clone();
     let checker = for_session(policy, file.as_deref(), &home, &workspace, &user_home)?;
     let esc = |s: &str| crate::display::escape(s).into_owned();
     let mut out = format!(
@@ -664,7 +692,15 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
             ));
         }
     }
-    // The grants that matter, as the Sandbox tab warns of them.
+    // The places no grant may open, as the Sandbox tab flags them, then the grants that
+    // matter, as it warns of them.
+    for d in checker.ways_out(&written) {
+        out.push_str(&format!(
+            "danger: {} [{}]\n",
+            esc(&d.message),
+            esc(&d.field)
+        ));
+    }
     for w in warnings
         .iter()
         .filter(|w| w.severity == super::Severity::Warning)
