@@ -149,7 +149,7 @@ impl Checker {
             disabled: fs["disabled"] == Value::Bool(true),
             allow_git_config: fs["allowGitConfig"] == Value::Bool(true),
             settings,
-            places: Places::new(home, &paths.ways_out),
+            places: Places::new(home, &own_places(paths, workspace)),
         })
     }
 
@@ -183,6 +183,11 @@ impl Checker {
     /// grant may open, each against its field.
     pub fn ways_out(&self, policy: &Value) -> Vec<super::PolicyProblem> {
         super::danger::in_policy(policy, &self.places, |e| self.absolute(e))
+    }
+
+    /// The place no grant may open that an entry `entry` for `access` would open.
+    pub fn way_out(&self, access: Access, entry: &str) -> Option<super::danger::Danger> {
+        super::danger::in_entry(access, entry, &self.places, |e| self.absolute(e))
     }
 
     /// `query` as the kernel opens it: `~` the home, relative to the workspace, links
@@ -396,6 +401,19 @@ impl Verdict {
             ..self
         }
     }
+}
+
+/// The session's own places no grant may open, but those in the workspace: it is writable by
+/// design, and what in it configures later kernels (a `.venv` they run) is kept read-only by
+/// ipybox's `denyWrite`; a folder of it on the host's `PATH` is the person's own doing. Else
+/// the workspace's own `"."` would be flagged for what it holds.
+fn own_places(paths: &SessionPaths, workspace: &Path) -> Vec<(PathBuf, super::danger::Kind)> {
+    paths
+        .ways_out
+        .iter()
+        .filter(|(p, _)| !resolve(p).starts_with(workspace))
+        .cloned()
+        .collect()
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -630,13 +648,40 @@ pub fn for_session(
 /// `workspace`: the Sandbox tab's "Would this be allowed?".
 #[cfg(feature = "desktop")]
 pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdict>> {
+    Ok(editing(text, workspace)?.check(query.trim()))
+}
+
+/// The entries of the policy `text` (the editor's, unsaved) that open a place no grant may
+/// open, in a session on `workspace`: flagged in the Sandbox tab, named in the native
+/// question that puts the policy in force.
+#[cfg(feature = "desktop")]
+pub fn ways_out_text(text: &str, workspace: &Path) -> Result<Vec<super::PolicyProblem>> {
+    let checker = editing(text, workspace)?;
+    let written = policy::parse(text, "being edited")?;
+    Ok(checker.ways_out(&written))
+}
+
+/// The place no grant may open that allowing `entry` for `access` under the policy `text`
+/// would open: a block's offer, as the person edited it, is refused then.
+#[cfg(feature = "desktop")]
+pub fn way_out_text(
+    text: &str,
+    workspace: &Path,
+    access: Access,
+    entry: &str,
+) -> Result<Option<super::danger::Danger>> {
+    Ok(editing(text, workspace)?.way_out(access, entry))
+}
+
+/// The checker for the policy `text` as the workspace's own, in a session on `workspace`.
+#[cfg(feature = "desktop")]
+fn editing(text: &str, workspace: &Path) -> Result<Checker> {
     let home = crate::home::ipybox_home()?;
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
     let policy = policy::parse(text, "being edited")?;
     let file = workspace.join(policy::WORKSPACE_POLICY);
-    let checker = for_session(policy, Some(&file), &home, workspace, &user_home)?;
-    Ok(checker.check(query.trim()))
+    for_session(policy, Some(&file), &home, workspace, &user_home)
 }
 
 /// `ipybox sandbox check`: the verdicts for `queries` under `policy_file` (`None`: ipybox's
@@ -756,6 +801,47 @@ mod tests {
         assert!(
             !write("/nonexistent-ws/.env").allowed,
             "hidden is not written"
+        );
+    }
+
+    /// The kernels may run the workspace's own `.venv`, and the person may have a folder of
+    /// it on `PATH`: the workspace's `"."` is not flagged for them (ipybox keeps the `.venv`
+    /// read-only), while the same places outside the workspace are.
+    #[test]
+    fn the_workspace_is_not_flagged_for_what_it_holds() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(root.path()).expect("canonical");
+        let (ws, home, data) = (root.join("ws"), root.join("home"), root.join("data"));
+        for d in [ws.join(".venv/bin"), home.clone(), data.join("s")] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(ws.join(".venv/pyvenv.cfg"), "").expect("write");
+        let paths = SessionPaths::new(
+            &super::super::SandboxOptions::default(),
+            &data,
+            &ws,
+            &data.join("s"),
+            Path::new("/usr/bin/python3"),
+        )
+        .with_kernel_python(&ws.join(".venv/bin/python"));
+        let mut paths = paths;
+        paths.ways_out.push((
+            ws.join("node_modules/.bin"),
+            super::super::danger::Kind::RunsLater,
+        ));
+        let policy = json!({"filesystem": {"allowWrite": ["."], "denyRead": []}});
+        let c = Checker::new(policy.clone(), &ws, &home, &paths).expect("renders");
+        assert_eq!(c.ways_out(&policy), Vec::new(), "the workspace as usual");
+        assert!(
+            !c.write(&ws.join(".venv/lib/x.pth")).allowed,
+            "its .venv stays read-only all the same"
+        );
+        let wide = json!({"filesystem": {"allowWrite": ["..", "~/.config"], "denyRead": []}});
+        let fields: Vec<String> = c.ways_out(&wide).into_iter().map(|p| p.field).collect();
+        assert_eq!(
+            fields,
+            ["filesystem.allowWrite[0]", "filesystem.allowWrite[1]"],
+            "a folder above the workspace holds ipybox's data here; ~/.config holds autostart"
         );
     }
 

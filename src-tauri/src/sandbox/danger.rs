@@ -363,7 +363,7 @@ pub fn in_policy(
             let Some(entry) = entry.as_str() else {
                 continue;
             };
-            if let Some(d) = way_out(access, &absolute(&unglobbed(entry)), places) {
+            if let Some(d) = in_entry(access, entry, places, &absolute) {
                 out.push(danger(
                     format!("filesystem.{key}[{i}]"),
                     format!("{verb} {entry}: {}.", d.why()),
@@ -372,6 +372,17 @@ pub fn in_policy(
         }
     }
     out
+}
+
+/// The place an entry for `access` (as a policy spells it: `~/…`, relative, a glob) would
+/// open, when no grant may open it.
+pub fn in_entry(
+    access: Access,
+    entry: &str,
+    places: &Places,
+    absolute: impl Fn(&str) -> PathBuf,
+) -> Option<Danger> {
+    way_out(access, &absolute(&unglobbed(entry)), places)
 }
 
 /// The folder a glob entry opens at most: the part before its first wildcard (srt on Linux
