@@ -455,6 +455,57 @@ mod tests {
         }
     }
 
+    /// Ways a kernel might spell a place to slip past the rule: `..`, doubled slashes, a
+    /// link it planted in the workspace, a folder that does not exist yet, a name hidden
+    /// wherever it is, the home's files themselves. None is offered.
+    #[test]
+    fn crafted_spellings_of_a_way_out_are_never_offered() {
+        let p = place();
+        std::fs::create_dir_all(p.root.join("home/.config")).expect("mkdir");
+        std::os::unix::fs::symlink(p.root.join("home/.config"), p.root.join("ws/cfg"))
+            .expect("a link the kernel planted in its workspace");
+        let c = checker(&p, default_policy());
+        let home = p.root.join("home").display().to_string();
+        let ws = p.root.join("ws").display().to_string();
+        for (errno, path) in [
+            (EROFS, format!("{home}/data/../.config/autostart/x.desktop")),
+            (EROFS, format!("{home}//.config///autostart/x.desktop")),
+            (EROFS, format!("/../..{home}/.bashrc")),
+            (EROFS, format!("{ws}/cfg/autostart/x.desktop")),
+            (
+                EROFS,
+                format!("{ws}/cfg/systemd/user/default.target.wants/x.service"),
+            ),
+            (EROFS, format!("{home}/.local/share/applications/x.desktop")),
+            (
+                EROFS,
+                format!("{home}/.local/lib/python3.12/site-packages/x.pth"),
+            ),
+            (EROFS, format!("{home}/.profile")),
+            (EROFS, format!("{home}/.config/fish/config.fish")),
+            (EROFS, format!("{home}/.config/git/hooks/pre-commit")),
+            (EROFS, "/usr/lib/python3/dist-packages/x.pth".to_owned()),
+            (EROFS, "/etc/cron.d/x".to_owned()),
+            (EROFS, "/x.txt".to_owned()),
+            (ENOENT, format!("{home}/.ssh/../.ssh/id_rsa")),
+            (ENOENT, format!("{home}/.gnupg/private-keys-v1.d/x.key")),
+            (ENOENT, format!("{ws}/sub/.env")),
+        ] {
+            let block = assess(&report(errno, Path::new(&path)), &c);
+            assert!(
+                block.as_ref().is_some_and(|b| b.suggestion.is_none()),
+                "{path}: {block:?}"
+            );
+        }
+        // A place of the person's own, spelled oddly, is still offered.
+        let block =
+            assess(&report(EROFS, &p.root.join("out/./new/../r.csv")), &c).expect("a block");
+        assert_eq!(
+            block.suggestion.as_deref(),
+            Some(p.root.join("out").display().to_string().as_str())
+        );
+    }
+
     #[test]
     fn the_narrowest_folder_is_the_folder_itself_or_the_one_a_file_goes_into() {
         let p = place();

@@ -68,7 +68,7 @@ impl Kind {
 /// In the home, besides [`STARTUP_PLACES`]: what runs code later. Shells and terminals,
 /// desktop sessions and services, folders of programs on `PATH`, Python's user
 /// site-packages and start-up files, installers' and git's configuration, editors.
-const RUNS_LATER: [&str; 59] = [
+const RUNS_LATER: [&str; 67] = [
     "bin",
     ".zlogout",
     ".cshrc",
@@ -128,10 +128,23 @@ const RUNS_LATER: [&str; 59] = [
     ".config/Code",
     ".vscode",
     ".config/direnv",
+    ".config/kitty",
+    ".config/alacritty",
+    ".config/wezterm",
+    ".wezterm.lua",
+    ".config/starship.toml",
+    ".local/share/gnome-shell",
+    ".local/share/nautilus",
+    ".local/share/nautilus-python",
 ];
 
-/// Outside the home: what the system runs and its programs, services and scheduled jobs.
-const SYSTEM: [&str; 16] = [
+/// Outside the home: what the system runs and its programs, services and scheduled jobs;
+/// the kernel's own settings (`/proc`, `/sys`); the user's runtime folders, where the systemd
+/// user manager and D-Bus read units and sockets.
+const SYSTEM: [&str; 19] = [
+    "/proc",
+    "/sys",
+    "/run/user",
     "/etc",
     "/usr",
     "/bin",
