@@ -651,10 +651,9 @@ pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdi
     Ok(editing(text, workspace)?.check(query.trim()))
 }
 
-/// The entries of the policy `text` (the editor's, unsaved) that open a place no grant may
-/// open, in a session on `workspace`: flagged in the Sandbox tab, named in the native
-/// question that puts the policy in force.
-#[cfg(feature = "desktop")]
+/// The entries of the policy `text` (the editor's, unsaved; a workspace's, to accept) that
+/// open a place no grant may open, in a session on `workspace`: flagged in the Sandbox tab,
+/// named in the question that puts the policy in force (native, or `ipybox sandbox accept`).
 pub fn ways_out_text(text: &str, workspace: &Path) -> Result<Vec<super::PolicyProblem>> {
     let checker = editing(text, workspace)?;
     let written = policy::parse(text, "being edited")?;
@@ -674,7 +673,6 @@ pub fn way_out_text(
 }
 
 /// The checker for the policy `text` as the workspace's own, in a session on `workspace`.
-#[cfg(feature = "desktop")]
 fn editing(text: &str, workspace: &Path) -> Result<Checker> {
     let home = crate::home::ipybox_home()?;
     let user_home = dirs::home_dir()
