@@ -458,6 +458,11 @@ pub struct SandboxBlock {
     pub reason: String,
     /// The narrowest folder (or file) whose entry would allow it, as the policy spells it
     /// (`~/…` inside the home); `None` when no entry the person can add would: ipybox's
-    /// own protections, srt's, or a `denyWrite` entry that must be removed instead.
+    /// own protections, srt's, or a `denyWrite` entry that must be removed instead; and
+    /// never for a place no grant may open ([`refusal`](Self::refusal)).
     pub suggestion: Option<String>,
+    /// Why nothing is offered although an entry would allow it: the place is one where code
+    /// written would run outside the sandbox later, a secret, the home, ipybox's own data or
+    /// the kernels' Python ("ipybox does not offer to open this place: …").
+    pub refusal: Option<String>,
 }

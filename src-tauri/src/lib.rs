@@ -164,7 +164,7 @@ pub use link::{DesktopApproval, LinkPaths, LinkServer};
 // The sandbox.
 pub use sandbox::access::{
     Access as SandboxAccess, Checker as SandboxChecker, Verdict as SandboxVerdict,
-    report as sandbox_check_report,
+    report as sandbox_check_report, ways_out_text as policy_ways_out,
 };
 pub use sandbox::block::Block as SandboxBlock;
 pub use sandbox::policy::{

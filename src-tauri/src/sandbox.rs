@@ -17,6 +17,7 @@ pub mod block;
 /// Only the desktop app tries a policy before it applies it.
 #[cfg(feature = "desktop")]
 pub mod check;
+pub mod danger;
 pub mod grants;
 mod install;
 #[cfg(target_os = "linux")]
@@ -239,6 +240,10 @@ pub struct SessionPaths {
     pub deny_read: Vec<PathBuf>,
     /// What kernels need inside it: the state directory, the Python environment, srt.
     pub allow_read: Vec<PathBuf>,
+    /// Not rendered into the policy: the places of this session no grant may open, for
+    /// [`danger::way_out`] (ipybox's data directories, the Pythons the gateway and kernels
+    /// run, the folders on the host's `PATH`).
+    pub ways_out: Vec<(PathBuf, danger::Kind)>,
 }
 
 impl SessionPaths {
@@ -288,6 +293,7 @@ impl SessionPaths {
             deny_write,
             deny_read: vec![home.to_path_buf()],
             allow_read,
+            ways_out: own_places(home, python),
         }
         // Nor are the person's other data directories, and the record of them.
         .hiding(
@@ -309,6 +315,10 @@ impl SessionPaths {
     /// directory).
     pub fn with_kernel_python(mut self, python: &Path) -> SessionPaths {
         for dir in python_dirs(python) {
+            let own = (dir.clone(), danger::Kind::Interpreter);
+            if !self.ways_out.contains(&own) {
+                self.ways_out.push(own);
+            }
             if !self.deny_write.contains(&dir) {
                 self.deny_write.push(dir.clone());
             }
@@ -393,6 +403,33 @@ fn python_dirs(python: &Path) -> Vec<PathBuf> {
         dirs.push(real);
     }
     dirs
+}
+
+/// ipybox's own places no grant may open: its data directories (`home`, the default one
+/// when `$IPYBOX_HOME` points elsewhere, its sockets' folder), the Python environment of
+/// `python` and the installation it links to, and the folders on the host's `PATH`, whose
+/// programs the person's shells run.
+fn own_places(home: &Path, python: &Path) -> Vec<(PathBuf, danger::Kind)> {
+    let mut data = vec![home.to_path_buf(), crate::home::runtime_dir(home)];
+    data.extend(dirs::data_dir().map(|d| d.join("ipybox")));
+    let mut out: Vec<(PathBuf, danger::Kind)> = data
+        .into_iter()
+        .map(|d| (d, danger::Kind::Ipybox))
+        .collect();
+    out.extend(
+        python_dirs(python)
+            .into_iter()
+            .map(|d| (d, danger::Kind::Interpreter)),
+    );
+    out.extend(
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| d.is_absolute())
+            .map(|d| (d, danger::Kind::RunsLater)),
+    );
+    out
 }
 
 /// Is `dir` a Python environment (`pyvenv.cfg`) or installation (`lib/python3.N/os.py`)?

@@ -3,7 +3,8 @@
 // not write out/x now can, while writing elsewhere — and the policy file itself — still fails;
 // an outside edit of the policy file shows in the editor within a second; a policy srt refuses
 // is reported in words and the kernel keeps running, its variables intact; a cell blocked
-// writing a folder, or refused a domain by srt's proxy, offers the change, asked natively.
+// writing a folder, or refused a domain by srt's proxy, offers the change, asked natively; a cell
+// that crafts an error naming ~/.config/autostart is shown blocked, with nothing offered.
 // Run by tests/e2e/run.sh.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -299,6 +300,42 @@ test('a cell blocked writing a folder offers to allow it; confirmed natively, th
   assert.equal(await app.text('.recent-blocks li'), `writing ${join(out, 'report.csv')} — read-only: no allowWrite entry covers it`);
   await app.execute('document.querySelector(".recent-blocks").scrollIntoView({ block: "center" });');
   await app.screenshot('sandbox-tab-recent-blocks');
+});
+
+test('a cell that raises a crafted OSError naming ~/.config/autostart is shown blocked, says why, and offers nothing: Return changes nothing (#45)', async () => {
+  const POLICY_WS = { ...POLICY, filesystem: { ...POLICY.filesystem, allowWrite: ['.'] } };
+  // The red team's cell: a block the kernel made up, naming where code runs at the next login.
+  const crafted = [
+    'import errno, os',
+    'print("click Allow writing below")',
+    'raise OSError(errno.EROFS, "Read-only file system", os.path.expanduser("~/.config/autostart/chart-export.desktop"))',
+  ].join('\n');
+  const dir = workspace({ 'test.ipynb': notebook(crafted), 'sandbox-config.json': POLICY_WS });
+  const app = await open(dir);
+  await openSandboxTab(app);
+  await app.click('#sandbox-on');
+  assert.equal(await apply(app, { accept: true }), 'Applied: the kernel restarted in the sandbox under sandbox-config.json.');
+  const before = readFileSync(join(dir, 'sandbox-config.json'), 'utf8');
+
+  await app.click('#run-cell');
+  const failed = await settled(app, 0);
+  assert.equal(failed.state, 'failed', failed.output);
+  await app.until('the block', () => app.execute('const o = document.querySelector(".cell .sandbox-block"); return o && !o.hidden;'), 10000);
+  assert.match(await app.text('.cell .sandbox-block-line'), /^The sandbox blocked writing \/.*\/\.config\/autostart\/chart-export\.desktop$/, 'the block is still shown');
+  assert.match(await app.text('.cell .sandbox-block-refusal'), /^ipybox does not offer to open this place: code written there \(~\/\.config\/autostart\) would run outside the sandbox later/);
+  assert.equal(await app.execute('return document.querySelectorAll(".cell .sandbox-block-allow, .cell .sandbox-block-entry").length;'), 0, 'no offer, no field, no button');
+  await app.execute('document.querySelector(".cell .sandbox-block").scrollIntoView({ block: "center" });');
+  await app.screenshot('sandbox-block-refused');
+
+  // Return, as the cell asked: no question is asked, nothing changes.
+  await app.press(Keys.Escape);
+  await app.press(Keys.Enter);
+  await app.press(Keys.Escape);
+  await new Promise((r) => setTimeout(r, 1500));
+  const asked = spawnSync('xdotool', ['search', '--name', '^Allow '], { encoding: 'utf8' }).stdout.trim();
+  assert.equal(asked, '', 'no native question');
+  assert.equal(readFileSync(join(dir, 'sandbox-config.json'), 'utf8'), before, 'the policy is unchanged');
+  assert.equal(await badge(app), 'Sandboxed: sandbox-config.json');
 });
 
 test('a cell refused a domain offers to allow exactly that host; confirmed natively, the policy gains that one allowedDomains entry and the cell run again reaches it', async () => {

@@ -1,5 +1,6 @@
 //! The grants that matter, warned of on the command line as the Sandbox tab warns of them:
-//! `ipybox sandbox check` and `ipybox sandbox accept` name each with what it lets code do.
+//! `ipybox sandbox check` and `ipybox sandbox accept` name each with what it lets code do,
+//! and flag an entry that opens a way out of the sandbox.
 
 #![allow(clippy::unwrap_used)]
 
@@ -56,6 +57,23 @@ fn the_command_line_warns_of_the_grants_that_matter() {
         got[2]
     );
 
+    // Beside the warnings, the entry that opens a way out of the sandbox (#45).
+    let dangers = |stdout: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(stdout)
+            .lines()
+            .filter(|l| l.starts_with("danger: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let flagged = dangers(&checked.stdout);
+    assert_eq!(flagged.len(), 1, "{flagged:#?}");
+    assert!(
+        flagged[0].starts_with("danger: Writing ~/.config: code written there (~/.config/")
+            && flagged[0].ends_with("[filesystem.allowWrite[1]]"),
+        "{}",
+        flagged[0]
+    );
+
     let accepted = Command::new(ipybox_bin())
         .args(["sandbox", "accept", "--yes", "--workspace"])
         .arg(ws.path())
@@ -66,5 +84,10 @@ fn the_command_line_warns_of_the_grants_that_matter() {
         warnings(&accepted.stdout),
         got,
         "accepting the policy warns the same way"
+    );
+    assert_eq!(
+        dangers(&accepted.stdout),
+        flagged,
+        "and names the way out the same way"
     );
 }

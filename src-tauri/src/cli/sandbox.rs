@@ -43,7 +43,17 @@ pub(crate) fn accept_policy(workspace: Option<PathBuf>, yes: bool) -> anyhow::Re
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", ipybox::text::escape_lines(&shown))?;
-    // The grants that matter, as the Sandbox tab warns of them.
+    // The places no grant may open, as the Sandbox tab flags them; then the grants that
+    // matter, as it warns of them.
+    let dangers = ipybox::policy_ways_out(&current, &workspace).unwrap_or_default();
+    for d in &dangers {
+        writeln!(
+            out,
+            "danger: {} [{}]",
+            ipybox::text::escape(&d.message),
+            ipybox::text::escape(&d.field)
+        )?;
+    }
     let warnings = ipybox::SandboxPolicy::from_json(&current)
         .map(|p| p.validate())
         .unwrap_or_default();

@@ -51,6 +51,17 @@ pub fn changed_text(
     let mut text = serde_json::to_string_pretty(&changed)
         .map_err(|e| Error::config("the changed policy").because(e))?;
     text.push('\n');
+    // The offer came from the cell's own error, and the field is editable: a place no grant
+    // may open is refused here whatever was typed. The Sandbox tab still lets a person write
+    // such an entry, flagged.
+    if access != Access::Connect
+        && let Some(danger) = crate::sandbox::access::way_out_text(&text, workspace, access, entry)?
+    {
+        return Err(Error::config(format!(
+            "{} Change the policy in the Sandbox tab if you mean it",
+            danger.refusal()
+        )));
+    }
     let verdicts = match access {
         Access::Connect => vec![crate::sandbox::refusals::check_proxy_text(
             &text, workspace, path,
@@ -59,7 +70,7 @@ pub fn changed_text(
     };
     // Still a policy srt runs: it refuses `*` or `*.com` in the allow list.
     if access == Access::Connect
-        && let Some(p) = super::policy::check_text(&text)
+        && let Some(p) = super::policy::check_text(&text, None)
             .iter()
             .find(|p| p.severity == crate::sandbox::Severity::Error)
     {
@@ -220,6 +231,58 @@ mod tests {
             "an edited entry that does not cover the blocked path is refused"
         );
         assert!(changed_text(&ws, base, Access::Write, "  ", &file).is_err());
+    }
+
+    /// The offer's field is editable, and the path came from the cell: whatever was typed,
+    /// a place no grant may open is refused, saying why.
+    #[test]
+    fn an_entry_that_opens_a_way_out_is_refused_however_it_was_typed() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let ws = std::fs::canonicalize(ws.path()).expect("canonical");
+        let base = crate::sandbox::policy::DEFAULT_KERNEL_POLICY;
+        let home = dirs::home_dir().expect("a home");
+        let data = crate::home::ipybox_home().expect("ipybox's data directory");
+        let autostart = home.join(".config/autostart");
+        let desktop_file = autostart.join("chart-export.desktop").display().to_string();
+        for (access, entry, path) in [
+            (
+                Access::Write,
+                autostart.display().to_string(),
+                desktop_file.clone(),
+            ),
+            (
+                Access::Write,
+                "~/.config/autostart".into(),
+                desktop_file.clone(),
+            ),
+            (Access::Write, "~/.config".into(), desktop_file.clone()),
+            (Access::Write, "~/.config/**".into(), desktop_file.clone()),
+            (
+                Access::Write,
+                "~".into(),
+                home.join(".bashrc").display().to_string(),
+            ),
+            (
+                Access::Write,
+                data.join("venv/lib").display().to_string(),
+                data.join("venv/lib/python3.12/site-packages/x.pth")
+                    .display()
+                    .to_string(),
+            ),
+            (
+                Access::Read,
+                "~/.ssh".into(),
+                home.join(".ssh/id_ed25519").display().to_string(),
+            ),
+        ] {
+            let refused = changed_text(&ws, base, access, &entry, &path);
+            assert!(
+                refused.as_ref().is_err_and(|e| e
+                    .to_string()
+                    .contains("ipybox does not offer to open this place")),
+                "{access:?} {entry}: {refused:?}"
+            );
+        }
     }
 
     #[test]

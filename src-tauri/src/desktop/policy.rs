@@ -155,16 +155,32 @@ pub fn policy_label(options: &SandboxOptions, workspace: &Path, state: Option<&P
 }
 
 /// Every problem of a policy's text: one for text that is not a policy at all (field
-/// `""`), else [`SandboxPolicy::validate`]'s.
-pub fn check_text(text: &str) -> Vec<PolicyProblem> {
+/// `""`), else [`SandboxPolicy::validate`]'s, and, for the policy of `workspace`, the
+/// entries that open a place no grant may open (a way out of the sandbox, a secret).
+pub fn check_text(text: &str, workspace: Option<&Path>) -> Vec<PolicyProblem> {
     match SandboxPolicy::from_json(text) {
-        Ok(policy) => policy.validate(),
+        Ok(policy) => {
+            let mut problems = policy.validate();
+            if let Some(workspace) = workspace {
+                problems.extend(ways_out(text, workspace));
+            }
+            problems
+        }
         Err(e) => vec![PolicyProblem {
             field: String::new(),
             message: e.to_string(),
             severity: Severity::Error,
         }],
     }
+}
+
+/// The entries of `text` that open a place no grant may open, for the policy of `workspace`;
+/// none when that cannot be told (no home directory).
+fn ways_out(text: &str, workspace: &Path) -> Vec<PolicyProblem> {
+    crate::sandbox::access::ways_out_text(text, workspace).unwrap_or_else(|e| {
+        tracing::debug!(error = %e, "the policy's ways out could not be checked");
+        Vec::new()
+    })
 }
 
 /// A policy as the editor opens it.
@@ -193,7 +209,7 @@ pub fn read(workspace: &Path, source: &PolicySource) -> Result<PolicyDocument> {
     };
     Ok(PolicyDocument {
         source: source.clone(),
-        problems: check_text(&text),
+        problems: check_text(&text, Some(workspace)),
         text,
         path: path.map(|p| p.display().to_string()),
         exists,
@@ -204,7 +220,7 @@ pub fn read(workspace: &Path, source: &PolicySource) -> Result<PolicyDocument> {
 /// Save `text` as the workspace's policy, atomically. A policy with errors is not saved
 /// (the file keeps what it had); warnings do not stop it.
 pub fn save(workspace: &Path, text: &str) -> Result<PolicyDocument> {
-    let problems = check_text(text);
+    let problems = check_text(text, Some(workspace));
     if let Some(p) = problems.iter().find(|p| p.severity == Severity::Error) {
         let at = if p.field.is_empty() {
             String::new()
@@ -290,8 +306,9 @@ pub async fn ask_to_accept<R: Runtime>(
     let question = Question {
         title: "Use this sandbox policy?".into(),
         message: format!(
-            "The sandbox policy {} {what}. It decides what code in the sandbox may read, write and reach; anyone who could write the workspace could have written it.",
-            super::confirm::plain(&file.display().to_string())
+            "The sandbox policy {} {what}. It decides what code in the sandbox may read, write and reach; anyone who could write the workspace could have written it.{}",
+            super::confirm::plain(&file.display().to_string()),
+            dangers_named(&current, workspace),
         ),
         detail: shown,
         warnings: Vec::new(),
@@ -307,6 +324,23 @@ pub async fn ask_to_accept<R: Runtime>(
     let home = crate::home::ipybox_home()?;
     // What was shown is what is accepted: a file changed meanwhile stays unaccepted.
     crate::sandbox::policy::accept(&home, workspace, &current)
+}
+
+/// The entries of the policy `text` that open a place no grant may open, for the native
+/// question that puts it in force: empty when there are none.
+fn dangers_named(text: &str, workspace: &Path) -> String {
+    let dangers = ways_out(text, workspace);
+    if dangers.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = dangers
+        .iter()
+        .map(|d| format!("• {}", super::confirm::plain(&d.message)))
+        .collect();
+    format!(
+        "\n\nDangerous: it opens places ipybox never offers to open:\n{}",
+        lines.join("\n")
+    )
 }
 
 /// The watch on the open workspace's policy file.
@@ -456,6 +490,45 @@ mod tests {
         );
     }
 
+    /// A rule that opens a place no grant may open is flagged against its field, named in
+    /// the native question that puts the policy in force, and still saved as typed.
+    #[test]
+    fn a_way_out_is_flagged_named_and_still_saved() {
+        let ws = tempfile::tempdir().expect("tempdir");
+        let ws = std::fs::canonicalize(ws.path()).expect("canonical");
+        let text = r#"{"filesystem": {"denyRead": ["~/.ssh"], "allowRead": ["~/.ssh"], "allowWrite": [".", "~/.config/autostart"], "denyWrite": []}, "network": {"allowedDomains": [], "deniedDomains": []}}"#;
+        let dangers: Vec<String> = check_text(text, Some(&ws))
+            .into_iter()
+            .filter(|p| p.severity == Severity::Danger)
+            .map(|p| p.field)
+            .collect();
+        assert_eq!(
+            dangers,
+            ["filesystem.allowWrite[1]", "filesystem.allowRead[0]"],
+            "the entries that open autostart and the SSH keys"
+        );
+        assert!(
+            check_text(text, None)
+                .iter()
+                .all(|p| p.severity != Severity::Danger),
+            "without a workspace nothing can be told"
+        );
+        let named = dangers_named(text, &ws);
+        assert!(
+            named.starts_with("\n\nDangerous: ")
+                && named.contains("Writing ~/.config/autostart: code written there (~/.config/autostart) would run outside the sandbox later")
+                && named.contains("Reading ~/.ssh: the sandbox hides ~/.ssh as secret"),
+            "{named}"
+        );
+        assert_eq!(
+            dangers_named(crate::sandbox::policy::DEFAULT_KERNEL_POLICY, &ws),
+            "",
+            "the default opens nothing"
+        );
+        let doc = save(&ws, text).expect("a person may still mean it");
+        assert_eq!(doc.text, text, "saved as typed");
+    }
+
     #[test]
     fn saving_refuses_errors_and_keeps_the_file() {
         let ws = tempfile::tempdir().expect("tempdir");
@@ -527,7 +600,7 @@ mod tests {
             "ui/src/ipc.ts PolicyDocument"
         );
         assert_eq!(json["source"], serde_json::json!({"kind": "workspace"}));
-        let problems = serde_json::to_value(check_text("[]")).expect("json");
+        let problems = serde_json::to_value(check_text("[]", None)).expect("json");
         assert_eq!(problems[0]["field"], "");
         assert_eq!(problems[0]["severity"], "error");
         let choice: Choice = serde_json::from_value(

@@ -129,10 +129,11 @@ pub fn read_policy(desktop: State<'_, Desktop>, source: PolicySource) -> Reply<P
     Ok(read(&desktop.workspace()?, &source)?)
 }
 
-/// Every problem of a policy's text, each against its field.
+/// Every problem of a policy's text, each against its field: errors, the grants that
+/// matter, and the entries that open a place no grant may open.
 #[tauri::command]
-pub fn check_policy(text: String) -> Vec<PolicyProblem> {
-    check_text(&text)
+pub fn check_policy(desktop: State<'_, Desktop>, text: String) -> Vec<PolicyProblem> {
+    check_text(&text, desktop.workspace().ok().as_deref())
 }
 
 /// Would code be allowed to read or write a path, or reach a URL, under the policy `text`

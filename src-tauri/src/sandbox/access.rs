@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::SessionPaths;
+use super::danger::Places;
 use super::placeholders::{GUARDED_DIRS, GUARDED_FILES};
 use super::policy;
 use crate::error::{Error, Result};
@@ -72,6 +73,8 @@ pub struct Checker {
     disabled: bool,
     allow_git_config: bool,
     settings: Value,
+    /// What no grant may open ([`danger`](super::danger)).
+    places: Places,
 }
 
 const ADDED: [(&str, &str); 4] = [
@@ -146,6 +149,7 @@ impl Checker {
             disabled: fs["disabled"] == Value::Bool(true),
             allow_git_config: fs["allowGitConfig"] == Value::Bool(true),
             settings,
+            places: Places::new(home, &own_places(paths, workspace)),
         })
     }
 
@@ -166,6 +170,24 @@ impl Checker {
         }
         let path = self.absolute(query);
         vec![self.read(&path), self.write(&path)]
+    }
+
+    /// What no grant may open, on this computer and in this session ([`danger::way_out`]).
+    ///
+    /// [`danger::way_out`]: super::danger::way_out
+    pub fn places(&self) -> &Places {
+        &self.places
+    }
+
+    /// The entries of `policy` (a settings file's JSON, as written) that open a place no
+    /// grant may open, each against its field.
+    pub fn ways_out(&self, policy: &Value) -> Vec<super::PolicyProblem> {
+        super::danger::in_policy(policy, &self.places, |e| self.absolute(e))
+    }
+
+    /// The place no grant may open that an entry `entry` for `access` would open.
+    pub fn way_out(&self, access: Access, entry: &str) -> Option<super::danger::Danger> {
+        super::danger::in_entry(access, entry, &self.places, |e| self.absolute(e))
     }
 
     /// `query` as the kernel opens it: `~` the home, relative to the workspace, links
@@ -381,6 +403,19 @@ impl Verdict {
     }
 }
 
+/// The session's own places no grant may open, but those in the workspace: it is writable by
+/// design, and what in it configures later kernels (a `.venv` they run) is kept read-only by
+/// ipybox's `denyWrite`; a folder of it on the host's `PATH` is the person's own doing. Else
+/// the workspace's own `"."` would be flagged for what it holds.
+fn own_places(paths: &SessionPaths, workspace: &Path) -> Vec<(PathBuf, super::danger::Kind)> {
+    paths
+        .ways_out
+        .iter()
+        .filter(|(p, _)| !resolve(p).starts_with(workspace))
+        .cloned()
+        .collect()
+}
+
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .into_iter()
@@ -449,7 +484,8 @@ fn glob_match(pattern: &[String], names: &[String]) -> bool {
     }
 }
 
-fn segment_match(p: &[u8], n: &[u8]) -> bool {
+/// One path segment against one glob segment (`*`, `?`, `[…]`).
+pub(super) fn segment_match(p: &[u8], n: &[u8]) -> bool {
     match p.split_first() {
         None => n.is_empty(),
         Some((b'*', rest)) => (0..=n.len()).any(|i| segment_match(rest, &n[i..])),
@@ -478,6 +514,15 @@ fn segment_match(p: &[u8], n: &[u8]) -> bool {
             hit != negate && segment_match(after, &n[1..])
         }
         Some((&c, rest)) => n.first() == Some(&c) && segment_match(rest, &n[1..]),
+    }
+}
+
+/// `path` as a policy spells it: `~/…` inside the home.
+pub(super) fn spell(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
     }
 }
 
@@ -603,13 +648,38 @@ pub fn for_session(
 /// `workspace`: the Sandbox tab's "Would this be allowed?".
 #[cfg(feature = "desktop")]
 pub fn check_text(text: &str, workspace: &Path, query: &str) -> Result<Vec<Verdict>> {
+    Ok(editing(text, workspace)?.check(query.trim()))
+}
+
+/// The entries of the policy `text` (the editor's, unsaved; a workspace's, to accept) that
+/// open a place no grant may open, in a session on `workspace`: flagged in the Sandbox tab,
+/// named in the question that puts the policy in force (native, or `ipybox sandbox accept`).
+pub fn ways_out_text(text: &str, workspace: &Path) -> Result<Vec<super::PolicyProblem>> {
+    let checker = editing(text, workspace)?;
+    let written = policy::parse(text, "being edited")?;
+    Ok(checker.ways_out(&written))
+}
+
+/// The place no grant may open that allowing `entry` for `access` under the policy `text`
+/// would open: a block's offer, as the person edited it, is refused then.
+#[cfg(feature = "desktop")]
+pub fn way_out_text(
+    text: &str,
+    workspace: &Path,
+    access: Access,
+    entry: &str,
+) -> Result<Option<super::danger::Danger>> {
+    Ok(editing(text, workspace)?.way_out(access, entry))
+}
+
+/// The checker for the policy `text` as the workspace's own, in a session on `workspace`.
+fn editing(text: &str, workspace: &Path) -> Result<Checker> {
     let home = crate::home::ipybox_home()?;
     let user_home = dirs::home_dir()
         .ok_or_else(|| Error::sandbox("cannot find the home directory for `~` paths"))?;
     let policy = policy::parse(text, "being edited")?;
     let file = workspace.join(policy::WORKSPACE_POLICY);
-    let checker = for_session(policy, Some(&file), &home, workspace, &user_home)?;
-    Ok(checker.check(query.trim()))
+    for_session(policy, Some(&file), &home, workspace, &user_home)
 }
 
 /// `ipybox sandbox check`: the verdicts for `queries` under `policy_file` (`None`: ipybox's
@@ -636,6 +706,7 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
     let warnings = super::SandboxPolicy::from_json(&policy.to_string())
         .map(|p| p.validate())
         .unwrap_or_default();
+    let written = policy.clone();
     let checker = for_session(policy, file.as_deref(), &home, &workspace, &user_home)?;
     let esc = |s: &str| crate::display::escape(s).into_owned();
     let mut out = format!(
@@ -664,7 +735,15 @@ pub fn report(policy_file: Option<&Path>, workspace: &Path, queries: &[String]) 
             ));
         }
     }
-    // The grants that matter, as the Sandbox tab warns of them.
+    // The places no grant may open, as the Sandbox tab flags them, then the grants that
+    // matter, as it warns of them.
+    for d in checker.ways_out(&written) {
+        out.push_str(&format!(
+            "danger: {} [{}]\n",
+            esc(&d.message),
+            esc(&d.field)
+        ));
+    }
     for w in warnings
         .iter()
         .filter(|w| w.severity == super::Severity::Warning)
@@ -720,6 +799,47 @@ mod tests {
         assert!(
             !write("/nonexistent-ws/.env").allowed,
             "hidden is not written"
+        );
+    }
+
+    /// The kernels may run the workspace's own `.venv`, and the person may have a folder of
+    /// it on `PATH`: the workspace's `"."` is not flagged for them (ipybox keeps the `.venv`
+    /// read-only), while the same places outside the workspace are.
+    #[test]
+    fn the_workspace_is_not_flagged_for_what_it_holds() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(root.path()).expect("canonical");
+        let (ws, home, data) = (root.join("ws"), root.join("home"), root.join("data"));
+        for d in [ws.join(".venv/bin"), home.clone(), data.join("s")] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(ws.join(".venv/pyvenv.cfg"), "").expect("write");
+        let paths = SessionPaths::new(
+            &super::super::SandboxOptions::default(),
+            &data,
+            &ws,
+            &data.join("s"),
+            Path::new("/usr/bin/python3"),
+        )
+        .with_kernel_python(&ws.join(".venv/bin/python"));
+        let mut paths = paths;
+        paths.ways_out.push((
+            ws.join("node_modules/.bin"),
+            super::super::danger::Kind::RunsLater,
+        ));
+        let policy = json!({"filesystem": {"allowWrite": ["."], "denyRead": []}});
+        let c = Checker::new(policy.clone(), &ws, &home, &paths).expect("renders");
+        assert_eq!(c.ways_out(&policy), Vec::new(), "the workspace as usual");
+        assert!(
+            !c.write(&ws.join(".venv/lib/x.pth")).allowed,
+            "its .venv stays read-only all the same"
+        );
+        let wide = json!({"filesystem": {"allowWrite": ["..", "~/.config"], "denyRead": []}});
+        let fields: Vec<String> = c.ways_out(&wide).into_iter().map(|p| p.field).collect();
+        assert_eq!(
+            fields,
+            ["filesystem.allowWrite[0]", "filesystem.allowWrite[1]"],
+            "a folder above the workspace holds ipybox's data here; ~/.config holds autostart"
         );
     }
 

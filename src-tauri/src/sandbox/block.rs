@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 #[cfg(any(test, feature = "desktop"))]
 use serde_json::Value;
 
-use super::access::{Access, Checker, resolve};
+use super::access::{Access, Checker, resolve, spell};
+use super::danger::way_out;
 use crate::channel::{BlockReport, FileOp};
 
 /// `EPERM`, `ENOENT`, `EACCES`, `EROFS` (the same numbers on Linux and macOS but `EROFS`,
@@ -70,12 +71,19 @@ pub fn assess(report: &BlockReport, checker: &Checker) -> Option<Block> {
         }
         Some(_) => None,
     };
+    // The path is the kernel's to choose: a place no grant may open is never offered, however
+    // real the block.
+    let danger = suggestion
+        .as_deref()
+        .and_then(|s| way_out(access, s, checker.places()));
+    let suggestion = suggestion.filter(|_| danger.is_none());
     Some(Block {
         access,
         path: path.display().to_string(),
         rule: verdict.rule,
         reason: verdict.reason,
         suggestion: suggestion.map(|p| spell(&p, checker.home())),
+        refusal: danger.map(|d| d.refusal()),
     })
 }
 
@@ -86,15 +94,6 @@ pub fn narrowest_folder(path: &Path) -> PathBuf {
         return path.to_path_buf();
     }
     path.parent().unwrap_or(path).to_path_buf()
-}
-
-/// `path` as a policy spells it: `~/…` inside the home.
-fn spell(path: &Path, home: &Path) -> String {
-    match path.strip_prefix(home) {
-        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Ok(rest) => format!("~/{}", rest.display()),
-        Err(_) => path.display().to_string(),
-    }
 }
 
 #[cfg(any(test, feature = "desktop"))]
@@ -146,10 +145,11 @@ mod tests {
     fn place() -> Place {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
-        for d in ["home/.ssh", "home/data", "ws", "out"] {
+        for d in ["home/.ssh", "home/private", "home/data", "ws", "out"] {
             std::fs::create_dir_all(root.join(d)).expect("mkdir");
         }
         std::fs::write(root.join("home/.ssh/id_rsa"), "key").expect("write");
+        std::fs::write(root.join("home/private/notes.txt"), "notes").expect("write");
         std::fs::write(root.join("ws/.env"), "A=1").expect("write");
         Place { _dir: dir, root }
     }
@@ -167,12 +167,18 @@ mod tests {
     fn policy() -> Value {
         json!({
             "filesystem": {
-                "denyRead": ["~/.ssh", "**/.env"],
+                "denyRead": ["~/.ssh", "~/private", "**/.env"],
                 "allowWrite": ["."],
                 "denyWrite": ["./locked"]
             },
             "network": {"allowedDomains": [], "deniedDomains": []}
         })
+    }
+
+    /// The policy ipybox ships for kernels.
+    fn default_policy() -> Value {
+        crate::sandbox::policy::parse(crate::sandbox::policy::DEFAULT_KERNEL_POLICY, "default")
+            .expect("the default parses")
     }
 
     fn report(errno: i32, path: &Path) -> BlockReport {
@@ -238,18 +244,22 @@ mod tests {
     fn a_read_of_a_hidden_place_suggests_it_inside_the_hidden_folder() {
         let p = place();
         let c = checker(&p, policy());
-        let key = p.root.join("home/.ssh/id_rsa");
+        let key = p.root.join("home/private/notes.txt");
         let block = assess(&report(ENOENT, &key), &c).expect("a block");
         assert_eq!(block.access, Access::Read);
-        assert_eq!(block.rule.as_deref(), Some("filesystem.denyRead: ~/.ssh"));
+        assert_eq!(
+            block.rule.as_deref(),
+            Some("filesystem.denyRead: ~/private")
+        );
         assert_eq!(
             block.suggestion.as_deref(),
-            Some("~/.ssh/id_rsa"),
+            Some("~/private/notes.txt"),
             "an existing file: the file itself, spelled from the home"
         );
-        let missing = p.root.join("home/.ssh/config.d/x");
+        assert_eq!(block.refusal, None, "a place of the person's own");
+        let missing = p.root.join("home/private/2024/x");
         let block = assess(&report(ENOENT, &missing), &c).expect("a block");
-        assert_eq!(block.suggestion.as_deref(), Some("~/.ssh/config.d"));
+        assert_eq!(block.suggestion.as_deref(), Some("~/private/2024"));
         let env = p.root.join("ws/.env");
         let block = assess(&report(EACCES, &env), &c).expect("a block");
         assert_eq!(
@@ -261,7 +271,7 @@ mod tests {
             block.suggestion, None,
             "a file hidden by a glob: no entry unhides it, the rule is shown instead"
         );
-        let changed = allow(policy(), Access::Read, "~/.ssh/id_rsa");
+        let changed = allow(policy(), Access::Read, "~/private/notes.txt");
         assert!(
             checker(&p, changed).read(&key).allowed,
             "the suggested entry makes the hidden file readable again"
@@ -287,6 +297,212 @@ mod tests {
         assert_eq!(
             block.suggestion, None,
             "srt's own protection is never offered away"
+        );
+    }
+
+    /// The red team's findings (#45): a cell raises a crafted `OSError` naming a place whose
+    /// code runs outside the sandbox later, or a secret; the policy agrees the sandbox blocks
+    /// it, and the block is shown, but nothing is offered.
+    #[test]
+    fn a_crafted_error_naming_autostart_offers_nothing() {
+        let p = place();
+        let c = checker(&p, default_policy());
+        for file in [
+            p.root.join("home/.config/autostart/chart-export.desktop"),
+            p.root.join("home/.config/systemd/user/evil.service"),
+            p.root.join("home/.bashrc"),
+            p.root.join("home/.local/bin/ls"),
+        ] {
+            let block = assess(&report(EROFS, &file), &c).expect("still shown as a block");
+            assert_eq!(block.access, Access::Write);
+            assert_eq!(
+                block.suggestion,
+                None,
+                "no offer to write where code runs at the next login: {}",
+                file.display()
+            );
+            let refusal = block
+                .refusal
+                .expect("the block says why nothing is offered");
+            assert!(
+                refusal.starts_with("ipybox does not offer to open this place: "),
+                "{refusal}"
+            );
+        }
+        let block = assess(
+            &report(
+                EROFS,
+                &p.root.join("home/.config/autostart/chart-export.desktop"),
+            ),
+            &c,
+        )
+        .expect("a block");
+        assert!(
+            block.refusal.as_deref().is_some_and(
+                |r| r.contains("(~/.config/autostart) would run outside the sandbox later")
+            ),
+            "the place is named as a policy spells it: {:?}",
+            block.refusal
+        );
+    }
+
+    #[test]
+    fn a_crafted_error_naming_the_kernels_site_packages_offers_nothing() {
+        let p = place();
+        // ipybox's managed environment, in its data directory, that the kernels run.
+        let data = p.root.join("data");
+        let venv = data.join("venv");
+        let site = venv.join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(venv.join("bin")).expect("mkdir");
+        std::fs::create_dir_all(&site).expect("mkdir");
+        std::fs::write(venv.join("pyvenv.cfg"), "version_info = 3.12.1\n").expect("write");
+        std::fs::write(venv.join("bin/python"), "").expect("write");
+        let state = data.join("sessions/s1");
+        std::fs::create_dir_all(&state).expect("mkdir");
+        let paths = SessionPaths::new(
+            &crate::sandbox::SandboxOptions::default(),
+            &data,
+            &p.root.join("ws"),
+            &state,
+            &venv.join("bin/python"),
+        );
+        let c = Checker::new(
+            default_policy(),
+            &p.root.join("ws"),
+            &p.root.join("home"),
+            &paths,
+        )
+        .expect("checker");
+        for file in [site.join("usercustomize.py"), site.join("evil.pth")] {
+            let block = assess(&report(EROFS, &file), &c).expect("still shown as a block");
+            assert_eq!(
+                block.suggestion,
+                None,
+                "no offer to write the kernels' own Python: {}",
+                file.display()
+            );
+            assert!(block.refusal.is_some(), "and the block says why");
+        }
+        // An installation the kernels' Python links to, outside ipybox's data directory.
+        let install = p.root.join("py");
+        std::fs::create_dir_all(install.join("bin")).expect("mkdir");
+        std::fs::create_dir_all(install.join("lib/python3.12/site-packages")).expect("mkdir");
+        std::fs::write(install.join("lib/python3.12/os.py"), "").expect("write");
+        std::fs::write(install.join("bin/python3.12"), "").expect("write");
+        let paths = SessionPaths::new(
+            &crate::sandbox::SandboxOptions::default(),
+            &data,
+            &p.root.join("ws"),
+            &state,
+            &install.join("bin/python3.12"),
+        );
+        let c = Checker::new(
+            default_policy(),
+            &p.root.join("ws"),
+            &p.root.join("home"),
+            &paths,
+        )
+        .expect("checker");
+        let file = install.join("lib/python3.12/site-packages/sitecustomize.py");
+        let block = assess(&report(EROFS, &file), &c).expect("still shown as a block");
+        assert_eq!(
+            block.suggestion, None,
+            "no offer to write the installation the kernels run"
+        );
+        assert!(
+            block
+                .refusal
+                .as_deref()
+                .is_some_and(|r| r.contains("the Python the kernels run")),
+            "{:?}",
+            block.refusal
+        );
+    }
+
+    #[test]
+    fn a_crafted_error_naming_a_secret_offers_nothing() {
+        let p = place();
+        let c = checker(&p, default_policy());
+        for file in [
+            p.root.join("home/.ssh/id_rsa"),
+            p.root.join("home/.ssh/missing/x"),
+            p.root.join("home/.ssh"),
+            p.root.join("home/.aws/credentials"),
+        ] {
+            let block = assess(&report(ENOENT, &file), &c).expect("still shown as a block");
+            assert_eq!(block.access, Access::Read);
+            assert_eq!(
+                block.suggestion,
+                None,
+                "no offer to read what the sandbox hides as secret: {}",
+                file.display()
+            );
+            assert!(
+                block
+                    .refusal
+                    .as_deref()
+                    .is_some_and(|r| r.contains("as secret")),
+                "{:?}",
+                block.refusal
+            );
+            let block = assess(&report(EROFS, &file), &c).expect("still shown as a block");
+            assert_eq!(
+                block.suggestion,
+                None,
+                "nor to write there: {}",
+                file.display()
+            );
+        }
+    }
+
+    /// Ways a kernel might spell a place to slip past the rule: `..`, doubled slashes, a
+    /// link it planted in the workspace, a folder that does not exist yet, a name hidden
+    /// wherever it is, the home's files themselves. None is offered.
+    #[test]
+    fn crafted_spellings_of_a_way_out_are_never_offered() {
+        let p = place();
+        std::fs::create_dir_all(p.root.join("home/.config")).expect("mkdir");
+        std::os::unix::fs::symlink(p.root.join("home/.config"), p.root.join("ws/cfg"))
+            .expect("a link the kernel planted in its workspace");
+        let c = checker(&p, default_policy());
+        let home = p.root.join("home").display().to_string();
+        let ws = p.root.join("ws").display().to_string();
+        for (errno, path) in [
+            (EROFS, format!("{home}/data/../.config/autostart/x.desktop")),
+            (EROFS, format!("{home}//.config///autostart/x.desktop")),
+            (EROFS, format!("/../..{home}/.bashrc")),
+            (EROFS, format!("{ws}/cfg/autostart/x.desktop")),
+            (
+                EROFS,
+                format!("{ws}/cfg/systemd/user/default.target.wants/x.service"),
+            ),
+            (EROFS, format!("{home}/.local/share/applications/x.desktop")),
+            (
+                EROFS,
+                format!("{home}/.local/lib/python3.12/site-packages/x.pth"),
+            ),
+            (EROFS, format!("{home}/.profile")),
+            (EROFS, format!("{home}/.config/fish/config.fish")),
+            (EROFS, format!("{home}/.config/git/hooks/pre-commit")),
+            (EROFS, "/usr/lib/python3/dist-packages/x.pth".to_owned()),
+            (EROFS, "/etc/cron.d/x".to_owned()),
+            (EROFS, "/x.txt".to_owned()),
+            (ENOENT, format!("{home}/.ssh/../.ssh/id_rsa")),
+            (ENOENT, format!("{home}/.gnupg/private-keys-v1.d/x.key")),
+            (ENOENT, format!("{ws}/sub/.env")),
+        ] {
+            let block = assess(&report(errno, Path::new(&path)), &c);
+            assert!(
+                block.as_ref().is_some_and(|b| b.suggestion.is_none()),
+                "{path}: {block:?}"
+            );
+        }
+        // A place of the person's own, spelled oddly, is still offered.
+        let block =
+            assess(&report(EROFS, &p.root.join("out/./new/../r.csv")), &c).expect("a block");
+        assert_eq!(
+            block.suggestion.as_deref(),
+            Some(p.root.join("out").display().to_string().as_str())
         );
     }
 

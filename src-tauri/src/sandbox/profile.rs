@@ -81,6 +81,10 @@ pub enum Severity {
     Error,
     /// It works, but weakens the sandbox.
     Warning,
+    /// It works, and opens a place no grant should: where code written runs outside the
+    /// sandbox later, a secret, the home, ipybox's own data ([`super::danger`]). Saved only
+    /// as a person typed it, never offered.
+    Danger,
 }
 
 /// One problem of a policy, against its field (`network.allowedDomains[1]`).

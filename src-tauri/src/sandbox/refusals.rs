@@ -70,6 +70,7 @@ pub fn assess(refusal: &Refusal, checker: &Checker) -> Option<Block> {
         path: target,
         rule: verdict.rule,
         reason: verdict.reason,
+        refusal: None,
     })
 }
 

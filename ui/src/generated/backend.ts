@@ -1066,9 +1066,16 @@ reason: string,
 /**
  * The narrowest folder (or file) whose entry would allow it, as the policy spells it
  * (`~/…` inside the home); `None` when no entry the person can add would: ipybox's
- * own protections, srt's, or a `denyWrite` entry that must be removed instead.
+ * own protections, srt's, or a `denyWrite` entry that must be removed instead; and
+ * never for a place no grant may open ([`refusal`](Self::refusal)).
  */
-suggestion: string | null, };
+suggestion: string | null, 
+/**
+ * Why nothing is offered although an entry would allow it: the place is one where code
+ * written would run outside the sandbox later, a secret, the home, ipybox's own data or
+ * the kernels' Python ("ipybox does not offer to open this place: …").
+ */
+refusal: string | null, };
 
 export type SandboxState = { 
 /**
@@ -1424,7 +1431,7 @@ message: string, };
 
 export type SessionNotice = { "type": "startup_failed" } & DesktopError;
 
-export type Severity = "error" | "warning";
+export type Severity = "error" | "warning" | "danger";
 
 export type SignInState = { 
 /**

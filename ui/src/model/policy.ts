@@ -190,14 +190,16 @@ export function localProblems(policy: JsonObject): PolicyProblem[] {
 
 /**
  * One message per field: the engine's when it has one (it is the authority), else the quick
- * check's; errors before warnings.
+ * check's; errors before dangers (a place no grant may open, which only the engine knows),
+ * dangers before warnings.
  */
 export function problemsByField(engine: PolicyProblem[], local: PolicyProblem[] = []): Map<string, PolicyProblem> {
   const out = new Map<string, PolicyProblem>();
   for (const list of [engine, local]) {
     for (const p of list) {
       const had = out.get(p.field);
-      if (!had || (had.severity === 'warning' && p.severity === 'error' && list === engine)) out.set(p.field, p);
+      const stronger = had !== undefined && had.severity === 'warning' && ((p.severity === 'error' && list === engine) || p.severity === 'danger');
+      if (!had || stronger) out.set(p.field, p);
     }
   }
   return out;

@@ -32,6 +32,7 @@ import { PolicyForm } from './policyForm';
 import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { serverLabel } from '../model/remote';
 import { icon } from './icons';
+import { assertNever } from '../util/assert';
 import '../styles/policy.css';
 
 export interface PolicyBackend {
@@ -59,6 +60,20 @@ const defaultBackend: PolicyBackend = {
 };
 
 /** The summary line each warned field belongs to. */
+/** What is said beside a field. Policy entries are untrusted text: a message that names one is escaped. */
+function fieldMessage(p: PolicyProblem): string {
+  switch (p.severity) {
+    case 'error':
+      return p.message;
+    case 'warning':
+      return `Weakens the sandbox: ${p.message}`;
+    case 'danger':
+      return `Dangerous: ${clipEscaped(escapeUntrusted(p.message), 2000)}`;
+    default:
+      return assertNever(p.severity, 'problem severity');
+  }
+}
+
 const TOPIC_OF: Record<string, string> = {
   'filesystem.disabled': 'write',
   'filesystem.allowWrite': 'write',
@@ -504,11 +519,17 @@ export class PolicyView {
     this.resetAllButton.textContent = this.base ? `Reset to “${this.base.label}”` : 'Reset';
     this.resetAllButton.disabled = !editable;
     this.policyForm.mark(draft.policy, doc.readOnly ? null : this.base);
-    // Warnings only for the grants that matter, each saying what it lets code do.
+    // Warnings only for the grants that matter, each saying what it lets code do; first, in
+    // red, the entries the engine found open a place no grant may open (it knows this
+    // computer's home, ipybox's data and the kernels' Python).
     const grants = grantWarnings(draft.policy);
-    const warned = new Set(grants.map((g) => TOPIC_OF[g.field.replace(/\[\d+\]$/, '')]));
-    this.warningsList.replaceChildren(...grants.map((g) => h('li', { class: 'policy-line policy-warn' }, h('span', { class: 'visually-hidden', text: 'Warning: ' }), clipEscaped(escapeUntrusted(g.text), 2000))));
-    this.warningsList.hidden = grants.length === 0;
+    const dangers = this.engineProblems.filter((p) => p.severity === 'danger');
+    const warned = new Set([...grants, ...dangers].map((g) => TOPIC_OF[g.field.replace(/\[\d+\]$/, '')]));
+    this.warningsList.replaceChildren(
+      ...dangers.map((d) => h('li', { class: 'policy-line policy-danger' }, h('span', { text: 'Dangerous: ' }), clipEscaped(escapeUntrusted(d.message), 2000))),
+      ...grants.map((g) => h('li', { class: 'policy-line policy-warn' }, h('span', { class: 'visually-hidden', text: 'Warning: ' }), clipEscaped(escapeUntrusted(g.text), 2000))),
+    );
+    this.warningsList.hidden = grants.length + dangers.length === 0;
     this.summaryList.replaceChildren(
       ...summarize(draft.policy).map((line) => {
         const li = h('li', { class: `policy-line policy-${line.topic}`, text: line.text });
@@ -520,15 +541,16 @@ export class PolicyView {
       }),
     );
     this.jsonView.textContent = this.unreadable ? doc.text : draft.text;
-    // The engine's errors; its warnings give way to the grants that matter.
-    const engine = this.engineProblems.filter((p) => p.field !== '' && p.severity === 'error');
+    // The engine's errors and dangers; its warnings give way to the grants that matter.
+    const engine = this.engineProblems.filter((p) => p.field !== '' && p.severity !== 'warning');
     const local = [...localProblems(draft.policy).filter((p) => p.severity === 'error'), ...grants.map((g): PolicyProblem => ({ field: g.field, message: g.text, severity: 'warning' }))];
     const problems = problemsByField(engine, local);
     for (const [field, { input, message }] of this.policyForm.fields) {
       const p = problems.get(field);
       message.hidden = !p;
-      message.textContent = p ? (p.severity === 'warning' ? `Weakens the sandbox: ${p.message}` : p.message) : '';
+      message.textContent = p ? fieldMessage(p) : '';
       message.classList.toggle('field-warning', p?.severity === 'warning');
+      message.classList.toggle('field-danger', p?.severity === 'danger');
       input.setAttribute('aria-invalid', String(p?.severity === 'error'));
     }
     const dirty = draft.dirty || !doc.exists;

@@ -4,13 +4,18 @@
  * for the narrowest folder that covers it, or "Allow pypi.org" for the exact host (the field
  * can be edited). Choosing it asks in a native dialog, which shows the policy change;
  * the backend then saves the policy and restarts the kernel, and the line offers to run the
- * cell again. Paths are untrusted text: shown escaped, as text.
+ * cell again. A path is the cell's own word, and is said to be; a place no grant may open
+ * (where code would run outside the sandbox later, a secret) is shown with why nothing is
+ * offered. Paths are untrusted text: shown escaped, as text.
  */
 import * as ipc from '../ipc';
 import type { Cell } from '../model/cell';
 import { blockWords } from '../model/sandboxBlock';
 import { clipEscaped, escapeUntrusted } from '../model/untrusted';
 import { h } from './dom';
+
+/** Under an offer of a path: whose word the path is. */
+const UNVERIFIED = "The path comes from the cell's own error message; ipybox checked that the sandbox blocks it, not that the cell really tried.";
 
 /** The fields' ids (a cell's own id comes from the notebook file). */
 let entrySeq = 0;
@@ -35,6 +40,8 @@ export class SandboxBlockView {
     const line = h('div', { class: 'sandbox-block-line' }, `The sandbox blocked ${words.verb} `, h('code', {}, clipEscaped(escapeUntrusted(block.path), 300)));
     this.element.append(line);
     if (block.suggestion === null) {
+      // A place no grant may open (the kernel chose the path): why nothing is offered.
+      if (block.refusal !== null) this.element.append(h('div', { class: 'sandbox-block-refusal' }, clipEscaped(escapeUntrusted(block.refusal), 600)));
       const rule = block.rule === null ? block.reason : `${block.rule}: ${block.reason}`;
       this.element.append(h('div', { class: 'sandbox-block-rule' }, `Change the policy in the Sandbox tab (${clipEscaped(escapeUntrusted(rule), 300)}).`));
       return;
@@ -69,5 +76,7 @@ export class SandboxBlockView {
       );
     });
     this.element.append(h('div', { class: 'sandbox-block-offer' }, label, field, allow, status));
+    // A file's path is the kernel's own word (srt records a refused domain itself).
+    if (block.access !== 'connect') this.element.append(h('div', { class: 'sandbox-block-source' }, UNVERIFIED));
   }
 }

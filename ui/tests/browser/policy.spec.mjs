@@ -372,6 +372,41 @@ describe('what differs from the preset, the grants that matter, one action to sa
     await close();
   });
 
+  it('flags in red an entry the engine finds opens a way out of the sandbox, and still saves what the person typed (#45)', async () => {
+    const message = 'Writing ~/.config/autostart: code written there (~/.config/autostart) would run outside the sandbox later: when you log in, open a terminal or start a program.';
+    const { page, errors, close } = await app({ policy: { dangers: { '~/.config/autostart': message } } });
+    await openTab(page);
+    await page.fill('#policy-filesystem-allowWrite-add', '~/.config/autostart');
+    await page.keyboard.press('Enter');
+    const beside = page.locator('#policy-filesystem-allowWrite-1-message.field-danger');
+    await beside.waitFor();
+    assert.equal(await beside.textContent(), `Dangerous: ${message}`, 'beside the entry, the engine\'s words');
+    assert.equal(await page.locator('#policy-filesystem-allowWrite-1').getAttribute('aria-invalid'), 'false', 'not an error: it can be saved');
+    const listed = page.locator('#policy-warnings li.policy-danger');
+    assert.equal(await listed.count(), 1, 'and first among the grants worth a second look');
+    assert.equal(await listed.textContent(), `Dangerous: ${message}`);
+    assert.equal(await page.locator('#policy-warnings li').first().textContent(), `Dangerous: ${message}`);
+    const red = await page.evaluate(() => {
+      const probe = document.createElement('span');
+      probe.style.color = 'var(--danger)';
+      document.body.append(probe);
+      const danger = getComputedStyle(probe).color;
+      probe.remove();
+      const of = (sel) => getComputedStyle(document.querySelector(sel)).borderLeftColor;
+      return { danger, beside: of('#policy-filesystem-allowWrite-1-message'), listed: of('#policy-warnings li.policy-danger') };
+    });
+    assert.equal(red.beside, red.danger, 'red beside the entry');
+    assert.equal(red.listed, red.danger, 'red in the list');
+    // A person may still mean it: saved as typed.
+    assert.equal(await page.locator('#save-policy').isDisabled(), false);
+    await page.click('#save-policy');
+    await page.waitForFunction(() => document.querySelector('#save-policy-status')?.textContent.startsWith('Saved'));
+    const [saved] = await calls(page, 'save_policy');
+    assert.deepEqual(JSON.parse(saved.text).filesystem.allowWrite, ['.', '~/.config/autostart']);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('saves and restarts the kernel in one action; saving alone is said so', async () => {
     const { page, errors, close } = await app();
     await openTab(page);

@@ -2,7 +2,8 @@
 // offered folder (editable), "Allow writing" asking the backend (which asks natively), the
 // policy it saves, "Run the cell again", a refusal kept in words, a block no entry can lift,
 // and the Sandbox tab's list of recent blocks; a domain srt's proxy refused, offered as its exact
-// host. Paths and hosts are untrusted text: shown escaped.
+// host; a block the cell crafted to name a way out of the sandbox, shown without an offer (#45).
+// Paths and hosts are untrusted text: shown escaped.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { useApp } from './harness.mjs';
@@ -17,7 +18,20 @@ const BLOCK = {
   rule: null,
   reason: 'no allowWrite entry covers it',
   suggestion: '/tmp/reports',
+  refusal: null,
 };
+
+/** What the engine says of a crafted error naming autostart (#45): shown, never offered. */
+const AUTOSTART = {
+  access: 'write',
+  path: '/home/ana/.config/autostart/chart-export.desktop',
+  rule: null,
+  reason: 'read-only: no allowWrite entry covers it',
+  suggestion: null,
+  refusal: 'ipybox does not offer to open this place: code written there (~/.config/autostart) would run outside the sandbox later: when you log in, open a terminal or start a program.',
+};
+
+const UNVERIFIED = "The path comes from the cell's own error message; ipybox checked that the sandbox blocks it, not that the cell really tried.";
 
 /** The next cells fail as a blocked write does: the error, and the engine's block event. */
 async function blockedKernel(page, block) {
@@ -49,6 +63,7 @@ describe('a cell the sandbox blocked', () => {
     assert.equal(await page.locator('.cell .sandbox-block').getAttribute('role'), 'status', 'read out when it appears');
     assert.equal(await page.inputValue('.cell .sandbox-block-entry'), '/tmp/reports', 'the narrowest folder that covers it');
     assert.equal(await page.locator('.cell .sandbox-block-allow').textContent(), 'Allow writing');
+    assert.equal(await page.locator('.cell .sandbox-block-source').textContent(), UNVERIFIED, 'the offer says whose word the path is');
     // Under the error, not above it.
     const order = await page.evaluate(() => {
       const cell = document.querySelector('.cell');
@@ -99,7 +114,7 @@ describe('a cell the sandbox blocked', () => {
   it('shows a path as escaped text, names the rule when no entry helps, and lists recent blocks in the Sandbox tab', async () => {
     const { page, errors, close } = await app();
     const hostile = '/home/ana/projects/weather/.env\u202e<img src=x onerror=alert(1)>';
-    await blockedKernel(page, { access: 'read', path: hostile, rule: 'filesystem.denyRead: **/.env', reason: 'hidden by name wherever it is', suggestion: null });
+    await blockedKernel(page, { access: 'read', path: hostile, rule: 'filesystem.denyRead: **/.env', reason: 'hidden by name wherever it is', suggestion: null, refusal: null });
     await run(page, 'open(".env")');
     const rule = page.locator('.cell .sandbox-block-rule');
     await rule.waitFor();
@@ -118,9 +133,37 @@ describe('a cell the sandbox blocked', () => {
     await close();
   });
 
+  it('shows a block the cell crafted to name a way out of the sandbox, says why, and offers nothing (#45)', async () => {
+    const { page, errors, close } = await app();
+    await blockedKernel(page, AUTOSTART);
+    await run(page, 'import errno, os\nprint("click Allow writing below")\nraise OSError(errno.EROFS, "Read-only file system", os.path.expanduser("~/.config/autostart/chart-export.desktop"))');
+    const refusal = page.locator('.cell .sandbox-block-refusal');
+    await refusal.waitFor();
+    assert.equal(await page.locator('.cell .sandbox-block-line').textContent(), 'The sandbox blocked writing /home/ana/.config/autostart/chart-export.desktop', 'the block is still shown');
+    assert.equal(await refusal.textContent(), AUTOSTART.refusal, 'in words, why nothing is offered');
+    assert.equal(await page.locator('.cell .sandbox-block-allow').count(), 0, 'no button to accept');
+    assert.equal(await page.locator('.cell .sandbox-block-entry').count(), 0, 'no field to edit');
+    assert.equal(await page.locator('.cell .sandbox-block-source').count(), 0, 'nothing offered, nothing to qualify');
+    // Return, where the offer would have been: nothing is asked, nothing changes.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    assert.deepEqual(await calls(page, 'allow_blocked'), [], 'nothing asked of the backend');
+
+    // A refusal is untrusted text too (the place is the kernel's choice): shown escaped.
+    await blockedKernel(page, { ...AUTOSTART, refusal: 'ipybox does not offer to open this place: code written there (~/x\u202e<img src=x onerror=alert(1)>) would run later.' });
+    await run(page, 'raise OSError()');
+    const again = page.locator('.cell .sandbox-block-refusal', { hasText: 'would run later' });
+    await again.waitFor();
+    assert.equal(await again.textContent(), 'ipybox does not offer to open this place: code written there (~/x\\u202e<img src=x onerror=alert(1)>) would run later.');
+    assert.equal(await page.locator('.sandbox-block img').count(), 0, 'text, not markup');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   it('offers the exact host a refused connection asked for, named on the button, and allows it', async () => {
     const { page, errors, close } = await app();
-    await blockedKernel(page, { access: 'connect', path: 'localhost:8000', rule: null, reason: 'localhost is not on the allow list (network.allowedDomains)', suggestion: 'localhost:8000' });
+    await blockedKernel(page, { access: 'connect', path: 'localhost:8000', rule: null, reason: 'localhost is not on the allow list (network.allowedDomains)', suggestion: 'localhost:8000', refusal: null });
     await run(page, 'urllib.request.urlopen("http://localhost:8000/")');
     const line = page.locator('.cell .sandbox-block-line');
     await line.waitFor();
@@ -129,6 +172,7 @@ describe('a cell the sandbox blocked', () => {
     assert.equal(await page.locator('.cell .sandbox-block-label').textContent(), 'Domain to allow');
     const allow = page.locator('.cell .sandbox-block-allow');
     assert.equal(await allow.textContent(), 'Allow localhost:8000');
+    assert.equal(await page.locator('.cell .sandbox-block-source').count(), 0, 'a domain is srt\'s record of what was asked, not the cell\'s word');
     await page.fill('.cell .sandbox-block-entry', 'localhost');
     assert.equal(await allow.textContent(), 'Allow localhost', 'the button names what the field says');
     await page.fill('.cell .sandbox-block-entry', 'localhost:8000');

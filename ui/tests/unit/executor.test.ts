@@ -243,7 +243,7 @@ describe('running cells through the execute channel', () => {
 });
 
 describe('a sandbox block', () => {
-  const block = { access: 'write' as const, path: '/tmp/out/a.csv', rule: null, reason: 'read-only', suggestion: '/tmp/out' };
+  const block = { access: 'write' as const, path: '/tmp/out/a.csv', rule: null, reason: 'read-only', suggestion: '/tmp/out', refusal: null };
 
   it('shows on its run whichever comes first, its event or the run’s start, and goes with the next run', async () => {
     const { cells, ex, frames } = setup(['open("/tmp/out/a.csv", "w")']);

@@ -98,6 +98,15 @@ describe('validation, one message per field', () => {
     expect(byField.get('network.allowedDomains[2]')?.message).toBe('srt refuses *');
     expect(byField.size).toBe(4);
   });
+
+  it('puts the engine\'s danger (a place no grant may open) above a warning, never above an error', () => {
+    const danger = { field: 'filesystem.allowWrite[0]', message: 'Writing /: it would open your whole home folder (~)', severity: 'danger' as const };
+    const warning = { field: 'filesystem.allowWrite[0]', message: 'lets code write your whole disk', severity: 'warning' as const };
+    const error = { field: 'filesystem.allowWrite[0]', message: 'the path is empty', severity: 'error' as const };
+    expect(problemsByField([danger], [warning]).get(danger.field)?.severity, 'the engine\'s danger wins over the quick warning').toBe('danger');
+    expect(problemsByField([warning], [danger]).get(danger.field)?.severity, 'whichever list it came in').toBe('danger');
+    expect(problemsByField([error, danger]).get(danger.field)?.severity, 'an error still stops saving').toBe('error');
+  });
 });
 
 describe('a change on disk while editing', () => {

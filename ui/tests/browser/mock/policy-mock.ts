@@ -16,6 +16,11 @@ export interface PolicyMockConfig {
   pick?: string | null;
   /** The native question "Allow writing …?" answered no: the place stays blocked. */
   keepBlocked?: boolean;
+  /**
+   * The engine's check of the places no grant may open, stood in for: an allowWrite or
+   * allowRead entry named here is flagged with this message (severity `danger`).
+   */
+  dangers?: Record<string, string>;
 }
 
 interface Choice {
@@ -29,13 +34,18 @@ const PROFILES: Record<string, { purpose: string; text: string }> = {
   'kernel-allow-pypi': { purpose: 'the default plus pypi.org and files.pythonhosted.org', text: JSON.stringify(pypi, null, 2) },
 };
 
-function problems(text: string): unknown[] {
-  const parsed = parsePolicy(text);
-  if (!parsed.ok) return [{ field: '', message: parsed.message, severity: 'error' }];
-  return localProblems(parsed.policy);
-}
-
 export function policyBackend(workspace: string, config: PolicyMockConfig) {
+  const problems = (text: string): unknown[] => {
+    const parsed = parsePolicy(text);
+    if (!parsed.ok) return [{ field: '', message: parsed.message, severity: 'error' }];
+    const dangers = (['filesystem.allowWrite', 'filesystem.allowRead'] as const).flatMap((id) =>
+      getList(parsed.policy, id).flatMap((entry, i) => {
+        const message = config.dangers?.[entry];
+        return message === undefined ? [] : [{ field: `${id}[${i}]`, message, severity: 'danger' }];
+      }),
+    );
+    return [...localProblems(parsed.policy), ...dangers];
+  };
   let text: string | null = config.text === undefined ? `${JSON.stringify(kernel, null, 2)}\n` : config.text;
   let choice: Choice = { sandbox: config.sandbox ?? true, policy: { kind: 'workspace' } };
   let running: string | null = choice.sandbox ? 'sandbox-config.json' : null;
