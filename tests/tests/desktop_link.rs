@@ -39,11 +39,7 @@ impl ApprovalHandler for Person {
         request: ipybox::ProgramRequest,
     ) -> BoxFuture<'static, ipybox::ProgramVerdict> {
         PROGRAMS_ASKED.lock().unwrap().push(request.clone());
-        let fixture = request
-            .params
-            .command
-            .as_deref()
-            .is_some_and(|c| c.ends_with("ipybox-fixture-mcp"));
+        let fixture = request.command.ends_with("ipybox-fixture-mcp");
         Box::pin(std::future::ready(if fixture {
             Ok(ipybox::DecidedBy::Person)
         } else {

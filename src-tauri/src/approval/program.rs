@@ -6,6 +6,7 @@
 //! whole command, the folder it runs in (absolute), the environment's names, and in words
 //! what about it deserves a second look.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,6 @@ use serde_json::{Value, json};
 
 use crate::display::escape;
 use crate::events::DecidedBy;
-use crate::mcp::ServerParams;
 
 /// The server name rules use for ipybox's own decisions (shell commands, programs).
 pub const RULE_SERVER: &str = "ipybox";
@@ -27,8 +27,16 @@ pub struct ProgramRequest {
     pub agent: String,
     /// The name the server would be registered under (checked: a Python identifier).
     pub name: String,
-    /// The server's parameters, as the agent gave them (untrusted).
-    pub params: ServerParams,
+    /// The program, as the agent gave it (untrusted, `${VAR}`s unresolved).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The environment variables it sets.
+    pub env: BTreeMap<String, String>,
+    /// The folder it runs in, as given (relative to the workspace).
+    pub cwd: Option<String>,
+    /// Whether srt runs it, under a policy of its own (as the registry reads the command).
+    pub sandboxed: bool,
     /// The workspace, which kernel code can write.
     pub workspace: PathBuf,
 }
@@ -40,35 +48,22 @@ impl ProgramRequest {
     /// The folder the program starts in, absolute: the parameters' `cwd` against the
     /// workspace (as the MCP client resolves it), else ipybox's empty folder.
     pub fn folder(&self) -> PathBuf {
-        match self.params.cwd.as_deref() {
+        match self.cwd.as_deref() {
             Some(dir) => lexically_normal(&self.workspace.join(dir)),
             None => crate::process::neutral_dir().to_path_buf(),
         }
     }
 
-    /// Whether the program runs sandboxed by `srt` (its files and network as its policy
-    /// says).
-    pub fn sandboxed(&self) -> bool {
-        crate::registry::srt_policy(&self.params).is_some()
-    }
-
-    /// Everything it would run, for a person to read: the command line and each argument,
-    /// the folder, the environment (secrets' values hidden). Escaped.
-    pub fn describe(&self) -> String {
-        let shown = crate::server_link::ServerLink {
-            name: self.name.clone(),
-            params: ServerParams {
-                cwd: Some(self.folder().display().to_string()),
-                ..self.params.clone()
-            },
-        };
-        shown.describe()
-    }
-
     /// What about it deserves a second look, one line each, in words (empty: nothing
     /// ipybox knows of).
     pub fn risks(&self) -> Vec<String> {
-        risks(&self.params, &self.workspace, &self.folder())
+        risks(
+            &self.command,
+            &self.args,
+            &self.env,
+            &self.workspace,
+            &self.folder(),
+        )
     }
 
     /// The request as a rule sees it: server [`RULE_SERVER`], tool [`RULE_TOOL`], and these
@@ -76,10 +71,10 @@ impl ProgramRequest {
     pub fn rule_args(&self) -> Value {
         json!({
             "name": self.name,
-            "command": self.params.command,
-            "args": self.params.args,
+            "command": self.command,
+            "args": self.args,
             "folder": self.folder().display().to_string(),
-            "sandboxed": self.sandboxed(),
+            "sandboxed": self.sandboxed,
         })
     }
 
@@ -92,7 +87,7 @@ impl ProgramRequest {
             escape(&self.name),
             escape(&self.workspace.display().to_string())
         );
-        text.push_str(if self.sandboxed() {
+        text.push_str(if self.sandboxed {
             "Adding it RUNS THE PROGRAM BELOW ON THIS COMPUTER, inside srt's sandbox under the policy it names. It runs now, to list its tools, and again whenever code calls them."
         } else {
             "Adding it RUNS THE PROGRAM BELOW ON THIS COMPUTER with your rights, outside the sandbox the agent's code runs in: it can read and change your files and reach the network. It runs now, to list its tools, and again whenever code calls them."
@@ -102,22 +97,25 @@ impl ProgramRequest {
     }
 }
 
-/// The risks of a stdio server's parameters: what a person should look at twice before it
-/// runs. `folder` is where it runs (absolute).
-pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<String> {
+/// The risks of a program with `args` and `env`: what a person should look at twice before
+/// it runs. `folder` is where it runs (absolute).
+pub fn risks(
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    workspace: &Path,
+    folder: &Path,
+) -> Vec<String> {
     let mut out = Vec::new();
-    let Some(command) = params.command.as_deref() else {
-        return out;
-    };
-    let program = crate::mcp::client::program_name(command);
+    let program = program_name(command);
     let words: Vec<&str> = std::iter::once(command)
-        .chain(params.args.iter().map(String::as_str))
+        .chain(args.iter().map(String::as_str))
         .collect();
     // The words a shell or an inline script would see too.
     let all = words.join(" ");
     let names = |list: &[&str]| {
         words.iter().any(|w| {
-            let base = crate::mcp::client::program_name(w);
+            let base = program_name(w);
             list.contains(&base)
         })
     };
@@ -125,7 +123,7 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
         out.push("It asks for administrator rights (sudo, su, pkexec).".into());
     }
     if ["sh", "bash", "dash", "zsh", "fish", "ksh", "csh", "tcsh"].contains(&program)
-        && params.args.iter().any(|a| a == "-c" || a.starts_with("-c"))
+        && args.iter().any(|a| a == "-c" || a.starts_with("-c"))
     {
         out.push("It runs a shell command line, which can do anything.".into());
     }
@@ -136,7 +134,7 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
         "php" => &["-r"][..],
         _ => &[][..],
     };
-    if params.args.iter().any(|a| inline.contains(&a.as_str())) {
+    if args.iter().any(|a| inline.contains(&a.as_str())) {
         out.push("It runs code given on its command line, not an installed server.".into());
     }
     if contains_word(&all, "rm") && (all.contains(" -r") || all.contains(" -f")) {
@@ -160,7 +158,7 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
         ".password-store",
         "keyrings",
     ] {
-        if all.contains(secret) || params.env.values().any(|v| v.contains(secret)) {
+        if all.contains(secret) || env.values().any(|v| v.contains(secret)) {
             out.push(format!("It names {secret}, where secrets are kept."));
             break;
         }
@@ -187,8 +185,7 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
         );
     }
     if (command_path.is_absolute() && in_workspace(command_path))
-        || params
-            .args
+        || args
             .iter()
             .any(|a| Path::new(a).is_absolute() && in_workspace(Path::new(a)))
     {
@@ -210,7 +207,7 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
         "PERL5LIB",
         "RUBYOPT",
     ];
-    for key in params.env.keys() {
+    for key in env.keys() {
         if loaders.contains(&key.as_str()) {
             out.push(format!(
                 "It sets {}, which changes what code the program loads.",
@@ -228,6 +225,14 @@ pub fn risks(params: &ServerParams, workspace: &Path, folder: &Path) -> Vec<Stri
         _ => {}
     }
     out
+}
+
+/// The program's file name (`/usr/bin/sh` → `sh`).
+fn program_name(command: &str) -> &str {
+    Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command)
 }
 
 /// Whether `word` stands alone in `text` (between non-word characters).
@@ -257,10 +262,21 @@ mod tests {
     use super::*;
 
     fn request(json: Value) -> ProgramRequest {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         ProgramRequest {
             agent: "Claude Code 2.1".into(),
             name: "helper".into(),
-            params: ServerParams::from_json(&json).expect("parameters"),
+            command: text(&json["command"]),
+            args: json["args"]
+                .as_array()
+                .map(|a| a.iter().map(text).collect())
+                .unwrap_or_default(),
+            env: json["env"]
+                .as_object()
+                .map(|e| e.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+                .unwrap_or_default(),
+            cwd: json.get("cwd").map(text),
+            sandboxed: false,
             workspace: PathBuf::from("/home/ann/work"),
         }
     }
@@ -270,11 +286,6 @@ mod tests {
         let r =
             request(json!({"command": "python3", "args": ["-m", "mcp_server_time"], "cwd": "."}));
         assert_eq!(r.folder(), PathBuf::from("/home/ann/work"));
-        assert!(
-            r.describe().contains("In folder: “/home/ann/work”"),
-            "{}",
-            r.describe()
-        );
         let r = request(json!({"command": "x", "cwd": "sub/../.."}));
         assert_eq!(r.folder(), PathBuf::from("/home/ann"));
         let r = request(json!({"command": "x"}));
@@ -360,13 +371,12 @@ mod tests {
     fn what_a_person_reads_is_escaped() {
         let r = ProgramRequest {
             agent: "Evil\u{202e}agent".into(),
-            ..request(json!({"command": "x\u{1b}[2J", "args": ["a\nb"]}))
+            ..request(json!({"command": "./x\u{1b}[2J", "args": ["a\nb"]}))
         };
-        let shown = format!(
-            "{}\n{}\n{}",
-            r.explain(),
-            r.describe(),
-            r.risks().join("\n")
+        let shown = format!("{}\n{}", r.explain(), r.risks().join("\n"));
+        assert!(
+            shown.contains("./x"),
+            "the program is named in a risk: {shown}"
         );
         assert!(
             !shown.contains('\u{202e}'),

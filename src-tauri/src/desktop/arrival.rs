@@ -186,7 +186,16 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
         title: "Add an MCP server from a link?".into(),
         message,
         detail,
-        warnings: crate::approval::risks(&link.params, &workspace, &folder),
+        warnings: match &link.params.command {
+            Some(command) => crate::approval::risks(
+                command,
+                &link.params.args,
+                &link.params.env,
+                &workspace,
+                &folder,
+            ),
+            None => Vec::new(),
+        },
         yes: if existing.is_some() {
             "Replace server".into()
         } else {

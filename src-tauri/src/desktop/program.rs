@@ -18,7 +18,17 @@ static ASKING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// Ask the person whether the program of `request` may start.
 pub async fn ask<R: Runtime>(app: &AppHandle<R>, request: ProgramRequest) -> ProgramVerdict {
     let _one = ASKING.lock().await;
-    let detail = request.describe();
+    // Everything it would run, as a link's question shows it, in the folder it runs in.
+    let detail = crate::server_link::ServerLink {
+        name: request.name.clone(),
+        params: crate::mcp::ServerParams::program(
+            request.command.clone(),
+            request.args.clone(),
+            request.env.clone(),
+            Some(request.folder().display().to_string()),
+        ),
+    }
+    .describe();
     if !fits(&detail) {
         return Err(format!(
             "the configuration of \"{}\" is too large to show a person on one screen; a person can register it with `ipybox register`",

@@ -149,11 +149,17 @@ impl CodeExecutor {
             // Refused before anyone is asked: a yes could not change it.
             return Err(agent_cannot_change(name));
         }
-        if params.command.is_some() && !known {
+        if let Some(command) = params.command.clone()
+            && !known
+        {
             let request = crate::approval::ProgramRequest {
                 agent: agent.to_owned(),
                 name: name.to_owned(),
-                params: params.clone(),
+                command,
+                args: params.args.clone(),
+                env: params.env.clone(),
+                cwd: params.cwd.clone(),
+                sandboxed: crate::registry::srt_policy(params).is_some(),
                 workspace: registry.workspace.clone(),
             };
             if let Err(why) = self.decide_program(request).await {

@@ -273,6 +273,14 @@ async fn serve_agent(stream: UnixStream, secret: &[u8], executor: CodeExecutor) 
             Ok(Message::AskProgram { id, mut request }) => {
                 // The app's side names the agent as it proved itself, before its own words.
                 request.agent = format!("{}, via {agent},", request.agent);
+                // What the agent's side says of the program is read again here.
+                let params = crate::mcp::ServerParams::program(
+                    request.command.clone(),
+                    request.args.clone(),
+                    request.env.clone(),
+                    request.cwd.clone(),
+                );
+                request.sandboxed = crate::registry::srt_policy(&params).is_some();
                 let (executor, to_agent) = (executor.clone(), to_agent.clone());
                 // Asked beside the calls: a person reading the question holds up nothing else.
                 tokio::spawn(async move {

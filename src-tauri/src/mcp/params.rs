@@ -57,6 +57,24 @@ pub enum TransportKind {
 }
 
 impl ServerParams {
+    /// A stdio server: `command` with `args`, `env`, in `cwd`.
+    pub fn program(
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<String>,
+    ) -> ServerParams {
+        ServerParams {
+            kind: None,
+            command: Some(command),
+            args,
+            env,
+            cwd,
+            url: None,
+            headers: BTreeMap::new(),
+        }
+    }
+
     /// Parse parameters from JSON, with a message that says what is wrong.
     pub fn from_json(value: &serde_json::Value) -> Result<Self> {
         let params: ServerParams = serde_json::from_value(value.clone())

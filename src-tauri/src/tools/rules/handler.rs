@@ -208,10 +208,11 @@ mod tests {
         crate::approval::ProgramRequest {
             agent: "an agent".into(),
             name: "helper".into(),
-            params: crate::mcp::ServerParams::from_json(
-                &json!({"command": command, "args": ["-c", "x"]}),
-            )
-            .expect("parameters"),
+            command: command.into(),
+            args: vec!["-c".into(), "x".into()],
+            env: Default::default(),
+            cwd: None,
+            sandboxed: false,
             workspace: "/home/ann/work".into(),
         }
     }
