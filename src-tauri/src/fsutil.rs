@@ -301,6 +301,23 @@ pub(crate) fn save_atomic(path: &Path, contents: &[u8]) -> crate::error::Result<
     })
 }
 
+/// `path` with `.` and `..` folded away without asking the file system (`/a/b/../c` is
+/// `/a/c`, whatever links `b` is).
+pub fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod private_tests {
     use super::*;

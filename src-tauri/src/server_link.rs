@@ -230,17 +230,8 @@ impl ServerLink {
     /// The `${VAR}` names used anywhere in the parameters: their values (perhaps secrets the
     /// person keeps in `.env`) go to the server the link names.
     pub fn variables(&self) -> BTreeSet<String> {
-        let p = &self.params;
-        let texts = p
-            .command
-            .iter()
-            .chain(&p.args)
-            .chain(p.env.values())
-            .chain(&p.cwd)
-            .chain(&p.url)
-            .chain(p.headers.values());
         let mut names = BTreeSet::new();
-        for text in texts {
+        for text in texts(&self.params) {
             let mut rest = text.as_str();
             while let Some(start) = rest.find("${") {
                 rest = &rest[start + 2..];
@@ -258,6 +249,18 @@ impl ServerLink {
     }
 }
 
+/// Every text of `params` a `${VAR}` may stand in.
+fn texts(params: &ServerParams) -> impl Iterator<Item = &String> {
+    params
+        .command
+        .iter()
+        .chain(&params.args)
+        .chain(params.env.values())
+        .chain(&params.cwd)
+        .chain(&params.url)
+        .chain(params.headers.values())
+}
+
 /// Refuse a configuration that names the workspace: a folder relative to it (every `cwd`
 /// is resolved against the workspace, so only an absolute one names another place), a
 /// `${WORKSPACE…}` placeholder anywhere, or a program given as a relative path.
@@ -270,15 +273,7 @@ fn refuse_workspace(params: &ServerParams) -> Result<(), LinkError> {
             escape(&shortened(cwd))
         )));
     }
-    let texts = params
-        .command
-        .iter()
-        .chain(&params.args)
-        .chain(params.env.values())
-        .chain(&params.cwd)
-        .chain(&params.url)
-        .chain(params.headers.values());
-    for text in texts {
+    for text in texts(params) {
         if text.to_ascii_uppercase().contains("${WORKSPACE") {
             return Err(LinkError::Workspace("${WORKSPACE}".into()));
         }

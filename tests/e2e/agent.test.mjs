@@ -51,21 +51,20 @@ class Agent {
    * Start `code` with execute_ipython_cell; resolves once the request is written, to
    * `{ result }`: its text and whether it was an error.
    */
-  async start(code) {
-    const written = new Promise((resolve) => this.sent.push(resolve));
-    const result = this.client
-      .callTool({ name: 'execute_ipython_cell', arguments: { code } }, undefined, { timeout: 120000 })
-      .then((answer) => ({ text: answer.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n'), error: answer.isError === true }))
-      .catch((e) => { throw new Error(`${e.message}; stderr:\n${this.stderr}`); });
-    await written;
-    return { result };
+  start(code) {
+    return this.call('execute_ipython_cell', { code });
   }
 
   /** Start register_mcp_server for `name` with `params`, as `start` does. */
-  async register(name, params) {
+  register(name, params) {
+    return this.call('register_mcp_server', { server_name: name, server_params: params });
+  }
+
+  /** Start the tool call `name` with `args`; resolves once it is written, to `{ result }`. */
+  async call(name, args) {
     const written = new Promise((resolve) => this.sent.push(resolve));
     const result = this.client
-      .callTool({ name: 'register_mcp_server', arguments: { server_name: name, server_params: params } }, undefined, { timeout: 120000 })
+      .callTool({ name, arguments: args }, undefined, { timeout: 120000 })
       .then((answer) => ({ text: answer.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n'), error: answer.isError === true }))
       .catch((e) => { throw new Error(`${e.message}; stderr:\n${this.stderr}`); });
     await written;

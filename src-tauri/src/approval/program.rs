@@ -49,7 +49,7 @@ impl ProgramRequest {
     /// workspace (as the MCP client resolves it), else ipybox's empty folder.
     pub fn folder(&self) -> PathBuf {
         match self.cwd.as_deref() {
-            Some(dir) => lexically_normal(&self.workspace.join(dir)),
+            Some(dir) => crate::fsutil::lexically_normal(&self.workspace.join(dir)),
             None => crate::process::neutral_dir().to_path_buf(),
         }
     }
@@ -176,8 +176,8 @@ pub fn risks(
             escape(command)
         ));
     }
-    let workspace = lexically_normal(workspace);
-    let in_workspace = |p: &Path| lexically_normal(p).starts_with(&workspace);
+    let workspace = crate::fsutil::lexically_normal(workspace);
+    let in_workspace = |p: &Path| crate::fsutil::lexically_normal(p).starts_with(&workspace);
     if in_workspace(folder) {
         out.push(
             "It runs in the workspace, where code in the kernel writes: Python's `-m`, npm, uv and many programs load code from the folder they run in."
@@ -239,22 +239,6 @@ fn program_name(command: &str) -> &str {
 fn contains_word(text: &str, word: &str) -> bool {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
         .any(|w| w == word)
-}
-
-/// `path` with `.` and `..` taken out without asking the file system.
-fn lexically_normal(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 //! links followed (srt resolves its entries the same way). Globs (`**/.env`) match as srt's
 //! expansion at start-up would.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -529,16 +529,7 @@ pub(super) fn spell(path: &Path, home: &Path) -> String {
 /// `path` with `.`/`..` folded and the links of its longest existing part followed, as the
 /// kernel's `open()` and srt's `realpath` see it.
 pub fn resolve(path: &Path) -> PathBuf {
-    let mut clean = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
-    }
+    let clean = crate::fsutil::lexically_normal(path);
     let mut existing = clean.as_path();
     let mut rest = Vec::new();
     loop {
