@@ -22,6 +22,7 @@ pub mod grants;
 mod install;
 #[cfg(target_os = "linux")]
 pub mod netns;
+mod paths;
 pub mod placeholders;
 pub mod policy;
 pub mod profile;

@@ -13,6 +13,28 @@
 
 use tauri::{AppHandle, Manager, Runtime};
 
+/// How long the decision buttons take no click or key after the dialog shows, at least.
+#[cfg(target_os = "linux")]
+const ARMING: std::time::Duration = std::time::Duration::from_millis(700);
+/// How long they do at most, when a person asks for longer.
+#[cfg(target_os = "linux")]
+const ARMING_MAX: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long the decision buttons take no click or key: [`ARMING`], or longer when ipybox
+/// was started with `IPYBOX_APPROVAL_ARMING_MS` (a slower reader's choice; never shorter,
+/// and it comes from ipybox's own environment, which kernel code cannot change).
+#[cfg(target_os = "linux")]
+pub(in crate::desktop) fn arming() -> std::time::Duration {
+    static CHOSEN: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        std::env::var("IPYBOX_APPROVAL_ARMING_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(ARMING, |ms| {
+                std::time::Duration::from_millis(ms).clamp(ARMING, ARMING_MAX)
+            })
+    })
+}
 /// At most this many lines in a question, so its buttons stay on a small screen.
 const MAX_LINES: usize = 28;
 /// Lines longer than this are cut (GTK would wrap them onto more lines).
@@ -40,13 +62,13 @@ pub struct Question {
 impl Question {
     /// What the dialog says: the words, then the detail escaped and cut to a screenful.
     fn body(&self) -> String {
-        super::approval::for_dialog(if self.detail.is_empty() {
+        super::approval::text::for_dialog(if self.detail.is_empty() {
             self.message.clone()
         } else {
             format!(
                 "{}\n\n{}",
                 self.message,
-                bounded(&super::approval::wrap(&plain(&self.detail)))
+                bounded(&super::approval::text::wrap(&plain(&self.detail)))
             )
         })
     }
@@ -158,7 +180,7 @@ async fn ask<R: Runtime>(app: &AppHandle<R>, question: Question, take_focus: boo
             let armed = say_yes.downgrade();
             dialog.connect_map(move |_| {
                 let armed = armed.clone();
-                glib::timeout_add_local_once(super::approval::arming(), move || {
+                glib::timeout_add_local_once(arming(), move || {
                     if let Some(b) = armed.upgrade() {
                         b.set_sensitive(true);
                     }
@@ -220,7 +242,7 @@ async fn ask<R: Runtime>(app: &AppHandle<R>, question: Question, take_focus: boo
 /// Whether `detail` shows whole in a question: nothing of it cut. A question about something
 /// that does not fit is not asked.
 pub fn fits(detail: &str) -> bool {
-    super::approval::wrap(&plain(detail)).lines().count() < MAX_LINES
+    super::approval::text::wrap(&plain(detail)).lines().count() < MAX_LINES
 }
 
 /// Tell the person something in a native dialog (an error: what went wrong, and that nothing
@@ -230,7 +252,7 @@ pub async fn tell<R: Runtime>(app: &AppHandle<R>, title: &str, message: &str) {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let mut dialog = app
         .dialog()
-        .message(super::approval::for_dialog(plain(message)))
+        .message(super::approval::text::for_dialog(plain(message)))
         .title(title)
         .kind(MessageDialogKind::Error)
         .buttons(MessageDialogButtons::Ok);

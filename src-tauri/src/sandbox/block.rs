@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 #[cfg(any(test, feature = "desktop"))]
 use serde_json::Value;
 
-use super::access::{Access, Checker, resolve, spell};
+use super::access::{Access, Checker};
 use super::danger::way_out;
+use super::paths::{resolve, spell};
 use crate::channel::{BlockReport, FileOp};
 
 /// `EPERM`, `ENOENT`, `EACCES`, `EROFS` (the same numbers on Linux and macOS but `EROFS`,

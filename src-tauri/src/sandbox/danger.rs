@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::access::{Access, resolve, segment_match, spell};
 use super::grants::{SECRET_PLACES, STARTUP_PLACES};
+use super::paths::{resolve, segment_match, spell};
 use super::policy::DEFAULT_KERNEL_POLICY;
 use super::profile::{PolicyProblem, Severity};
+use crate::events::Access;
 
 /// What makes a place one no grant may open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

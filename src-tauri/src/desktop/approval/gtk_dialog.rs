@@ -28,25 +28,6 @@ use super::{Shared, text};
 use crate::events::DecidedBy;
 use crate::tools::{ApprovalRequest, Decision};
 
-/// How long the decision buttons take no click or key after the dialog shows, at least.
-const ARMING: Duration = Duration::from_millis(700);
-/// How long they do at most, when a person asks for longer.
-const ARMING_MAX: Duration = Duration::from_secs(10);
-
-/// How long the decision buttons take no click or key: [`ARMING`], or longer when ipybox
-/// was started with `IPYBOX_APPROVAL_ARMING_MS` (a slower reader's choice; never shorter,
-/// and it comes from ipybox's own environment, which kernel code cannot change).
-pub(in crate::desktop) fn arming() -> Duration {
-    static CHOSEN: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
-    *CHOSEN.get_or_init(|| {
-        std::env::var("IPYBOX_APPROVAL_ARMING_MS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(ARMING, |ms| {
-                Duration::from_millis(ms).clamp(ARMING, ARMING_MAX)
-            })
-    })
-}
 /// How wide the dialog is, in pixels.
 const DIALOG_WIDTH: i32 = 640;
 /// How wide the window's side panel (where the approval panel is) is at most, in pixels:
@@ -406,7 +387,7 @@ fn build<R: Runtime>(
     let armed = all.iter().map(|b| b.downgrade()).collect::<Vec<_>>();
     window.connect_map(move |_| {
         let armed = armed.clone();
-        glib::timeout_add_local_once(arming(), move || {
+        glib::timeout_add_local_once(crate::desktop::confirm::arming(), move || {
             for b in armed.iter().filter_map(|b| b.upgrade()) {
                 b.set_sensitive(true);
             }

@@ -17,7 +17,7 @@ mod notify;
     not(target_os = "linux"),
     allow(dead_code, reason = "the GTK dialog's parts")
 )]
-mod text;
+pub(super) mod text;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -30,10 +30,6 @@ use crate::events::DecidedBy;
 use crate::sync::lock;
 use crate::tools::grants::Grants;
 use crate::tools::{ApprovalHandler, ApprovalRequest, Decision, Rule};
-
-#[cfg(target_os = "linux")]
-pub(super) use gtk_dialog::arming;
-pub(super) use text::{for_dialog, wrap};
 
 /// Asks the person about each request, the head of the queue in a dialog.
 #[derive(Debug)]
