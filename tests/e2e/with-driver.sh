@@ -38,7 +38,8 @@ cleanup() {
 }
 trap cleanup EXIT
 export DISPLAY="$display"
-for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+# Up to 15 s: a loaded machine (a build beside it) has been seen to need more than 5.
+for _ in $(seq 150); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 # Ours, not another run's that took the number first (this Xvfb then gave up).
 kill -0 "$xvfb" 2>/dev/null && xdpyinfo >/dev/null 2>&1 \
   || { echo "Xvfb did not start on $display (target/e2e-xvfb.log):"; cat target/e2e-xvfb.log; exit 1; }
