@@ -81,6 +81,32 @@ pub struct Client {
     pub connected_at_ms: u64,
 }
 
+/// Names MCP SDKs give a client that did not name itself (the Python SDK's "mcp 0.1.0",
+/// rmcp's own crate name): they say which library, not which agent.
+const LIBRARY_NAMES: [&str; 5] = ["mcp", "rmcp", "mcp-client", "client", "python-sdk"];
+
+impl Client {
+    /// Its declared name and version as a person reads them ("claude-code 2.1.0"), or None
+    /// when it gave none of its own (an SDK's default such as "mcp 0.1.0"). Untrusted text,
+    /// not escaped.
+    pub fn declared(&self) -> Option<String> {
+        declared_name(&self.name, self.version.as_deref())
+    }
+}
+
+/// A client's declared `name` and `version` as a person reads them, or None for an SDK's
+/// default name (see [`Client::declared`]).
+pub fn declared_name(name: &str, version: Option<&str>) -> Option<String> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() || LIBRARY_NAMES.contains(&trimmed.to_ascii_lowercase().as_str()) {
+        return None;
+    }
+    Some(match version {
+        Some(v) => format!("{name} {v}"),
+        None => name.to_owned(),
+    })
+}
+
 /// What a request carries besides the call itself. Empty where it is not known.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]

@@ -247,6 +247,50 @@ impl ServerLink {
     pub fn runs_a_program(&self) -> bool {
         self.params.command.is_some()
     }
+
+    /// The first place in `workspace` its program would run in or be given — its folder,
+    /// the program itself, an argument (`--dir=/…` too) or an environment value naming a
+    /// path there — as written; kernel code writes the workspace, so a link must not name
+    /// it even by an absolute path (`..` and symbolic links followed).
+    pub fn names_place_in(&self, workspace: &std::path::Path) -> Option<String> {
+        let params = &self.params;
+        let canonical = workspace.canonicalize().ok();
+        let inside = |text: &str| {
+            let path = std::path::Path::new(text);
+            if !path.is_absolute() {
+                return false;
+            }
+            let normal = crate::fsutil::lexically_normal(path);
+            normal.starts_with(workspace)
+                || canonical.as_ref().is_some_and(|ws| {
+                    normal.starts_with(ws)
+                        || nearest_existing(&normal)
+                            .and_then(|p| p.canonicalize().ok())
+                            .is_some_and(|p| p.starts_with(ws))
+                })
+        };
+        let values = params
+            .cwd
+            .iter()
+            .chain(&params.command)
+            .chain(&params.args)
+            .chain(params.env.values());
+        for text in values {
+            let candidates = std::iter::once(text.as_str())
+                .chain(text.split_once('=').map(|(_, v)| v))
+                .chain(text.split(':'));
+            if candidates.into_iter().any(inside) {
+                return Some(escape(&shortened(text)).into_owned());
+            }
+        }
+        None
+    }
+}
+
+/// `path` or the nearest folder above it that exists (a file not yet written may be in a
+/// folder that is a symbolic link into the workspace).
+fn nearest_existing(path: &std::path::Path) -> Option<&std::path::Path> {
+    path.ancestors().find(|p| p.exists())
 }
 
 /// Every text of `params` a `${VAR}` may stand in.
@@ -617,5 +661,40 @@ mod tests {
         assert!(text.contains("Authorization: (secret"), "{text}");
         assert!(text.contains("X-Team: “blue”"), "{text}");
         assert!(text.contains("Address:  “https://x.example/mcp”"), "{text}");
+    }
+
+    #[test]
+    fn a_link_names_no_place_in_the_workspace_even_absolutely() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("ws");
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+        std::os::unix::fs::symlink(ws.join("sub"), root.path().join("into-ws")).expect("link");
+        let ws_s = ws.display().to_string();
+        let root_s = root.path().display().to_string();
+        let with = |params: serde_json::Value| {
+            ServerLink::parse(&link("a", &params))
+                .expect("a valid link")
+                .names_place_in(&ws)
+        };
+        for params in [
+            serde_json::json!({"command": "python3", "args": ["-m", "srv"], "cwd": ws_s}),
+            serde_json::json!({"command": "python3", "cwd": format!("{root_s}/elsewhere/../ws/sub")}),
+            serde_json::json!({"command": "python3", "cwd": format!("{root_s}/into-ws")}),
+            serde_json::json!({"command": format!("{ws_s}/server.sh")}),
+            serde_json::json!({"command": "node", "args": [format!("{root_s}/into-ws/not-yet.js")]}),
+            serde_json::json!({"command": "srv", "args": [format!("--dir={ws_s}/sub")]}),
+            serde_json::json!({"command": "srv", "env": {"PYTHONPATH": format!("/usr/lib:{ws_s}")}}),
+        ] {
+            assert!(with(params.clone()).is_some(), "{params}");
+        }
+        for params in [
+            serde_json::json!({"command": "python3", "args": ["-m", "srv"], "cwd": elsewhere.display().to_string()}),
+            serde_json::json!({"command": "/usr/bin/node", "args": [format!("{root_s}/wsx/a.js"), "--dir=/tmp"]}),
+            serde_json::json!({"command": "srv", "env": {"PATH": "/usr/bin:/bin"}}),
+        ] {
+            assert_eq!(with(params.clone()), None, "{params}");
+        }
     }
 }

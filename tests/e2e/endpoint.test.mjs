@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, ROOT, SHOTS, answerDialog, answerDialogSoon, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
+import { App, Keys, ROOT, SHOTS, answerDialog, answerDialogSoon, auditLog, fixtureWorkspace, quitAll, windowOpen } from './webdriver.mjs';
 
 const SDK = join(ROOT, 'tests', 'servers', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
 const { Client } = await import(pathToFileURL(join(SDK, 'index.js')).href);
@@ -70,6 +70,15 @@ test("the app's own MCP endpoint: an agent's cells show live in a tab of their o
   apps.push(app);
   await app.ready();
   await app.until('the kernel to be ready', async () => (await app.kernelStatus()) === 'idle', 90000);
+
+  // Cancelled: the dialog says nothing changed, and nothing serves.
+  await app.click('#open-agents');
+  await app.click('#mcp-endpoint-toggle');
+  answerDialog('Serve agents on this workspace?', 'Escape', 30);
+  await app.until('the status after Cancel', async () => (await app.text('#mcp-endpoint-status')) !== 'Starting…');
+  assert.equal(await app.text('#mcp-endpoint-status'), 'Not serving: nothing was changed.');
+  assert.equal(await app.execute('return document.querySelector("#mcp-endpoint-details").hidden;'), true);
+  await app.press(Keys.Escape);
 
   const { url, token, config } = await serve(app);
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);

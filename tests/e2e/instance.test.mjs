@@ -137,6 +137,9 @@ test('a malformed or hostile link gets one clear error and changes nothing', asy
     `${link('ok', { command: FIXTURE })}&approve=all`,
     link('a\u202eb', { command: FIXTURE }),
     link('huge', { command: FIXTURE, args: ['x'.repeat(20000)] }),
+    // The workspace, which kernel code writes, named by an absolute path: refused too.
+    link('planted', { command: 'python3', args: ['-m', 'mcp_server_time'], cwd: dir }),
+    link('planted', { command: join(dir, 'server.sh') }),
   ]) {
     assert.equal(openAgain(bad).status, 0, 'the running app takes it, and refuses it itself');
     shown(REFUSED);

@@ -135,14 +135,12 @@ async fn propose<R: Runtime>(app: &AppHandle<R>, url: &str) {
         .await;
         return;
     };
-    // A folder given absolutely may still be the workspace, which kernel code writes.
-    if let Some(cwd) = &link.params.cwd
-        && std::path::Path::new(cwd).starts_with(&workspace)
-    {
+    // A path given absolutely may still be in the workspace, which kernel code writes.
+    if let Some(place) = link.names_place_in(&workspace) {
         tell(
             app,
             REFUSED,
-            "The server it proposes runs in this workspace's folder, where code in the kernel writes; a link cannot name the workspace. Register such a server from the MCP servers panel or with `ipybox register`.\n\nNothing was changed.",
+            &format!("The server it proposes names “{place}”, in this workspace's folder, where code in the kernel writes; a link cannot name the workspace. Register such a server from the MCP servers panel or with `ipybox register`.\n\nNothing was changed."),
         )
         .await;
         return;

@@ -60,7 +60,10 @@ pub fn execute<R: Runtime>(
         let desktop = app.state::<Desktop>();
         while let Some(item) = framed.recv().await {
             let event = match item {
-                Ok(Framed::Outputs(outputs)) => ExecEvent::Outputs { outputs },
+                Ok(Framed::Outputs(outputs)) => {
+                    super::trust::vouched().produced(&outputs);
+                    ExecEvent::Outputs { outputs }
+                }
                 Ok(Framed::Event(Event::Started { execution_count })) => {
                     ExecEvent::Started { execution_count }
                 }
@@ -174,9 +177,11 @@ fn notebook_path(path: &str) -> Reply<PathBuf> {
 #[tauri::command]
 pub fn save_notebook(path: String, content: String, trusted: Option<bool>) -> Reply<()> {
     crate::fsutil::save_atomic(&notebook_path(&path)?, content.as_bytes())?;
-    if trusted == Some(true) {
-        TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
-    }
+    TrustStore::at(&crate::home::ipybox_home()?).sign_saved(
+        &content,
+        trusted == Some(true),
+        super::trust::vouched(),
+    )?;
     Ok(())
 }
 
@@ -185,7 +190,11 @@ pub fn save_notebook(path: String, content: String, trusted: Option<bool>) -> Re
 /// (which kernel code may have changed since).
 #[tauri::command]
 pub fn notebook_trusted(content: String) -> Reply<bool> {
-    Ok(TrustStore::at(&crate::home::ipybox_home()?).is_trusted(&content)?)
+    let trusted = TrustStore::at(&crate::home::ipybox_home()?).is_trusted(&content)?;
+    if trusted {
+        super::trust::vouched().read_trusted(&content);
+    }
+    Ok(trusted)
 }
 
 /// The person trusts the notebook at `path` (as read: `content`), asked in a native dialog:
@@ -213,6 +222,7 @@ pub async fn trust_notebook<R: Runtime>(
         return Ok(false);
     }
     TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
+    super::trust::vouched().read_trusted(&content);
     Ok(true)
 }
 
@@ -350,9 +360,11 @@ pub async fn save_notebook_as<R: Runtime>(
     let ws = state.workspace()?;
     let path = files::notebook_in(&ws, Path::new(&path))?;
     files::create(&path, content.as_bytes())?;
-    if trusted == Some(true) {
-        TrustStore::at(&crate::home::ipybox_home()?).trust(&content)?;
-    }
+    TrustStore::at(&crate::home::ipybox_home()?).sign_saved(
+        &content,
+        trusted == Some(true),
+        super::trust::vouched(),
+    )?;
     super::python_commands::carry(
         &state,
         Path::new(&state.state()?.notebook_path),

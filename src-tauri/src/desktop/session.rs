@@ -424,9 +424,15 @@ impl Desktop {
         };
         let trusted = match &state.notebook {
             None => true,
-            Some(text) => crate::home::ipybox_home()
-                .and_then(|home| super::trust::TrustStore::at(&home).is_trusted(text))
-                .unwrap_or(false),
+            Some(text) => {
+                let trusted = crate::home::ipybox_home()
+                    .and_then(|home| super::trust::TrustStore::at(&home).is_trusted(text))
+                    .unwrap_or(false);
+                if trusted {
+                    super::trust::vouched().read_trusted(text);
+                }
+                trusted
+            }
         };
         match serde_json::to_string(&StartState { state, trusted }) {
             // JSON is a JavaScript expression; the page deletes the property once read.

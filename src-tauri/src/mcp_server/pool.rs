@@ -241,13 +241,10 @@ impl Session {
             Some(_) => format!(" ({})", self.origin()),
             None => String::new(),
         };
-        match client {
-            Some(c) => format!(
-                "The agent “{}{}”{session}",
-                c.name,
-                c.version.map(|v| format!(" {v}")).unwrap_or_default(),
-            ),
-            None => format!("An agent{session}"),
+        match client.and_then(|c| c.declared()) {
+            Some(name) => format!("The agent “{name}”{session}"),
+            // None, or an SDK's default name ("mcp 0.1.0"): it did not say who it is.
+            None => format!("An agent that did not give its name{session}"),
         }
     }
 

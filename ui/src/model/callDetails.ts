@@ -131,9 +131,17 @@ export function argumentFields(args: JsonValue, schema: JsonValue | undefined, f
 // ---------------------------------------------------------------------------------------------
 // Who asks, and from where
 
+/**
+ * Names MCP SDKs give a client that did not name itself (the Python SDK's "mcp 0.1.0"): they
+ * say which library, not which agent. The same list as `LIBRARY_NAMES` in definition.rs.
+ */
+const LIBRARY_NAMES: ReadonlySet<string> = new Set(['mcp', 'rmcp', 'mcp-client', 'client', 'python-sdk']);
+
 /** "Claude Code 2.1", escaped and bounded (an agent names itself). */
 export function clientName(client: Pick<ClientInfo, 'name' | 'version'>): string {
-  const name = clipEscaped(escapeUntrusted(client.name.trim() || 'An unnamed MCP client'), 80);
+  const own = client.name.trim();
+  if (own === '' || LIBRARY_NAMES.has(own.toLowerCase())) return 'An agent that did not give its name';
+  const name = clipEscaped(escapeUntrusted(own), 80);
   const version = client.version?.trim() ? ` ${clipEscaped(escapeUntrusted(client.version.trim()), 40)}` : '';
   return `${name}${version}`;
 }

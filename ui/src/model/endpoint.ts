@@ -1,6 +1,9 @@
 /**
- * Ready-to-paste configurations for agents that use the app's MCP endpoint. Pure; no DOM.
+ * Ready-to-paste configurations for agents that use the app's MCP endpoint, and what the
+ * endpoint's state means in words. Pure; no DOM.
  */
+
+import type { McpEndpointState } from '../ipc';
 
 /** The server's name in the agent's configuration. */
 export const SERVER_NAME = 'ipybox';
@@ -38,4 +41,14 @@ export function claudeDesktopJson(url: string, token: string): string {
 export function maskToken(token: string): string {
   if (token.length <= 4) return '•'.repeat(token.length);
   return '•'.repeat(Math.min(token.length - 4, 12)) + token.slice(-4);
+}
+
+/**
+ * What a change of the endpoint did, in words: what the backend says now, not what was asked
+ * (the person may have cancelled the question, or serving may have failed).
+ */
+export function servingStatus(asked: boolean, newToken: boolean, state: McpEndpointState): string {
+  if (state.enabled) return asked && newToken ? 'Serving with a new token.' : 'Serving.';
+  if (!asked) return 'Stopped.';
+  return state.error ? 'Not serving.' : 'Not serving: nothing was changed.';
 }

@@ -5,7 +5,7 @@
  */
 import * as ipc from '../ipc';
 import type { McpEndpointState } from '../ipc';
-import { claudeCodeCommand, claudeCodeJson, claudeDesktopJson, maskToken } from '../model/endpoint';
+import { claudeCodeCommand, claudeCodeJson, claudeDesktopJson, maskToken, servingStatus } from '../model/endpoint';
 import { h } from './dom';
 
 export interface EndpointBackend {
@@ -182,8 +182,9 @@ export class EndpointDialog {
     this.error.hidden = true;
     this.status.textContent = enabled ? 'Starting…' : 'Stopping: agents’ sessions end…';
     try {
-      this.show(await this.backend.setMcpEndpoint(enabled, newToken));
-      this.status.textContent = enabled ? (newToken ? 'Serving with a new token.' : 'Serving.') : 'Stopped.';
+      const state = await this.backend.setMcpEndpoint(enabled, newToken);
+      this.show(state);
+      this.status.textContent = servingStatus(enabled, newToken, state);
     } catch (err) {
       const e = ipc.toBackendError(err);
       this.status.textContent = '';

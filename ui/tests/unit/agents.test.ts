@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentActivity } from '../../src/ipc';
 import { AgentSessions } from '../../src/model/agents';
-import { claudeCodeCommand, claudeCodeJson, claudeDesktopJson, maskToken } from '../../src/model/endpoint';
+import { claudeCodeCommand, claudeCodeJson, claudeDesktopJson, maskToken, servingStatus } from '../../src/model/endpoint';
 import { StreamOutput } from '../../src/model/outputs';
 
 const URL = 'http://127.0.0.1:43121/mcp';
@@ -85,5 +85,17 @@ describe('endpoint configurations', () => {
   it('masks all but the last four characters', () => {
     expect(maskToken('0123456789abcdef')).toBe('••••••••••••cdef');
     expect(maskToken('abc')).toBe('•••');
+  });
+});
+
+describe('the endpoint status after a change', () => {
+  const state = (enabled: boolean, error: string | null = null) => ({ enabled, url: null, token: null, error, sandboxed: true });
+  it('says what the backend did, not what was asked', () => {
+    expect(servingStatus(true, false, state(true))).toBe('Serving.');
+    expect(servingStatus(true, true, state(true))).toBe('Serving with a new token.');
+    // The person pressed Cancel in the native question: nothing serves.
+    expect(servingStatus(true, false, state(false))).toBe('Not serving: nothing was changed.');
+    expect(servingStatus(true, false, state(false, 'port in use'))).toBe('Not serving.');
+    expect(servingStatus(false, false, state(false))).toBe('Stopped.');
   });
 });

@@ -113,7 +113,10 @@ describe('who asks', () => {
   it('names an agent’s client, its session and since when it is connected', () => {
     expect(clientWords({ name: 'Claude Code', version: '2.1', session: '192ee55f-aaaa-bbbb', connected_at_ms: now - 5 * 60_000 }, now)).toBe('Claude Code 2.1 · agent session 192ee55f · connected 5 min ago');
     expect(clientWords({ name: 'cursor', session: 'abc', connected_at_ms: 0 }, now)).toBe('cursor · agent session abc');
-    expect(clientName({ name: '  ' })).toBe('An unnamed MCP client');
+    expect(clientName({ name: '  ' })).toBe('An agent that did not give its name');
+    // The Python MCP SDK's default names the library, not the agent.
+    expect(clientName({ name: 'mcp', version: '0.1.0' })).toBe('An agent that did not give its name');
+    expect(clientName({ name: 'mcp-server-fetch', version: '1.0' })).toBe('mcp-server-fetch 1.0');
   });
 
   it('escapes and bounds an agent’s declared name and version', () => {

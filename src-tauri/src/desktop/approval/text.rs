@@ -358,9 +358,10 @@ const FIELD_DESCRIPTION_SHOWN: usize = 200;
 /// cell 3 of analysis.ipynb"). Escaped and bounded; `now_ms` is the time now.
 pub fn who(request: &ApprovalRequest, details: &CallDetails, now_ms: u64) -> String {
     if let Some(client) = &details.client {
-        let name = match &client.version {
-            Some(v) => format!("{} {}", escape(&client.name), escape(v)),
-            None => escape(&client.name).into_owned(),
+        // An SDK's default name says which library, not which agent.
+        let name = match client.declared() {
+            Some(name) => format!("The agent {}", escape(&name)),
+            None => "An agent that did not give its name".to_owned(),
         };
         let since = if client.connected_at_ms > 0 {
             format!(
@@ -372,7 +373,7 @@ pub fn who(request: &ApprovalRequest, details: &CallDetails, now_ms: u64) -> Str
         };
         return shorten(
             &format!(
-                "The agent {name} (its session {}{since})",
+                "{name} (its session {}{since})",
                 escape(&client.session)
             ),
             ORIGIN_SHOWN * 2,

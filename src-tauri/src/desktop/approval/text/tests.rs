@@ -289,6 +289,20 @@ fn who_asks_names_an_agents_client_escaped() {
         who(&r, &details, 301_000),
         r"The agent claude-code\u202e 2.1.0 (its session 4f2a9c1e, connected 5 min ago)"
     );
+    // The Python MCP SDK's default clientInfo names the library, not the agent.
+    let unnamed = CallDetails {
+        client: Some(crate::definition::Client {
+            name: "mcp".into(),
+            version: Some("0.1.0".into()),
+            session: "4f2a9c1e".into(),
+            connected_at_ms: 1_000,
+        }),
+        ..CallDetails::default()
+    };
+    assert_eq!(
+        who(&r, &unnamed, 301_000),
+        "An agent that did not give its name (its session 4f2a9c1e, connected 5 min ago)"
+    );
     assert_eq!(
         who(&r, &CallDetails::default(), 0),
         "Code in agent session 4f2a",
