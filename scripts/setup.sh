@@ -87,7 +87,15 @@ PY
 fi
 case ":$PATH:" in
   *":$BIN_DIR:"*) ;;
-  *) echo "Add $BIN_DIR to your PATH to run ipybox from anywhere." ;;
+  *)
+    echo "== ipybox is in $BIN_DIR, which this shell does not search for programs"
+    echo "   In this shell:  export PATH=\"$BIN_DIR:\$PATH\""
+    if [ "$BIN_DIR" = "$HOME/.local/bin" ] && grep -qs '.local/bin' "$HOME/.profile"; then
+      echo "   Your ~/.profile adds it from your next login on; until then, run $BIN_DIR/ipybox"
+    else
+      echo "   For good:       echo 'export PATH=\"$BIN_DIR:\$PATH\"' >> ~/.profile   (then log in again)"
+    fi
+    ;;
 esac
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   echo "== opening the app on $NOTEBOOK"
@@ -98,4 +106,7 @@ if ! "$BIN_DIR/ipybox" exec --sandbox --workspace "$WORKSPACE" "$FIRST_CELL"; th
   echo "!! the sandbox does not work on this system (see the message above); running unsandboxed"
   "$BIN_DIR/ipybox" exec --workspace "$WORKSPACE" "$FIRST_CELL"
 fi
-echo "On a machine with a display, open the app with: ipybox open $NOTEBOOK"
+case ":$PATH:" in
+  *":$BIN_DIR:"*) echo "On a machine with a display, open the app with: ipybox open $NOTEBOOK" ;;
+  *) echo "On a machine with a display, open the app with: $BIN_DIR/ipybox open $NOTEBOOK" ;;
+esac

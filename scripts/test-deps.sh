@@ -41,11 +41,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # uv makes provisioning the kernels' Python environment fast; ipybox falls back to
-# venv + pip without it (and a test covers that path).
+# venv + pip without it (and a test covers that path), but the tests of a project's own
+# .venv make one with uv. A user's pip puts it in ~/.local/bin, as scripts/setup.sh does.
+export PATH="$HOME/.local/bin:$PATH"
 if ! command -v uv >/dev/null; then
-  python3 -m pip install --quiet --disable-pip-version-check uv 2>/dev/null \
-    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages uv 2>/dev/null \
-    || echo "   uv not installed; ipybox will use python3 -m venv and pip"
+  pip=(python3 -m pip install --quiet --disable-pip-version-check)
+  "${pip[@]}" uv 2>/dev/null \
+    || "${pip[@]}" --break-system-packages uv 2>/dev/null \
+    || "${pip[@]}" --user uv 2>/dev/null \
+    || "${pip[@]}" --user --break-system-packages uv 2>/dev/null \
+    || { echo "uv could not be installed with pip; the tests of a project's .venv need it" >&2; exit 1; }
   hash -r
 fi
 

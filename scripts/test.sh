@@ -5,10 +5,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# What scripts/setup.sh and test-deps.sh install lands in ~/.cargo/bin and ~/.local/bin (uv,
+# ipybox), which a new shell may not have on its PATH yet: look there first.
+export PATH="$HOME/.cargo/bin:$HOME/.local/bin:$PATH"
 if [ "${IPYBOX_TEST_DEPS:-1}" != 0 ]; then
   bash scripts/test-deps.sh
 fi
-export PATH="$HOME/.cargo/bin:$PATH"
 # shellcheck source=lib/node.sh
 . scripts/lib/node.sh
 ensure_node_for_ui

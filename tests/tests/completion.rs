@@ -35,7 +35,10 @@ async fn tab_gets_the_kernels_matches_with_types_and_shift_tab_its_help() {
     // Jupyter counts code points, not bytes nor UTF-16 units.
     let code = "s = '😀é'; rows_of";
     let cursor = code.chars().count();
-    let c = e.complete(code, cursor).await.unwrap();
+    let c = complete_until(&e, code, cursor, |c| {
+        c.items.iter().any(|i| i.text == "rows_of_data")
+    })
+    .await;
     assert_eq!(
         (c.start, c.end),
         (cursor - "rows_of".len(), cursor),
@@ -72,6 +75,26 @@ async fn tab_gets_the_kernels_matches_with_types_and_shift_tab_its_help() {
     );
     let nothing = e.inspect("no_such_name_here", 5, 0).await.unwrap();
     assert!(!nothing.found, "an unknown name has no help: {nothing:?}");
+}
+
+/// The kernel's completions, asked again (as a person presses Tab again) while `wanted` does
+/// not hold: on a busy machine IPython may answer before Jedi has looked at everything.
+/// The last answer, whatever it holds.
+async fn complete_until(
+    e: &CodeExecutor,
+    code: &str,
+    cursor: usize,
+    wanted: impl Fn(&ipybox::Completions) -> bool,
+) -> ipybox::Completions {
+    let mut c = e.complete(code, cursor).await.unwrap();
+    for _ in 0..10 {
+        if wanted(&c) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        c = e.complete(code, cursor).await.unwrap();
+    }
+    c
 }
 
 /// The signature beside a completion, as Tab lists it.
@@ -172,9 +195,10 @@ async fn help_is_answered_while_a_cell_runs() {
     // Warm Jedi up first, so the figure below is about waiting, not about parsing `os`.
     e.complete("os.pa", 5).await.unwrap();
 
+    // A cell that runs far longer than any answer takes, even on a busy machine.
     let s = running_cell(
         &e,
-        "import time\nprint('busy', flush=True)\ntime.sleep(6)\nprint('done')",
+        "import time\nprint('busy', flush=True)\ntime.sleep(60)\nprint('done')",
     )
     .await;
     let t = Instant::now();
@@ -185,8 +209,8 @@ async fn help_is_answered_while_a_cell_runs() {
     assert!(c.items.iter().any(|i| i.text == "path"), "{c:?}");
     assert!(help.found, "{help:?}");
     assert!(
-        helped < Duration::from_secs(2),
-        "completion ({completed:?}) and help ({helped:?}) do not wait for the running cell (6 s)"
+        helped < Duration::from_secs(20),
+        "completion ({completed:?}) and help ({helped:?}) do not wait for the running cell (60 s)"
     );
     drop(s);
     e.interrupt().await.unwrap();
