@@ -124,6 +124,11 @@ test("the app's own MCP endpoint: an agent's cells show live in a tab of their o
   await approving;
   assert.equal(approved.error, false, approved.text);
   assert.match(approved.text, /asked by the agent/);
+  // The server's card says the agent's call ran it (the notebook has not started its own).
+  if (await app.execute('return document.querySelector("#right-panel").hidden;')) await app.click('#toggle-approvals');
+  await app.click('#side-tab-servers');
+  await app.until("the card to say an agent's call ran it", () => app.execute(
+    'return document.querySelector(\'.server-card[data-server="fx"] .server-state\')?.textContent ?? "";').then((t) => t.startsWith('Ran an agent’s call')), 10000);
   const rejecting = answerDialogSoon(TITLE, 'Escape');
   const rejected = await run(client, ECHO('refused by the person'));
   await rejecting;

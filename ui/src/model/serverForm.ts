@@ -460,6 +460,9 @@ export interface ServerStatus {
   log?: readonly ServerLogLine[];
   /** A call was refused because it asks for a sign-in (`again`: a kept one no longer works). */
   signIn?: { again: boolean };
+  /** An agent's call ran it: agents' kernels start copies of their own, which this state
+   *  (the notebook's copy) does not follow. */
+  agentRan?: boolean;
 }
 
 /** One log message of a server. */
@@ -476,6 +479,8 @@ export type StatusEvent =
   | { type: 'mcp_server_exited'; server: string; stderr: string; exit?: ProcessExit }
   | { type: 'mcp_server_log'; server: string; level: string; message: string }
   | { type: 'mcp_sign_in_needed'; server: string; again: boolean }
+  /** An agent's call to the server ran (in the agent's own copy of it). */
+  | { type: 'agent_call_ran'; server: string }
   /** The kernel was replaced or the session stopped: ipybox stopped every server. */
   | { type: 'servers_stopped' };
 
@@ -495,6 +500,9 @@ export class ServerStatuses {
         break;
       case 'mcp_sign_in_needed':
         this.map.set(event.server, { ...this.get(event.server), signIn: { again: event.again } });
+        break;
+      case 'agent_call_ran':
+        this.map.set(event.server, { ...this.get(event.server), agentRan: true });
         break;
       case 'mcp_server_log': {
         const now = this.get(event.server);
@@ -541,7 +549,7 @@ export class ServerStatuses {
 export function describeState(s: ServerStatus): string {
   switch (s.state) {
     case 'not_started':
-      return 'Not started (starts on its first call)';
+      return s.agentRan ? 'Ran an agent’s call, in the agent’s session (starts here on this notebook’s first call)' : 'Not started (starts on its first call)';
     case 'running':
       return 'Running';
     case 'exited':

@@ -222,6 +222,16 @@ describe('server status', () => {
     expect(calls).toBe(4);
   });
 
+  it('says an agent\'s call ran a server the notebook has not started', () => {
+    const s = new ServerStatuses();
+    s.apply({ type: 'agent_call_ran', server: 'fx' });
+    expect(s.get('fx').state).toBe('not_started');
+    expect(describeState(s.get('fx'))).toMatch(/^Ran an agent’s call/);
+    s.apply({ type: 'mcp_server_started', server: 'fx' });
+    expect(describeState(s.get('fx'))).toBe('Running');
+    expect(describeState(s.get('other'))).toBe('Not started (starts on its first call)');
+  });
+
   it('keeps the last log messages a server sent, through its restarts, until all are stopped', () => {
     const s = new ServerStatuses();
     s.apply({ type: 'mcp_server_started', server: 'fx' });
