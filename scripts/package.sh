@@ -43,6 +43,8 @@ install -D -m 0755 target/release/ipybox "$WORK/ipybox/usr/bin/ipybox"
 if ldd "$WORK/ipybox/usr/bin/ipybox" | grep -Eq 'webkit|gtk'; then
   echo "!! the headless ipybox links WebKitGTK or GTK"; exit 1
 fi
+echo "== srt with a Node.js of its own, in /usr/lib/ipybox/srt (the person needs no npm)"
+"$WORK/ipybox/usr/bin/ipybox" setup --sandbox --srt-dir "$WORK/ipybox/usr/lib/ipybox/srt"
 doc="$WORK/ipybox/usr/share/doc/ipybox"
 mkdir -p "$doc"
 cat > "$doc/copyright" <<EOF
@@ -57,8 +59,7 @@ EOF
 
 echo "== ipybox_${VERSION}_${DEB_ARCH}.deb"
 # The sandbox needs bubblewrap, socat and ripgrep; the kernels' environment python3-venv.
-# npm is only for `ipybox setup --sandbox` (it installs srt); Debian's npm pulls in compilers
-# and -dev packages, so it is suggested, and the setup says how to get it when missing.
+# srt and the Node.js it runs on are in the package (/usr/lib/ipybox/srt): no npm.
 mkdir -p "$WORK/ipybox/DEBIAN"
 cat > "$WORK/ipybox/DEBIAN/control" <<EOF
 Package: ipybox
@@ -67,7 +68,7 @@ Architecture: $DEB_ARCH
 Maintainer: ipybox developers <https://github.com/ipybox/ipybox/issues>
 Installed-Size: $(du -sk --exclude=DEBIAN "$WORK/ipybox" | cut -f1)
 Depends: libc6, libgcc-s1, python3 (>= 3.10), python3-venv, bubblewrap, socat, ripgrep, ca-certificates
-Suggests: ipybox-desktop, npm
+Suggests: ipybox-desktop
 Section: devel
 Priority: optional
 Homepage: https://github.com/ipybox/ipybox
@@ -92,7 +93,7 @@ Summary:   $SUMMARY
 License:   Apache-2.0
 URL:       https://github.com/ipybox/ipybox
 Requires:  python3 >= 3.10, bubblewrap, socat, ripgrep, ca-certificates
-Suggests:  ipybox-desktop, npm
+Suggests:  ipybox-desktop
 # A built binary goes in as it is: no debuginfo package, no stripping or byte-compiling.
 %global debug_package %{nil}
 %global __os_install_post %{nil}
@@ -109,6 +110,7 @@ cp -a "$WORK/ipybox/usr" %{buildroot}/
 
 %files
 /usr/bin/ipybox
+/usr/lib/ipybox
 %doc /usr/share/doc/ipybox/copyright
 EOF
 rpmbuild -bb --quiet --define "_topdir $WORK/rpm" --define "_build_id_links none" \

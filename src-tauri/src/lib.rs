@@ -188,7 +188,7 @@ pub mod setup {
         create_project_env, env_prefix, inspect as inspect_python, install_ipykernel,
         label as python_label, project_python, venv_version_of,
     };
-    pub use crate::sandbox::{check_node, check_tools, install_srt, locate_srt};
+    pub use crate::sandbox::{check_node, check_tools, install_srt, install_srt_in, locate_srt};
 }
 
 /// ipybox itself as an MCP server (`ipybox mcp`).

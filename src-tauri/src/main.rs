@@ -110,7 +110,11 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
     let outcome = runtime.block_on(async {
         match command {
             Command::Exec(args) => exec(args).await,
-            Command::Setup { python, sandbox } => setup(python, sandbox).await,
+            Command::Setup {
+                python,
+                sandbox,
+                srt_dir,
+            } => setup(python, sandbox, srt_dir).await,
             Command::Register(args) => register(args).await,
             Command::SignIn(args) => sign_in(args).await,
             Command::SignOut(args) => sign_out(args),
@@ -143,18 +147,32 @@ fn run_cli(runtime: &tokio::runtime::Runtime, command: Command) -> ExitCode {
     }
 }
 
-async fn setup(python: Option<PathBuf>, sandbox: bool) -> anyhow::Result<ExitCode> {
-    let env = tokio::task::spawn_blocking(move || {
-        ipybox::setup::python_env(python.as_deref(), ipybox::Progress::Terminal)
-    })
-    .await
-    .context("provisioning task failed")??;
-    println!("Python environment ready: {}", env.python().display());
+async fn setup(
+    python: Option<PathBuf>,
+    sandbox: bool,
+    srt_dir: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    if srt_dir.is_none() {
+        let env = tokio::task::spawn_blocking(move || {
+            ipybox::setup::python_env(python.as_deref(), ipybox::Progress::Terminal)
+        })
+        .await
+        .context("provisioning task failed")??;
+        println!("Python environment ready: {}", env.python().display());
+    }
     if sandbox {
-        let srt = tokio::task::spawn_blocking(ipybox::setup::install_srt)
-            .await
-            .context("installing srt failed")??;
-        ipybox::setup::check_tools(&srt)?;
+        // Into a folder of its own, srt is made for another machine (a package): this one's
+        // tools are not the question.
+        let for_here = srt_dir.is_none();
+        let srt = tokio::task::spawn_blocking(move || match srt_dir {
+            Some(dir) => ipybox::setup::install_srt_in(&dir),
+            None => ipybox::setup::install_srt(),
+        })
+        .await
+        .context("installing srt failed")??;
+        if for_here {
+            ipybox::setup::check_tools(&srt)?;
+        }
         ipybox::setup::check_node(&srt)?;
         println!(
             "Sandbox runtime ready: srt {} ({})",

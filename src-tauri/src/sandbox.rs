@@ -27,9 +27,11 @@ pub mod placeholders;
 pub mod policy;
 pub mod profile;
 pub mod refusals;
+pub mod runtime;
 
 pub use install::{
-    Srt, check_node, check_tools, install_srt, locate_srt, managed_srt_dir, server_program,
+    Srt, check_node, check_tools, install_srt, install_srt_in, locate_srt, managed_srt_dir,
+    server_program,
 };
 pub use profile::{PolicyProblem, SandboxPolicy, Severity, ShippedProfile, shipped_profiles};
 

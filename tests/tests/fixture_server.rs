@@ -281,9 +281,11 @@ async fn echo_add_and_fail() {
 async fn sleep_runs_calls_concurrently() {
     let client = stdio_client(&[], &[]).await;
     let start = Instant::now();
+    // Sleeps long enough that one after the other (8 s) stands well apart from together
+    // (4 s), also on a busy machine.
     let (a, b) = tokio::join!(
-        call(&client, "sleep", json!({"seconds": 1.0})),
-        call(&client, "sleep", json!({"seconds": 1.0})),
+        call(&client, "sleep", json!({"seconds": 4.0})),
+        call(&client, "sleep", json!({"seconds": 4.0})),
     );
     let elapsed = start.elapsed();
     assert_eq!(
@@ -292,11 +294,11 @@ async fn sleep_runs_calls_concurrently() {
         "sleep answers \"slept\""
     );
     assert!(
-        elapsed >= Duration::from_secs(1),
+        elapsed >= Duration::from_secs(4),
         "sleep waits: {elapsed:?}"
     );
     assert!(
-        elapsed < Duration::from_millis(1900),
+        elapsed < Duration::from_secs(6),
         "two sleeps overlap: {elapsed:?}"
     );
 

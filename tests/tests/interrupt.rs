@@ -45,6 +45,15 @@ async fn running(e: &CodeExecutor, code: &str, marker: &str) -> ExecutionStream 
     panic!("{code} ended before printing {marker}")
 }
 
+/// The process id of the kernel that runs `e`'s cells.
+async fn kernel_pid(e: &CodeExecutor) -> i32 {
+    let r = e
+        .execute("import os\nprint(os.getpid())", None)
+        .await
+        .unwrap();
+    r.text.unwrap_or_default().trim().parse().unwrap()
+}
+
 const BUSY: &str = "print('busy', flush=True)\nwhile True: pass";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,7 +74,9 @@ async fn interrupt_ends_the_cell_as_cancelled_and_keeps_state() {
         }
     };
     assert_eq!(err.code(), ErrorCode::Cancelled, "{err}");
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    // The cell never ends by itself; that the interrupt ended it, not a kernel replaced
+    // after the grace, shows in the traceback and the kept state below.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(
         shown.iter().any(
             |o| matches!(o, ipybox::Output::Error { ename, .. } if ename == "KeyboardInterrupt")
@@ -83,6 +94,7 @@ async fn reset_and_stop_act_at_once_while_a_cell_runs() {
     let ws = workspace();
     let e = started(ws.path()).await;
     e.execute("kept = 1", None).await.unwrap();
+    let old = kernel_pid(&e).await;
     // The spare kernel is up (a reset then is a swap): the gateway has two kernels.
     let gw = e.gateway_pid().await.unwrap() as i32;
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -90,12 +102,16 @@ async fn reset_and_stop_act_at_once_while_a_cell_runs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let up = tree(gw);
     let s = running(&e, BUSY, "busy").await;
     let queued = e.stream("print('after the reset')", options());
     let t = Instant::now();
     e.reset().await.unwrap();
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(500), "reset took {took:?}");
+    // Near-instant with the spare ready (the engine benchmark measures it); that the spare
+    // was swapped in, not started, shows in the kernel's pid below. The bound leaves room
+    // for a spare still finishing its start on a loaded machine.
+    assert!(took < Duration::from_secs(10), "reset took {took:?}");
     let err = finish(s)
         .await
         .expect_err("the reset ends the running cell");
@@ -109,12 +125,19 @@ async fn reset_and_stop_act_at_once_while_a_cell_runs() {
     );
     let err = e.execute("kept", None).await.expect_err("state is gone");
     assert!(matches!(err, Error::CodeExecution { .. }), "{err}");
+    let fresh = kernel_pid(&e).await;
+    assert!(
+        fresh != old && up.contains(&fresh),
+        "the reset swapped in the spare that was already running ({fresh} not in {up:?}, old {old})"
+    );
 
     let s = running(&e, BUSY, "busy").await;
     let t = Instant::now();
     e.stop().await.unwrap();
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(500), "stop took {took:?}");
+    // The cell never ends by itself. A stop waits for the gateway and kernels to exit
+    // (SIGKILL after 2 s), which can take seconds on a loaded machine.
+    assert!(took < Duration::from_secs(10), "stop took {took:?}");
     let err = finish(s).await.expect_err("the stop ends the running cell");
     assert_eq!(err.code(), ErrorCode::Cancelled, "{err}");
     assert!(!e.is_running().await);

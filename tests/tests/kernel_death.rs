@@ -22,8 +22,8 @@ async fn os_exit_and_segfault_give_kernel_died_and_the_next_call_works() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::KernelDied, "got {err:?}");
     assert!(
-        t.elapsed() < Duration::from_secs(10),
-        "death is noticed promptly: {:?}",
+        t.elapsed() < Duration::from_secs(20),
+        "death is noticed promptly, not at the timeout (60 s): {:?}",
         t.elapsed()
     );
     assert!(

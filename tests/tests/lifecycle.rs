@@ -104,7 +104,8 @@ async fn dropping_the_executor_stops_everything() {
 async fn stop_and_interrupt_are_answered_at_once_during_a_slow_first_start() {
     let ws = workspace();
     let pid_file = ws.path().join("gateway.pid");
-    let wrapper = format!("echo $$ > {}; sleep 3; exec \"$@\"", pid_file.display());
+    // The gateway comes up long after any answer, even on a busy machine.
+    let wrapper = format!("echo $$ > {}; sleep 30; exec \"$@\"", pid_file.display());
     let e = builder(ws.path())
         .gateway_wrapper(vec!["sh".into(), "-c".into(), wrapper.into(), "sh".into()])
         .build();
@@ -123,12 +124,12 @@ async fn stop_and_interrupt_are_answered_at_once_during_a_slow_first_start() {
     let stopped_in = asked.elapsed();
     let start = start.await.unwrap();
     assert!(
-        started_at.elapsed() < Duration::from_secs(3),
-        "all of it before the gateway could come up ({:?})",
+        started_at.elapsed() < Duration::from_secs(10),
+        "all of it before the gateway could come up (after 30 s): {:?}",
         started_at.elapsed()
     );
     assert!(
-        interrupted_in < Duration::from_millis(500) && stopped_in < Duration::from_millis(500),
+        interrupted_in < Duration::from_secs(10) && stopped_in < Duration::from_secs(10),
         "answered at once, not after the start: interrupt {interrupted_in:?}, stop {stopped_in:?}"
     );
     let err = start.expect_err("the start was stopped");
@@ -142,7 +143,7 @@ async fn stop_and_interrupt_are_answered_at_once_during_a_slow_first_start() {
         .parse()
         .unwrap();
     assert!(
-        wait_for(Duration::from_secs(60), || !alive(pid)),
+        wait_for(Duration::from_secs(90), || !alive(pid)),
         "the gateway the stopped start made is gone"
     );
     // And the executor starts again.

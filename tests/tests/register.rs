@@ -92,8 +92,9 @@ async fn start_up_failures_quote_the_server_and_time_out() {
         .unwrap_err()
         .to_string();
     assert!(
-        t.elapsed() < Duration::from_secs(10),
-        "the connect timeout applies"
+        t.elapsed() < Duration::from_secs(20),
+        "the connect timeout applies, not the server's 60 s: {:?}",
+        t.elapsed()
     );
     assert!(
         err.contains("no answer within 2 s") && err.contains("starting"),

@@ -82,9 +82,11 @@ async fn a_blocked_write_is_reported_with_its_path_and_the_folder_to_allow() {
         "block told {after_error:?} after the cell's error output (cell: {:?})",
         started.elapsed()
     );
+    // Milliseconds when idle. The bound leaves room for a loaded machine and stays below
+    // the 5 s after which the kernel sends an unanswered report again.
     assert!(
-        after_error < Duration::from_millis(200),
-        "the block is known within 200 ms of the error: {after_error:?}"
+        after_error < Duration::from_secs(2),
+        "the block is known within 2 s of the error: {after_error:?}"
     );
     assert_eq!(block.access, SandboxAccess::Write, "EROFS: a refused write");
     assert_eq!(

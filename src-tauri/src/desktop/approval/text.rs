@@ -372,10 +372,7 @@ pub fn who(request: &ApprovalRequest, details: &CallDetails, now_ms: u64) -> Str
             String::new()
         };
         return shorten(
-            &format!(
-                "{name} (its session {}{since})",
-                escape(&client.session)
-            ),
+            &format!("{name} (its session {}{since})", escape(&client.session)),
             ORIGIN_SHOWN * 2,
         );
     }
