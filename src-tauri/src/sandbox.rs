@@ -28,6 +28,8 @@ pub mod policy;
 pub mod profile;
 pub mod refusals;
 pub mod runtime;
+#[cfg(target_os = "linux")]
+pub mod userns;
 
 pub use install::{
     Srt, check_node, check_tools, install_srt, install_srt_in, locate_srt, managed_srt_dir,
@@ -607,8 +609,11 @@ async fn attach(
         if let Ok(Some(status)) = child.try_wait() {
             // A Node.js too old for srt is a likely cause; say so if it is.
             check_node(&launch.srt)?;
+            // The usual cause: this computer forbids the user namespaces bubblewrap needs.
+            let why = userns::why_no_sandbox()
+                .unwrap_or_else(|| "Check that `srt echo ok` works on this system.".to_owned());
             return Err(Error::sandbox(format!(
-                "the sandbox (srt) exited during start-up ({status}). Check that `srt echo ok` works on this system: bubblewrap needs unprivileged user namespaces (on Ubuntu 23.10+ through bubblewrap's AppArmor profile). Its output:\n{}",
+                "the sandbox (srt) exited during start-up ({status}). {why} Its output:\n{}",
                 log()
             )));
         }
