@@ -128,5 +128,8 @@ sed "s/@VERSION@/$VERSION/g" packaging/tauri.desktop.json > "$WORK/tauri.desktop
 cp "target/release/bundle/deb/ipybox-desktop_${VERSION}_${DEB_ARCH}.deb" \
    "target/release/bundle/rpm/ipybox-desktop-${VERSION}-1.${RPM_ARCH}.rpm" "$DIST/"
 
+echo "== the signed APT repository (dist/apt)"
+bash scripts/apt-repo.sh "$DIST"
+
 echo "== dist/"
 ls -l "$DIST"

@@ -23,6 +23,9 @@ command -v npm >/dev/null || need_apt+=(npm)
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 command -v socat >/dev/null || need_apt+=(socat)
 command -v rg >/dev/null || need_apt+=(ripgrep)
+# The APT repository scripts/apt-repo.sh writes: dpkg-scanpackages and GnuPG.
+command -v dpkg-scanpackages >/dev/null || need_apt+=(dpkg-dev)
+command -v gpg >/dev/null || need_apt+=(gnupg)
 # The desktop app: WebKitGTK and friends to build it (Tauri's Linux prerequisites); Xvfb,
 # xdotool, WebKitWebDriver and Chromium to test it without a screen; a window manager
 # (openbox: focus and modality differ without one); a D-Bus daemon and GNOME Keyring for the

@@ -45,6 +45,8 @@ echo "== cargo test"
 cargo test "${features[@]}" -- --test-threads 2
 echo "== the kernel's side of ipybox's channel, held to the same examples"
 python3 -m unittest discover -s tests/python
+echo "== packaging: the signed APT repository scripts/apt-repo.sh writes, as apt reads it"
+bash tests/packaging/apt-repo.test.sh
 if [ "$(id -u)" = 0 ]; then
   echo "== the untrusted-workspace attacks again, as an unprivileged user"
   bash scripts/test-unprivileged.sh
