@@ -4,11 +4,11 @@
 #   ipybox-desktop  the desktop app (Tauri, WebKitGTK): /usr/bin/ipybox-desktop, its desktop
 #                   entry, icons and AppStream metainfo; depends on ipybox of the same version
 # each as a .deb and an .rpm. The headless package is a staging tree packed with dpkg-deb and
-# rpmbuild; the desktop one is made by Tauri's bundler (`cargo tauri build`).
+# rpmbuild; the desktop one is made by Tauri's bundler (`tauri build`, Tauri's command line from npm).
 #
-# Needs, besides what building ipybox needs (scripts/setup.sh): dpkg-deb (Debian), rpmbuild
-# (Debian package `rpm`, installed when missing) and tauri-cli (installed with cargo when
-# missing).
+# Needs, besides what building ipybox needs (scripts/setup.sh): dpkg-deb (Debian) and rpmbuild
+# (Debian package `rpm`, installed when missing); Tauri's command line comes from npm, with
+# the UI's packages.
 # scripts/test-package.sh installs the result into a fresh Debian root and tries it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -118,13 +118,13 @@ rpmbuild -bb --quiet --define "_topdir $WORK/rpm" --define "_build_id_links none
 cp "$WORK/rpm/RPMS/$RPM_ARCH/ipybox-$VERSION-1.$RPM_ARCH.rpm" "$DIST/"
 
 echo "== ipybox-desktop (Tauri's bundler: release build with the desktop feature, .deb, .rpm)"
-if ! cargo tauri --version >/dev/null 2>&1; then
-  cargo install tauri-cli --version '^2' --locked
-fi
+# Tauri's command line comes prebuilt from npm with the UI's packages (ui/package.json pins
+# it; `npm ci` above installed it): nothing to compile for it.
+tauri="$PWD/ui/node_modules/.bin/tauri"
 # The package settings (name, binary name, icons, dependencies, desktop entry) apply to
 # this build only: in src-tauri/tauri.conf.json bundling stays off for development builds.
 sed "s/@VERSION@/$VERSION/g" packaging/tauri.desktop.json > "$WORK/tauri.desktop.json"
-( cd src-tauri && cargo tauri build --ci --bundles deb,rpm --config "$WORK/tauri.desktop.json" )
+( cd src-tauri && "$tauri" build --ci --bundles deb,rpm --config "$WORK/tauri.desktop.json" )
 cp "target/release/bundle/deb/ipybox-desktop_${VERSION}_${DEB_ARCH}.deb" \
    "target/release/bundle/rpm/ipybox-desktop-${VERSION}-1.${RPM_ARCH}.rpm" "$DIST/"
 
