@@ -33,7 +33,8 @@
 //!   notebook renders (`executor/output.rs`); completion and help from the kernel, asked
 //!   without queueing behind executions (`executor/help.rs`).
 //! - `tools`: the tool server that answers kernels' calls, approval rules, MCP sessions.
-//! - `registry`: the servers of a workspace; `audit`: its audit log.
+//! - `registry`: the servers of a workspace; `audit`: its audit log; `catalog`: MCP servers
+//!   ipybox installs itself (PyPI, npm) into its data directory.
 //! - `apigen`: MCP tool schemas to typed Python modules, and what a server may be named;
 //!   `server_link`: `ipybox://add-server` links that propose a server.
 //! - `sandbox`: srt, with its policies (typed and rendered), the enclosure the gateway runs
@@ -68,6 +69,7 @@ mod apigen;
 mod approval;
 mod audit;
 mod auth;
+mod catalog;
 mod channel;
 mod definition;
 #[cfg(feature = "desktop")]
@@ -189,6 +191,13 @@ pub mod setup {
         label as python_label, project_python, venv_version_of,
     };
     pub use crate::sandbox::{check_node, check_tools, install_srt, install_srt_in, locate_srt};
+}
+
+/// MCP servers ipybox installs itself (PyPI, npm), for a person to add without a terminal.
+pub mod server_catalog {
+    pub use crate::catalog::{
+        ENTRIES, Entry, Installed, Source, check_name, folder, install, params, resolve,
+    };
 }
 
 /// ipybox itself as an MCP server (`ipybox mcp`).

@@ -33,7 +33,7 @@ pub mod userns;
 
 pub use install::{
     Srt, check_node, check_tools, install_srt, install_srt_in, locate_srt, managed_srt_dir,
-    server_program,
+    private_runtime, server_program,
 };
 pub use profile::{PolicyProblem, SandboxPolicy, Severity, ShippedProfile, shipped_profiles};
 

@@ -214,8 +214,17 @@ pub(crate) struct RegisterArgs {
     /// {"command", "args", "env", "cwd"}; HTTP: {"url", "headers"}; optional "type":
     /// "stdio" | "streamable_http" | "sse". ${VAR} placeholders are filled from the
     /// environment and the workspace's .env when the server starts.
-    #[arg(long)]
-    pub(crate) params: String,
+    #[arg(long, required_unless_present = "install")]
+    pub(crate) params: Option<String>,
+    /// Instead of --params: install a server's package into ipybox's data directory and
+    /// register it — a server of the catalog (time, fetch, git, filesystem, memory,
+    /// everything) or pypi:PACKAGE / npm:PACKAGE. It runs in the sandbox (srt with
+    /// ipybox's profile for MCP servers) unless --no-sandbox. Again: an update.
+    #[arg(long, value_name = "SERVER", conflicts_with = "params")]
+    pub(crate) install: Option<String>,
+    /// With --install: run the server on the host, not in the sandbox.
+    #[arg(long, requires = "install")]
+    pub(crate) no_sandbox: bool,
     /// The workspace (default: the current directory).
     #[arg(long, short)]
     pub(crate) workspace: Option<PathBuf>,

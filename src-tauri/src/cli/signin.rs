@@ -8,12 +8,19 @@ use anyhow::Context;
 use ipybox::CodeExecutor;
 
 pub(crate) async fn register(args: RegisterArgs) -> anyhow::Result<ExitCode> {
-    let text = match args.params.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?,
-        None => args.params.clone(),
+    let value = match (&args.install, &args.params) {
+        (Some(spec), _) => installed(spec, !args.no_sandbox).await?,
+        (None, Some(given)) => {
+            let text = match given.strip_prefix('@') {
+                Some(path) => {
+                    std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?
+                }
+                None => given.clone(),
+            };
+            serde_json::from_str(&text).context("--params is not valid JSON")?
+        }
+        (None, None) => anyhow::bail!("give --params or --install"),
     };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).context("--params is not valid JSON")?;
     let params = ipybox::ServerParams::from_json(&value)?;
     let workspace = match &args.workspace {
         Some(w) => w.clone(),
@@ -195,4 +202,34 @@ pub(crate) fn sign_out(args: SignOutArgs) -> anyhow::Result<ExitCode> {
     ipybox::oauth::Authorizations::for_home()?.sign_out(&url)?;
     eprintln!("Signed out of \"{}\".", ipybox::text::escape(&args.name));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--install SERVER`: the package installed (or updated) in ipybox's data directory, and the
+/// parameters that run it, said on the terminal.
+async fn installed(spec: &str, sandboxed: bool) -> anyhow::Result<serde_json::Value> {
+    use ipybox::server_catalog as catalog;
+    let (source, package, args) = catalog::resolve(spec)?;
+    let home = ipybox::setup::ipybox_home()?;
+    eprintln!("Installing {package} …");
+    let done =
+        tokio::task::spawn_blocking(move || catalog::install(&home, source, &package, &args))
+            .await
+            .context("the install task failed")??;
+    let params = catalog::params(&done, sandboxed);
+    eprintln!(
+        "Installed version {} in {}
+Runs: {}",
+        done.version,
+        done.dir.display(),
+        params["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str())
+            .fold(
+                params["command"].as_str().unwrap_or_default().to_owned(),
+                |line, a| format!("{line} {a}")
+            )
+    );
+    Ok(params)
 }

@@ -272,6 +272,12 @@ pub fn server_program(params: &crate::mcp::ServerParams) -> Result<Option<Vec<Os
     Ok(Some(srt.command()))
 }
 
+/// The Node.js and npm ipybox keeps beside its srt in `home` (fetched when missing): what
+/// installs and runs npm packages, srt's and MCP servers'.
+pub fn private_runtime(home: &Path) -> Result<super::runtime::Runtime> {
+    super::runtime::ensure(&runtime_dir(&managed_srt_dir(home)))
+}
+
 /// Install the pinned srt into ipybox's data directory (`<home>/srt`), with a Node.js and
 /// npm of its own from the npm registry. Does nothing when that is already there. Returns
 /// how to run srt.
