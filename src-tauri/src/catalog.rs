@@ -2,7 +2,8 @@
 //! reference servers (fetch, time, git from PyPI; filesystem, memory, everything from npm)
 //! and any Python or npm package named. Each goes into a folder of its own in ipybox's data
 //! directory — a Python virtual environment (uv, else `python3 -m venv` and pip), or an npm
-//! prefix filled by the Node.js and npm ipybox brings for srt, with no package scripts run —
+//! prefix filled by the Node.js and npm ipybox brings for srt — from wheels and with no
+//! package scripts, so installing runs none of the package's code —
 //! at the version the registry has then, which stays until the person updates it. What comes
 //! back is the server's parameters, the exact command, for the person to see and save (run
 //! in the sandbox by default: `srt --settings ipybox:mcp-server …`).
@@ -15,8 +16,8 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 
 /// Where a package comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "PackageSource"))]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// A Python package from PyPI, run by its console script.
@@ -27,7 +28,7 @@ pub enum Source {
 
 /// A server of the catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "CatalogEntry"))]
 pub struct Entry {
     /// The name it is registered under by default (kernel code imports `mcptools.<name>`).
     pub name: &'static str,
@@ -38,6 +39,7 @@ pub struct Entry {
     /// The package.
     pub package: &'static str,
     /// Arguments after its command (`${WORKSPACE}` is the workspace when it starts).
+    #[cfg_attr(test, ts(type = "string[]"))]
     pub args: &'static [&'static str],
 }
 
@@ -255,7 +257,15 @@ fn install_pypi(dir: &Path, package: &str) -> Result<Installed> {
     match &uv {
         Some(uv) => run(
             crate::process::host_command(uv)
-                .args(["pip", "install", "-q", "--upgrade", "--python"])
+                .args([
+                    "pip",
+                    "install",
+                    "-q",
+                    "--upgrade",
+                    "--only-binary",
+                    ":all:",
+                    "--python",
+                ])
                 .arg(&python)
                 .arg(package),
             &what,
@@ -268,6 +278,8 @@ fn install_pypi(dir: &Path, package: &str) -> Result<Installed> {
                     "install",
                     "-q",
                     "--upgrade",
+                    "--only-binary",
+                    ":all:",
                     "--disable-pip-version-check",
                 ])
                 .arg(package),

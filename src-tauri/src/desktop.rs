@@ -196,6 +196,8 @@ pub fn run(
             commands::save_code_action,
             commands::code_actions,
             servers::mcp_servers,
+            servers::mcp_catalog,
+            servers::install_mcp_package,
             servers::preview_mcp_server,
             servers::register_mcp_server,
             servers::regenerate_mcp_server,

@@ -165,3 +165,27 @@ test('the sandbox switch runs a registered server under srt with the mcp-server 
   // srt sets SANDBOX_RUNTIME=1 in what it runs; ipybox gives an unsandboxed server no such variable.
   assert.match(done.output, /SANDBOX_RUNTIME = 1/, `the call ran in the server's sandbox: ${done.output}`);
 });
+
+test('a server from the catalog, without a terminal: Install, its exact command in the sandbox, Save, and a call from a cell', async () => {
+  const dir = workspace({ 'test.ipynb': notebook('from mcptools.time.get_current_time import Params, run\nprint(run(Params(timezone="UTC")).timezone)') });
+  const app = await open(dir);
+  await openServersTab(app);
+  await app.click('#server-catalog > summary');
+  await app.until('the catalog', () => app.execute('return !!document.querySelector("#server-catalog-install-time");'));
+  const t0 = Date.now();
+  await app.click('#server-catalog-install-time');
+  await app.until('the installed server in the form', () => app.execute('const f = document.querySelector("#server-form"); return !!f && !f.hidden && document.querySelector("#server-command").value.endsWith("/bin/mcp-server-time");'), 180000);
+  step(`installed: ${Date.now() - t0} ms`);
+  const form = await app.execute('return { name: document.querySelector("#server-name").value, sandbox: document.querySelector("#server-sandbox").checked, command: document.querySelector("#server-command").value };');
+  assert.equal(form.name, 'time');
+  assert.equal(form.sandbox, true, 'in the sandbox by default');
+  assert.match(form.command, /^\/.*\/mcp-servers\/pypi\/mcp-server-time\/bin\/mcp-server-time$/, 'an absolute program in ipybox\'s folder');
+  mkdirSync(SHOTS, { recursive: true });
+  spawnSync('import', ['-window', 'root', join(SHOTS, 'server-catalog.png')]);
+  await app.click('#save-server');
+  await app.until('time in the list', () => app.execute('return !!document.querySelector(arguments[0]);', card('time')), 60000);
+  await app.click('#run-cell');
+  answerDialog('Approve tool call — time.get_current_time', 'Return', 60);
+  const done = await settled(app, 0);
+  assert.match(done.output, /UTC/, done.output);
+});

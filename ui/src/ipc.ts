@@ -16,6 +16,8 @@ import type { PolicyProblem } from './model/policy';
 
 export type {
   AgentActivity,
+  CatalogEntry,
+  PackageSource,
   ApprovalRequest,
   AppSettings,
   AppState,
@@ -66,6 +68,8 @@ export type {
 } from './generated/backend';
 import type {
   Access,
+  CatalogEntry,
+  PackageSource,
   AgentActivity,
   ApprovalRequest,
   AppSettings,
@@ -426,6 +430,23 @@ export function exportNotebook(path: string, format: ExportFormat): Promise<stri
 
 export function mcpServers(): Promise<ServerList> {
   return call<ServerList>('mcp_servers');
+}
+
+/** The servers ipybox installs itself (the servers panel's catalog). */
+export function mcpCatalog(): Promise<CatalogEntry[]> {
+  return call<CatalogEntry[]>('mcp_catalog');
+}
+
+/** A package installed (or updated) by ipybox: the parameters that run it in the sandbox. */
+export interface InstalledPackage {
+  params: ServerParamsJson;
+  version: string;
+  dir: string;
+}
+
+/** Install `pkg` from `source` into ipybox's data directory (minutes on a slow network); nothing runs yet. */
+export function installMcpPackage(source: PackageSource, pkg: string, args: string[]): Promise<InstalledPackage> {
+  return call<InstalledPackage>('install_mcp_package', { source, package: pkg, args });
 }
 
 /** "Test connection": the tools the server offers; rejects with McpError carrying its stderr when it fails to start. */

@@ -34,6 +34,7 @@ fn roots(c: &mut Collect) {
     c.visit::<dto::PolicyDocument>();
     c.visit::<dto::PolicyFileChanged>();
     c.visit::<dto::ServerList>();
+    c.visit::<crate::catalog::Entry>();
     c.visit::<dto::Choice>();
     c.visit::<dto::RemoteRequest>();
     c.visit::<dto::ExportFormat>();

@@ -81,6 +81,36 @@ pub async fn register_mcp_server(
         .await?)
 }
 
+/// The servers ipybox installs itself (the panel's catalog).
+#[tauri::command]
+pub fn mcp_catalog() -> Vec<crate::catalog::Entry> {
+    crate::catalog::ENTRIES.to_vec()
+}
+
+/// Install (or update) `package` from `source` into ipybox's data directory — wheels only,
+/// no package scripts, so nothing of it runs yet — and give the parameters that run it in
+/// the sandbox with `args` after its command: the form shows them before anything is saved
+/// or started.
+#[tauri::command]
+pub async fn install_mcp_package(
+    source: crate::catalog::Source,
+    package: String,
+    args: Option<Vec<String>>,
+) -> Reply<serde_json::Value> {
+    let home = crate::home::ipybox_home()?;
+    let args = args.unwrap_or_default();
+    let installed = tauri::async_runtime::spawn_blocking(move || {
+        crate::catalog::install(&home, source, &package, &args)
+    })
+    .await
+    .map_err(|e| Error::config(format!("the install stopped: {e}")))??;
+    Ok(serde_json::json!({
+        "params": crate::catalog::params(&installed, true),
+        "version": installed.version,
+        "dir": installed.dir.display().to_string(),
+    }))
+}
+
 /// Generate `name` again from what the server offers now; what changed.
 #[tauri::command]
 pub async fn regenerate_mcp_server(state: State<'_, Desktop>, name: String) -> Reply<Registration> {

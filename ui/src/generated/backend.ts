@@ -298,6 +298,28 @@ execution_id: string | null,
  */
 tool: string, };
 
+export type CatalogEntry = { 
+/**
+ * The name it is registered under by default (kernel code imports `mcptools.<name>`).
+ */
+name: string, 
+/**
+ * What it does, in a line.
+ */
+summary: string, 
+/**
+ * Where its package comes from.
+ */
+source: PackageSource, 
+/**
+ * The package.
+ */
+package: string, 
+/**
+ * Arguments after its command (`${WORKSPACE}` is the workspace when it starts).
+ */
+args: string[], };
+
 export type ChangedTool = { 
 /**
  * Its module: `mcptools.<server>.<module>`.
@@ -681,6 +703,8 @@ evalue: string,
  * Traceback lines as the kernel sent them, ANSI colours included.
  */
 traceback: Array<string>, };
+
+export type PackageSource = "pypi" | "npm";
 
 export type Placeholder = { 
 /**

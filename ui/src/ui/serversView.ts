@@ -31,6 +31,7 @@ import { relativeToWorkspace } from '../model/policy';
 import { escapeUntrusted, escapeUntrustedLines } from '../model/untrusted';
 import { h } from './dom';
 import { renderTool, renderToolChanges } from './serverTools';
+import { ServerCatalog } from './serverCatalog';
 import { type SignInBackend, SignInFlow } from './signInRow';
 
 export interface ServersBackend extends SignInBackend {
@@ -41,6 +42,8 @@ export interface ServersBackend extends SignInBackend {
   unregisterMcpServer(name: string): Promise<boolean>;
   mcpPlaceholders(names: string[]): Promise<Placeholder[]>;
   pickPath(directory: boolean, defaultPath: string | undefined): Promise<string | null>;
+  mcpCatalog(): Promise<ipc.CatalogEntry[]>;
+  installMcpPackage(source: ipc.PackageSource, pkg: string, args: string[]): Promise<ipc.InstalledPackage>;
 }
 
 const defaultBackend: ServersBackend = {
@@ -51,6 +54,8 @@ const defaultBackend: ServersBackend = {
   unregisterMcpServer: (n) => ipc.unregisterMcpServer(n),
   mcpPlaceholders: (names) => ipc.mcpPlaceholders(names),
   pickPath: (d, p) => ipc.pickPath(d, p),
+  mcpCatalog: () => ipc.mcpCatalog(),
+  installMcpPackage: (source, pkg, args) => ipc.installMcpPackage(source, pkg, args),
   signInMcpServer: (n, p) => ipc.signInMcpServer(n, p),
   cancelMcpSignIn: (n) => ipc.cancelMcpSignIn(n),
   signOutMcpServer: (n) => ipc.signOutMcpServer(n),
@@ -120,6 +125,7 @@ export class ServersView {
   private readonly nameUse: HTMLButtonElement;
   private readonly nameSuggestion: HTMLElement;
   private readonly signIns: SignInFlow;
+  private readonly catalog: ServerCatalog;
   /** The form's sign-in, when the server it describes asked for one. */
   private readonly formSignIn = h('div', { id: 'server-form-sign-in', class: 'server-sign-in', hidden: true });
 
@@ -129,6 +135,7 @@ export class ServersView {
     private readonly workspace: () => string | undefined,
     private readonly backend: ServersBackend = defaultBackend,
   ) {
+    this.catalog = new ServerCatalog(backend, (name, result, pkg) => this.openInstalled(name, result, pkg));
     this.addButton = h('button', { id: 'add-server', class: 'link-button', type: 'button', text: 'Add a server' });
     this.addButton.addEventListener('click', () => this.openForm(null));
     this.serverList = h('ul', { id: 'server-list', class: 'server-list', 'aria-label': 'Registered MCP servers' });
@@ -257,6 +264,7 @@ export class ServersView {
       { id: 'mcp-servers', class: 'panel-section servers', 'aria-labelledby': 'servers-heading' },
       h('h3', { id: 'servers-heading', class: 'panel-heading' }, h('span', { class: 'panel-heading-text', text: 'MCP servers' }), this.addButton),
       h('p', { class: 'panel-hint', text: 'Kernel code calls these servers’ tools through generated Python modules; each call asks for your approval.' }),
+      this.catalog.element,
       this.form,
       this.loadError,
       this.serverList,
@@ -481,6 +489,16 @@ export class ServersView {
     this.formError.hidden = this.formSignIn.hidden = true;
     this.form.hidden = false;
     this.fields.name.input.focus();
+  }
+
+  /** A package ipybox installed: the form on its parameters (in the sandbox), to check and save. */
+  private openInstalled(name: string, installed: ipc.InstalledPackage, pkg: string): void {
+    const taken = this.list.servers.some((s) => s.name === name);
+    this.openForm(null);
+    this.formTitle.textContent = `Add ${escapeUntrusted(pkg)} ${escapeUntrusted(installed.version)}, installed by ipybox: check its command, then Save`;
+    this.setForm(formFromParams(taken ? `${name}_2` : name, installed.params));
+    this.form.scrollIntoView({ block: 'start' });
+    this.fields.command.input.focus();
   }
 
   closeForm(): void {
