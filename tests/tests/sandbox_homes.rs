@@ -33,9 +33,22 @@ impl Person {
         std::fs::write(root.path().join("open.txt"), "anyone may read this").unwrap();
         // The kernels' environment and srt are the test machine's, outside these homes.
         let real_home = ipybox::setup::ipybox_home().unwrap();
-        let srt = ipybox::setup::locate_srt(None, &real_home)
+        let command = ipybox::setup::locate_srt(None, &real_home)
             .expect("srt is installed for the tests")
-            .program;
+            .command();
+        // IPYBOX_SRT names one program; srt may be a Node.js and its cli.js.
+        let srt = root.path().join("srt");
+        let quoted: Vec<String> = command
+            .iter()
+            .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', r"'\''")))
+            .collect();
+        std::fs::write(
+            &srt,
+            format!("#!/bin/sh\nexec {} \"$@\"\n", quoted.join(" ")),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&srt, std::fs::Permissions::from_mode(0o755)).unwrap();
         Person {
             root,
             ws: workspace(),

@@ -46,6 +46,10 @@ fn setup_brings_its_own_node_and_npm_and_the_srt_it_installs_sandboxes() {
     assert!(said.contains("Sandbox runtime ready: srt 0.0."), "{said}");
     let node = srt_dir.join("runtime/node/bin/node");
     assert!(node.is_file(), "its own Node.js: {said}");
+    assert!(
+        !srt_dir.join("runtime/node/include").exists(),
+        "no C headers kept: nothing here builds addons"
+    );
 
     // The srt it installed runs on that Node.js and hides what its settings hide.
     let settings = dir.path().join("settings.json");

@@ -106,6 +106,10 @@ pub fn ensure(dir: &Path) -> Result<Runtime> {
         }
         let bytes = fetch(&package, &registry)?;
         unpack(&bytes, &into)?;
+        // Node.js's C headers (65 MB) are for building addons, which nothing here does.
+        if package.name == node.name {
+            let _ = std::fs::remove_dir_all(into.join("include"));
+        }
         std::fs::write(&stamp, package.integrity)
             .map_err(|e| Error::io(format!("writing {}", stamp.display()), e))?;
     }
