@@ -83,7 +83,7 @@ export function routeSessionEvent(event: SessionEvent, to: SessionTargets): void
       to.approvals.recordCall(event);
       to.auditView.onToolCall();
       // An agent's call that ran started the server in the agent's own kernel session.
-      if (event.details.client && event.outcome) to.serverStatuses.apply({ type: 'agent_call_ran', server: event.server });
+      if (event.details?.client && event.outcome) to.serverStatuses.apply({ type: 'agent_call_ran', server: event.server });
       return;
     case 'tool_progress':
       to.executor.noteToolProgress(event);
