@@ -177,7 +177,7 @@ in_root ipybox open --help > /dev/null  # the headless ipybox still answers for 
 
 echo "== the app from its desktop entry, under Xvfb, on a first run (no Python environment yet)"
 display=":$((90 + RANDOM % 9))"
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp &
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp -noreset &
 XVFB_PID=$!
 sleep 1
 mkdir -p "$ROOT/tmp/.X11-unix"

@@ -22,7 +22,10 @@ port="${IPYBOX_E2E_PORT:-4444}"
 n=90
 while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
 display=":$n"
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp > target/e2e-xvfb.log 2>&1 &
+# -noreset: Xvfb otherwise resets when its last client leaves (the readiness check
+# below is one), and a client connecting during the reset fails ("Failed to open the
+# display", seen from openbox now and then).
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp -noreset > target/e2e-xvfb.log 2>&1 &
 xvfb=$!
 WM_PID=""
 tauri_driver=""
