@@ -136,7 +136,12 @@ test('a notebook from elsewhere shows its stored HTML as text until trusted in a
   await new Promise((r) => setTimeout(r, 500));
   assert.deepEqual(await shown(), { text: true, html: false, banner: true }, 'declined: still text');
   await app.click('#trust-notebook');
+  // Return decides nothing in a native confirmation; its button's mnemonic does.
   answer('Trust this notebook?', 'Return', 30);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.ok(windowOpen('Trust this notebook?'), 'Return left the question open');
+  assert.deepEqual(await shown(), { text: true, html: false, banner: true }, 'Return trusted nothing');
+  answer('Trust this notebook?', 'alt+t', 10);
   await app.until('the output rendered', async () => (await shown()).html);
   assert.equal((await shown()).banner, false);
   await app.quit();
