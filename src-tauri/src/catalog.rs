@@ -331,26 +331,8 @@ fn install_npm(home: &Path, dir: &Path, package: &str) -> Result<Installed> {
     let runtime = crate::sandbox::private_runtime(home)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let mut path = std::ffi::OsString::from(runtime.node.parent().unwrap_or(dir));
-    if let Some(rest) = std::env::var_os("PATH") {
-        path.push(":");
-        path.push(rest);
-    }
     run(
-        crate::process::host_command(&runtime.node)
-            .arg(&runtime.npm_cli)
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--no-update-notifier",
-                "--loglevel=error",
-                "--ignore-scripts",
-                "--prefix",
-            ])
-            .arg(dir)
-            .arg(format!("{package}@latest"))
-            .env("PATH", path),
+        &mut runtime.npm_install(dir, &format!("{package}@latest")),
         &format!("installing {package} from npm"),
     )?;
     let root = dir.join("node_modules").join(package);

@@ -302,27 +302,8 @@ pub fn install_srt_in(dir: &Path) -> Result<Srt> {
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let runtime = super::runtime::ensure(&runtime_dir(dir))?;
     let package = format!("{SRT_PACKAGE}@{SRT_VERSION}");
-    // npm's own scripts start `node`: the private one comes first on its PATH.
-    let mut path = std::ffi::OsString::from(runtime.node.parent().unwrap_or(dir));
-    if let Some(rest) = std::env::var_os("PATH") {
-        path.push(":");
-        path.push(rest);
-    }
-    let status = crate::process::host_command(&runtime.node)
-        .arg(&runtime.npm_cli)
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--no-update-notifier",
-            // srt and what it uses need no install scripts: none run on this computer.
-            "--ignore-scripts",
-            "--loglevel=error",
-            "--prefix",
-        ])
-        .arg(dir)
-        .arg(&package)
-        .env("PATH", path)
+    let status = runtime
+        .npm_install(dir, &package)
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit())
         .status()

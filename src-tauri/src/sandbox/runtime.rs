@@ -83,6 +83,35 @@ pub struct Runtime {
     pub npm_cli: PathBuf,
 }
 
+impl Runtime {
+    /// `npm install SPEC` into the folder `prefix` on this runtime, ready to run: npm's own
+    /// scripts find this Node.js first on their `PATH`, and no package script runs (nothing
+    /// ipybox installs this way needs one), so installing runs none of the package's code.
+    pub fn npm_install(&self, prefix: &Path, spec: &str) -> std::process::Command {
+        let mut path = std::ffi::OsString::from(self.node.parent().unwrap_or(prefix));
+        if let Some(rest) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(rest);
+        }
+        let mut command = crate::process::host_command(&self.node);
+        command
+            .arg(&self.npm_cli)
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-update-notifier",
+                "--ignore-scripts",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(prefix)
+            .arg(spec)
+            .env("PATH", path);
+        command
+    }
+}
+
 /// The Node.js of the private runtime in `dir`, when it is there.
 pub fn installed_node(dir: &Path) -> Option<PathBuf> {
     let node = dir.join("node/bin/node");
